@@ -1,0 +1,46 @@
+"""citeverify: check RAG answers against their sources.
+
+The engine measures how much of an answer its context documents support (word-overlap
+groundedness, per claim), matches quotes, finds citations, and decides allow / flag / redact /
+block with the reason codes ``citation.verified`` and ``citation.unverified``.
+
+>>> from citeverify import CitationVerifier
+>>> result = CitationVerifier().verify("The museum opens at nine.", ["The museum opens at nine."])
+>>> result.verdict, result.reason_code
+('allow', 'citation.verified')
+"""
+
+from citeverify._context import ContextCache
+from citeverify._errors import CitationUnverifiedError, CiteVerifyError, InputError, PolicyError
+from citeverify._policy import PolicyConfig, load_policy_pack
+from citeverify._result import (
+    Citation,
+    ClaimResult,
+    LookupRecord,
+    QuoteResult,
+    VerificationDetails,
+    VerificationReport,
+    VerificationResult,
+)
+from citeverify._verifier import CitationVerifier
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Citation",
+    "CitationUnverifiedError",
+    "CitationVerifier",
+    "CiteVerifyError",
+    "ClaimResult",
+    "ContextCache",
+    "InputError",
+    "LookupRecord",
+    "PolicyConfig",
+    "PolicyError",
+    "QuoteResult",
+    "VerificationDetails",
+    "VerificationReport",
+    "VerificationResult",
+    "__version__",
+    "load_policy_pack",
+]

@@ -1,0 +1,195 @@
+"""Context documents: coercion, tokenization once per document, and an optional cache.
+
+Hot path: for a large context, tokenizing the documents is nearly all the work of a verification.
+Each document is tokenized once per call (once per process with the cache), in bounded chunks,
+and only its unique words are kept. Benchmark if changing (bench/bench_grounding.py).
+"""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from citeverify._errors import InputError
+from citeverify._text import (
+    WORD_RE,
+    iter_text_chunks,
+    match_normalize,
+    normalize,
+    normalize_with_offsets,
+)
+
+__all__ = ["ContextCache", "ContextDocument", "coerce_documents"]
+
+#: Size of the windows in which a matched quote is mapped back to document offsets.
+_MAP_CHUNK = 1 << 16
+
+
+def coerce_documents(documents: Iterable[Any] | None) -> list[str]:
+    """Turn context documents (strings, or mappings with ``content``) into strings.
+
+    Raises:
+        InputError: naming the document index when one has no text.
+    """
+    if documents is None:
+        return []
+    if isinstance(documents, str | bytes | Mapping):
+        msg = (
+            "context_documents must be a list of documents (strings or mappings with "
+            f"'content'), got a single {type(documents).__name__}; wrap it in a list"
+        )
+        raise InputError(msg, path="context_documents")
+    try:
+        items = list(documents)
+    except TypeError:
+        msg = f"context_documents must be a list, got {type(documents).__name__}"
+        raise InputError(msg, path="context_documents") from None
+    texts = []
+    for i, doc in enumerate(items):
+        path = f"context_documents[{i}]"
+        if isinstance(doc, str):
+            texts.append(doc)
+        elif isinstance(doc, Mapping):
+            if "content" not in doc:
+                keys = ", ".join(sorted(map(str, doc))) or "none"
+                msg = f"{path} has no 'content' key (keys: {keys})"
+                raise InputError(msg, path=f"{path}.content")
+            content = doc["content"]
+            if not isinstance(content, str):
+                msg = f"{path}.content must be a string, got {type(content).__name__}"
+                raise InputError(msg, path=f"{path}.content")
+            texts.append(content)
+        else:
+            msg = (
+                f"{path} must be a string or a mapping with 'content', got {type(doc).__name__}"
+            )
+            raise InputError(msg, path=path)
+    return texts
+
+
+class ContextDocument:
+    """One context document, tokenized once.
+
+    ``words`` holds the document's unique normalized words. The normalized text used for quote
+    matching is built only when a quote asks for it.
+    """
+
+    __slots__ = ("_chunk_ends", "_match_text", "text", "words")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        found: set[str] = set()
+        for _, chunk in iter_text_chunks(text):
+            found.update(WORD_RE.findall(normalize(chunk)))
+        self.words: frozenset[str] = frozenset(found)
+        self._match_text: str | None = None
+        self._chunk_ends: list[tuple[int, int]] | None = None
+
+    @property
+    def match_text(self) -> str:
+        """The document as :func:`match_normalize` sees it (built on first use)."""
+        if self._match_text is None:
+            self._match_text = match_normalize(self.text)
+        return self._match_text
+
+    def find(self, needle: str) -> tuple[int, int] | None:
+        """Find a normalized needle; return its ``[start, end)`` in the original text.
+
+        Returns None when the normalized document does not contain it.
+        """
+        pos = self.match_text.find(needle)
+        if pos < 0:
+            return None
+        return self._original_span(pos, pos + len(needle), needle)
+
+    def _original_span(self, ns: int, ne: int, needle: str) -> tuple[int, int] | None:
+        # Map normalized offsets back through the chunk that holds them; only that window is
+        # walked character by character (design: one offset mapper, tested with hypothesis).
+        if self._chunk_ends is None:
+            ends = []
+            norm_len = 0
+            for offset, chunk in iter_text_chunks(self.text, _MAP_CHUNK):
+                norm_len += len(match_normalize(chunk))
+                ends.append((norm_len, offset + len(chunk)))
+            self._chunk_ends = ends
+        first = next(i for i, (nend, _) in enumerate(self._chunk_ends) if nend > ns)
+        last = next(
+            (i for i, (nend, _) in enumerate(self._chunk_ends) if nend >= ne),
+            len(self._chunk_ends) - 1,
+        )
+        norm_start = self._chunk_ends[first - 1][0] if first else 0
+        orig_start = self._chunk_ends[first - 1][1] if first else 0
+        orig_end = self._chunk_ends[last][1]
+        window, starts = normalize_with_offsets(self.text[orig_start:orig_end])
+        rel = ns - norm_start
+        if not window.startswith(needle, rel):
+            # Rare: per-sequence normalization differs from whole-text NFKC here.
+            rel = window.find(needle)
+            if rel < 0:
+                return None
+        start = orig_start + starts[rel]
+        last_char = starts[rel + len(needle) - 1]
+        end = orig_start + last_char + 1
+        # The last character may carry combining marks: they belong to the match.
+        while end < len(self.text) and unicodedata.combining(self.text[end]):
+            end += 1
+        return start, end
+
+
+class ContextCache:
+    """A bounded LRU cache of tokenized context documents, keyed by their text.
+
+    A chain that verifies many answers against one retrieval pays the tokenization once.
+    Thread-safe. ``max_chars`` bounds the total size of the cached texts.
+    """
+
+    def __init__(self, *, max_documents: int = 1024, max_chars: int = 64_000_000) -> None:
+        if max_documents < 1 or max_chars < 1:
+            msg = "ContextCache needs max_documents >= 1 and max_chars >= 1"
+            raise ValueError(msg)
+        self.max_documents = max_documents
+        self.max_chars = max_chars
+        self._items: OrderedDict[str, ContextDocument] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, text: str) -> ContextDocument:
+        """Return the tokenized document for ``text``, tokenizing it on a miss."""
+        with self._lock:
+            doc = self._items.get(text)
+            if doc is not None:
+                self._items.move_to_end(text)
+                self.hits += 1
+                return doc
+            self.misses += 1
+        doc = ContextDocument(text)
+        if len(text) <= self.max_chars:
+            with self._lock:
+                if text not in self._items:
+                    self._items[text] = doc
+                    self._chars += len(text)
+                    while len(self._items) > self.max_documents or self._chars > self.max_chars:
+                        old, _ = self._items.popitem(last=False)
+                        self._chars -= len(old)
+        return doc
+
+    def clear(self) -> None:
+        """Drop every cached document."""
+        with self._lock:
+            self._items.clear()
+            self._chars = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def tokenize_documents(texts: Sequence[str], cache: ContextCache | None) -> list[ContextDocument]:
+    """Tokenize each document once, through the cache when there is one."""
+    if cache is None:
+        return [ContextDocument(t) for t in texts]
+    return [cache.get(t) for t in texts]

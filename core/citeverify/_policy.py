@@ -1,0 +1,306 @@
+"""Policy configuration: the seed's ``policy.citation-verifier`` block, plus our extensions.
+
+A seed policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) loads unchanged.
+Every option that the seed does not have lives under ``extensions`` so that files stay valid both
+ways (design: "Policy files").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Self, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from citeverify._errors import PolicyError
+
+__all__ = ["CitationType", "PolicyConfig", "load_policy_pack"]
+
+CitationType = Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"]
+
+#: The seed's runtime default: all six types, ``regulatory`` included (seed: "Fields").
+DEFAULT_EXTRACT_PATTERNS: tuple[CitationType, ...] = (
+    "case_law",
+    "academic",
+    "url",
+    "quote",
+    "statistic",
+    "regulatory",
+)
+
+#: ``rag_context.min_context_overlap`` when neither it nor ``min_groundedness`` is set.
+DEFAULT_MIN_CONTEXT_OVERLAP = 0.7
+
+#: Where the citation-verifier block lives in a policy pack.
+PACK_PREFIX = "policy.citation-verifier"
+
+_P = TypeVar("_P", bound="PolicyConfig")
+
+
+class _Strict(BaseModel):
+    # Unknown keys are errors (design: "Unknown keys are an error that names the key path").
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class RagContext(_Strict):
+    """``rag_context``: how the answer is compared with the context documents."""
+
+    verify_against_context: bool = Field(
+        default=True, description="Compare the answer with the context documents of the request."
+    )
+    min_context_overlap: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Minimum word overlap of the whole answer with the context. When unset it takes "
+            "min_groundedness if the policy sets that, and 0.7 otherwise."
+        ),
+    )
+
+
+class OutputAction(_Strict):
+    """``output_action``: what happens to an unverified answer."""
+
+    unverified_action: Literal["flag", "redact", "block"] = Field(
+        default="flag",
+        description=(
+            "flag: allow with citation.unverified; redact: allow, with unverified claims "
+            "replaced by a marker (the seed leaves the answer unchanged); block: block."
+        ),
+    )
+    hallucination_action: Any = Field(
+        default=None, description="Accepted for compatibility with the seed; ignored."
+    )
+
+
+class ResponseOptions(_Strict):
+    """``response``: the shape of the result details."""
+
+    include_verification_report: bool = Field(
+        default=True, description="With false, the details contain only verified and groundedness."
+    )
+
+
+class Extensions(_Strict):
+    """Options of citeverify that the seed does not have (``extensions``)."""
+
+    redaction_marker: str = Field(
+        default="[unverified claim removed]",
+        min_length=1,
+        description="Text that replaces each unverified claim under unverified_action: redact.",
+    )
+
+
+class PolicyConfig(_Strict):
+    """The ``policy.citation-verifier`` block of a policy pack, with the seed's names and defaults.
+
+    Build one from keyword arguments, from the inner mapping with
+    ``PolicyConfig.model_validate({...})``, or from a whole policy pack with
+    ``PolicyConfig.from_yaml(path)``. Invalid input raises :class:`~citeverify.PolicyError`
+    whose message names the key path.
+    """
+
+    require_sources: bool = Field(default=True, description="The answer must contain source evidence.")
+    require_source_match: bool = Field(
+        default=True,
+        description=(
+            "With require_sources, a citation alone is not enough: a quote must match the "
+            "context, the overlap must reach min_context_overlap, or an external lookup must succeed."
+        ),
+    )
+    min_confidence: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="Minimum share of claims that pass."
+    )
+    min_groundedness: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Minimum word overlap of one claim; fallback for min_context_overlap.",
+    )
+    extract_patterns: tuple[CitationType, ...] = Field(
+        default=DEFAULT_EXTRACT_PATTERNS,
+        strict=False,  # YAML gives a list
+        description="Citation types to find.",
+    )
+    rag_context: RagContext = Field(default_factory=RagContext)
+    output_action: OutputAction = Field(default_factory=OutputAction)
+    response: ResponseOptions = Field(default_factory=ResponseOptions)
+    external_resolver: Any = Field(
+        default=None, description="Accepted for compatibility with the seed; ignored."
+    )
+    extensions: Extensions = Field(default_factory=Extensions)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _policy_error(exc, "") from None
+
+    @classmethod
+    def model_validate(  # type: ignore[override]
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        context: Any | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Validate the inner ``policy.citation-verifier`` mapping.
+
+        Raises:
+            PolicyError: naming the key path of each problem.
+        """
+        return cls._from_mapping(obj, prefix="", strict=strict, context=context, **kwargs)
+
+    @classmethod
+    def _from_mapping(cls, obj: Any, *, prefix: str, **kwargs: Any) -> Self:
+        if isinstance(obj, cls):
+            return obj
+        if not isinstance(obj, dict):
+            where = prefix or "policy"
+            msg = f"{where}: expected a mapping of options, got {type(obj).__name__}"
+            raise PolicyError(msg, path=prefix)
+        try:
+            # Goes through __init__, which turns a ValidationError into a PolicyError.
+            return super().model_validate(obj, **kwargs)
+        except PolicyError as exc:
+            if not prefix:
+                raise
+            problems = [(f"{prefix}.{p}" if p else prefix, m) for p, m in exc.problems]
+            raise _make_policy_error(problems) from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Self:
+        """Read a whole policy pack (``pack``, ``policies``, ``policy``) from a YAML file.
+
+        Raises:
+            PolicyError: the file is missing, is not YAML, or holds an invalid policy.
+        """
+        policy, _notes = load_policy_pack(path, config_cls=cls)
+        return policy
+
+    @property
+    def effective_min_context_overlap(self) -> float:
+        """``rag_context.min_context_overlap`` after the seed's fallback rule."""
+        if self.rag_context.min_context_overlap is not None:
+            return self.rag_context.min_context_overlap
+        if "min_groundedness" in self.model_fields_set:
+            return self.min_groundedness
+        return DEFAULT_MIN_CONTEXT_OVERLAP
+
+    @property
+    def ignored_options(self) -> list[str]:
+        """Options that were given but that the runtime ignores, as in the seed."""
+        ignored = []
+        if self.external_resolver is not None:
+            ignored.append("external_resolver")
+        if self.output_action.hallucination_action is not None:
+            ignored.append("output_action.hallucination_action")
+        return ignored
+
+    def notes(self) -> list[str]:
+        """Human-readable notes about this policy (ignored options)."""
+        return [f"{name} is accepted but ignored at runtime" for name in self.ignored_options]
+
+
+def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
+    problems: list[tuple[str, str]] = []
+    for err in exc.errors(include_url=False):
+        loc = [prefix] if prefix else []
+        for part in err["loc"]:
+            if isinstance(part, int) and loc:
+                loc[-1] = f"{loc[-1]}[{part}]"
+            else:
+                loc.append(str(part))
+        path = ".".join(loc)
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif "input" in err and not isinstance(err["input"], dict | list):
+            message = f"{message} (got {err['input']!r})"
+        problems.append((path, message))
+    return _make_policy_error(problems)
+
+
+def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
+    text = "; ".join(f"{p}: {m}" for p, m in problems)
+    return PolicyError(f"invalid policy: {text}", path=problems[0][0], problems=problems)
+
+
+_PACK_KEYS = {"pack", "policies", "policy"}
+
+
+def load_policy_pack(
+    path: str | Path, *, config_cls: type[_P] = PolicyConfig  # type: ignore[assignment]
+) -> tuple[_P, list[str]]:
+    """Load a policy pack and return the citation-verifier policy with notes for the user.
+
+    Notes say which options are ignored and which other controls were skipped.
+
+    Raises:
+        PolicyError: naming the file and the key path of each problem.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        msg = f"cannot read policy file {path}: {exc.strerror or exc}"
+        raise PolicyError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"policy file {path} is not UTF-8 text"
+        raise PolicyError(msg) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        msg = f"policy file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        raise PolicyError(msg) from None
+    try:
+        return parse_policy_pack(doc, config_cls=config_cls)
+    except PolicyError as exc:
+        raise PolicyError(f"{path}: {exc}", path=exc.path, problems=exc.problems) from None
+
+
+def parse_policy_pack(
+    doc: Any, *, config_cls: type[_P] = PolicyConfig  # type: ignore[assignment]
+) -> tuple[_P, list[str]]:
+    """Parse an already-loaded policy pack mapping; see :func:`load_policy_pack`."""
+    if not isinstance(doc, dict):
+        msg = f"a policy pack must be a mapping with pack, policies and policy; got {type(doc).__name__}"
+        raise PolicyError(msg)
+    unknown = sorted(str(k) for k in doc if k not in _PACK_KEYS)
+    if unknown:
+        msg = f"{unknown[0]}: unknown key (a policy pack has pack, policies and policy)"
+        raise PolicyError(msg, path=unknown[0])
+    notes: list[str] = []
+    pack = doc.get("pack")
+    if pack is not None and not isinstance(pack, dict):
+        raise PolicyError("pack: expected a mapping (name, version, enabled)", path="pack")
+    if isinstance(pack, dict) and pack.get("enabled") is False:
+        notes.append("pack.enabled is false: a gateway would not run this pack")
+    policies = doc.get("policies")
+    chain: Any = None
+    if policies is not None:
+        if not isinstance(policies, dict):
+            raise PolicyError("policies: expected a mapping with chain", path="policies")
+        chain = policies.get("chain")
+        if chain is not None and not (isinstance(chain, list) and all(isinstance(c, str) for c in chain)):
+            raise PolicyError("policies.chain: expected a list of control names", path="policies.chain")
+    policy = doc.get("policy")
+    if not isinstance(policy, dict) or "citation-verifier" not in policy:
+        msg = f"{PACK_PREFIX}: missing (the pack has no citation-verifier policy)"
+        raise PolicyError(msg, path=PACK_PREFIX)
+    if chain is not None and "citation-verifier" not in chain:
+        notes.append("citation-verifier is not in policies.chain: a gateway would not run it")
+    for other in policy:
+        if other != "citation-verifier":
+            notes.append(f"policy.{other}: not a citation-verifier option, skipped")
+    inner = policy["citation-verifier"]
+    if inner is None:
+        inner = {}
+    config = config_cls._from_mapping(inner, prefix=PACK_PREFIX)
+    notes.extend(config.notes())
+    return config, notes

@@ -1,0 +1,170 @@
+"""Result value objects: frozen pydantic models, JSON-serialisable with the seed's key names."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Citation",
+    "ClaimResult",
+    "LookupRecord",
+    "QuoteResult",
+    "VerificationDetails",
+    "VerificationReport",
+    "VerificationResult",
+]
+
+Span = tuple[int, int]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ClaimResult(_Frozen):
+    """One claim of the answer and how well the context supports it."""
+
+    text: str = Field(description="The claim as written in the answer.")
+    span: Span = Field(description="[start, end) character offsets of the claim in the answer.")
+    groundedness: float | None = Field(
+        description="Share of the claim's unique words found in the context; null when the "
+        "context was not checked."
+    )
+    verified: bool | None = Field(
+        description="groundedness >= min_groundedness; null when the context was not checked."
+    )
+    word_count: int = Field(description="Unique words in the claim.")
+    missing_words: list[str] = Field(
+        description="Normalized words of the claim that no context document contains."
+    )
+    best_document: int | None = Field(
+        description="Index of the context document that supports the claim best (most words; "
+        "first on ties); null when none shares a word."
+    )
+    best_document_groundedness: float | None = Field(
+        description="The claim's groundedness against the best document alone."
+    )
+
+
+class QuoteResult(_Frozen):
+    """A quotation in the answer and where, if anywhere, the context contains it."""
+
+    text: str = Field(description="The quoted text, without its quotation marks.")
+    span: Span = Field(description="[start, end) of the quotation, marks included, in the answer.")
+    normalized: str = Field(description="The text as compared: NFKC, casefolded, unified.")
+    matched: bool | None = Field(
+        description="Whether a context document contains the quote; null when not checked."
+    )
+    document: int | None = Field(description="Index of the first document that contains it.")
+    document_span: Span | None = Field(
+        description="[start, end) of the match in the original text of that document."
+    )
+
+
+class Citation(_Frozen):
+    """A citation found in the answer (a quote, DOI, PubMed ID, URL, case, regulation, number)."""
+
+    type: Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"] = Field(
+        description="The extract_patterns type that found it."
+    )
+    text: str = Field(description="The citation as written in the answer.")
+    span: Span = Field(description="[start, end) of the citation in the answer.")
+    normalized: str = Field(description="Canonical form (lower-case DOI, quote text, ...).")
+    verified: bool | None = Field(
+        description="True or false when checked (context or lookup); null when nothing checked it."
+    )
+    reason: str = Field(description="Why it is or is not verified, for people.")
+
+
+class LookupRecord(_Frozen):
+    """One external lookup (Crossref, PubMed, URL) made for a citation."""
+
+    service: str = Field(description="crossref, pubmed, url, ...")
+    target: str = Field(description="What was looked up: a DOI, a PubMed ID, a URL.")
+    ok: bool = Field(description="Whether the lookup confirmed the citation.")
+    status_code: int | None = Field(default=None, description="HTTP status, when one came back.")
+    elapsed_ms: float = Field(default=0.0, description="Wall time of the lookup.")
+    cached: bool = Field(default=False, description="Served from the cache.")
+    error: str | None = Field(default=None, description="Why it failed, for people.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="What the service said.")
+
+
+class VerificationReport(_Frozen):
+    """Summary added to the details of a verified answer (seed: ``verification_report``)."""
+
+    summary: str = Field(description="One sentence for people.")
+    claim_count: int
+    passing_claim_count: int
+    quote_count: int
+    matched_quote_count: int
+    citation_count: int
+    context_document_count: int
+    source_evidence: list[str] = Field(description="What counted as source evidence.")
+    thresholds: dict[str, float] = Field(description="The thresholds that were applied.")
+
+
+class VerificationDetails(_Frozen):
+    """The seed's ``details``. Keys absent from the seed's shape are left unset (see to_dict)."""
+
+    verified: bool
+    groundedness: float | None = Field(
+        default=None,
+        description="Share of the answer's unique words found in the union of the context "
+        "documents; null when the context was not checked.",
+    )
+    claim_confidence: float | None = Field(
+        default=None, description="Passing claims / claims (1.0 with no claims)."
+    )
+    claims: list[ClaimResult] | None = None
+    quotes: list[QuoteResult] | None = None
+    citations: list[Citation] | None = None
+    external_lookup: list[LookupRecord] | None = None
+    verification_report: VerificationReport | None = None
+    unverified_claims: list[ClaimResult] | None = None
+    unverified_claim_count: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping with exactly the keys that the seed's details have."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class VerificationResult(_Frozen):
+    """What :meth:`citeverify.CitationVerifier.verify` decided, and why."""
+
+    verdict: Literal["allow", "block"] = Field(description="allow or block (seed verdicts).")
+    reason_code: Literal["citation.verified", "citation.unverified"]
+    action: Literal["allow", "flag", "redact", "block"] = Field(
+        description="What was done: allow (verified), or the policy's unverified_action."
+    )
+    answer: str = Field(description="The answer: unchanged, or redacted under redact.")
+    details: VerificationDetails
+    reasons: list[str] = Field(
+        default_factory=list, description="Why the answer is unverified, one rule per line."
+    )
+    notes: list[str] = Field(
+        default_factory=list, description="Remarks: ignored policy options and the like."
+    )
+
+    @property
+    def verified(self) -> bool:
+        """Whether the answer is verified."""
+        return self.details.verified
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping; ``details`` has exactly the seed's keys."""
+        return {
+            "verdict": self.verdict,
+            "reason_code": self.reason_code,
+            "action": self.action,
+            "answer": self.answer,
+            "details": self.details.to_dict(),
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+        }
+
+    def __str__(self) -> str:
+        from citeverify._render import render_text
+
+        return render_text(self)

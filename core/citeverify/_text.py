@@ -1,0 +1,271 @@
+"""Text primitives: word normalization, claim splitting, quote finding, offset mapping.
+
+Everything here is a pure function of strings. Words follow the design's grounding semantics:
+runs of Unicode letters and digits (``[^\\W_]+``) after NFKC normalization and casefolding.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "WORD_RE",
+    "Piece",
+    "QuoteSpan",
+    "find_quotes",
+    "iter_text_chunks",
+    "match_normalize",
+    "normalize",
+    "split_claims",
+    "trim_outer_punctuation",
+    "unique_words",
+    "words",
+]
+
+#: A word: a run of Unicode letters and digits. Benchmark if changing (bench/bench_grounding.py).
+WORD_RE = re.compile(r"[^\W_]+")
+
+
+def normalize(text: str) -> str:
+    """NFKC-normalize and casefold ``text`` (the form in which words are compared)."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def words(text: str) -> list[str]:
+    """The normalized words of ``text``, in order, with repetitions."""
+    return WORD_RE.findall(normalize(text))
+
+
+def unique_words(text: str) -> list[str]:
+    """The normalized words of ``text``, each once, in order of first appearance."""
+    return list(dict.fromkeys(words(text)))
+
+
+#: Size of the pieces in which long documents are tokenized, so that the transient list of
+#: words stays bounded whatever the document size (memory follows the unique words).
+CHUNK_CHARS = 1 << 20
+
+_CHUNK_BOUNDARY = re.compile(r"\S\s")
+
+
+def iter_text_chunks(text: str, size: int = CHUNK_CHARS) -> Iterator[tuple[int, str]]:
+    """Split ``text`` into ``(offset, chunk)`` pieces of about ``size`` characters.
+
+    A piece ends just before a whitespace character that follows a non-whitespace one, so no
+    word, no run of whitespace and no combining sequence is cut: normalizing or tokenizing the
+    pieces one by one gives the same result as doing it on the whole text.
+    """
+    start = 0
+    n = len(text)
+    while n - start > size:
+        m = _CHUNK_BOUNDARY.search(text, start + size)
+        if m is None:
+            break
+        end = m.start() + 1
+        yield start, text[start:end]
+        start = end
+    yield start, text[start:]
+
+
+# --- claims ------------------------------------------------------------------------------------
+
+#: Abbreviations whose period does not end a claim (design: "Grounding semantics"). Compared
+#: casefolded, without their final period. ``no`` only counts before a number (``No. 5``).
+ABBREVIATIONS = frozenset(
+    {
+        "e.g", "i.e", "et al", "al", "dr", "u.s", "u.k", "u.n", "e.u", "fig", "figs", "no", "nos",
+        "vs", "cf", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "co", "corp",
+        "vol", "vols", "pp", "p", "ed", "eds", "eq", "eqs", "ref", "refs", "sec", "ch", "approx",
+        "etc", "ca", "art", "para", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+        "sept", "oct", "nov", "dec", "gen", "gov", "rev", "hon", "mt", "ave", "dept", "univ",
+        "est", "viz", "op", "cit", "ibid", "resp", "min", "max", "n.d",
+    }
+)  # fmt: skip
+
+# Spans in which `.`, `!` and `?` never end a claim: URLs, DOIs and e-mail addresses.
+_PROTECTED = re.compile(
+    r"""
+      (?:https?://|ftp://|www\.)[^\s<>"'“”]+     # URL
+    | \b10\.\d{4,9}/[^\s<>"'“”]+                 # DOI
+    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+               # e-mail address
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
+
+_TERMINATOR = re.compile(r"[.!?]+|\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_CLOSERS = re.compile(r"[\"'”’»)\]}]*")
+_ABBREV_BEFORE = re.compile(r"(?:^|(?<=[^\w.]))((?:[^\W\d_]+\.)*[^\W\d_]+(?: al)?)$")
+
+
+def _protected_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    for m in _PROTECTED.finditer(text):
+        end = m.end()
+        while end > m.start() and text[end - 1] in _TRAILING_PUNCT:
+            end -= 1
+        spans.append((m.start(), end))
+    return spans
+
+
+def _period_ends_claim(text: str, pos: int) -> bool:
+    """Whether the single ``.`` at ``pos`` ends a claim."""
+    after = text[pos + 1 : pos + 2]
+    before = text[pos - 1 : pos]
+    if after and (after.isalnum() or after == "_"):
+        # "3.5", "Node.js", "e.g.x": a period glued to the next word never ends a sentence.
+        return False
+    if before.isdigit() and after.isdigit():
+        return False
+    m = _ABBREV_BEFORE.search(text, max(0, pos - 24), pos)
+    if m is None:
+        return True
+    token = m.group(1)
+    # An initial: one letter, upper case ("T. S. Kuhn", "J. Smith").
+    if len(token) == 1 and token.isupper():
+        return False
+    key = token.casefold()
+    if key == "no":
+        return not re.match(r"\s*\d", text[pos + 1 : pos + 8])
+    return key not in ABBREVIATIONS
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A claim's text and its ``[start, end)`` span in the answer."""
+
+    start: int
+    end: int
+    text: str
+
+
+def split_claims(text: str) -> list[Piece]:
+    """Split an answer into claims at ``.``, ``!``, ``?`` and line breaks.
+
+    A period does not split inside a number, URL, DOI or e-mail address, after an initial, or
+    after a common abbreviation. Closing quotes and brackets after a terminator stay with the
+    claim. Pieces without a word are dropped; surrounding whitespace is not part of a claim.
+    """
+    protected = _protected_spans(text)
+    pieces: list[Piece] = []
+    start = 0
+    p_index = 0
+    for m in _TERMINATOR.finditer(text):
+        pos = m.start()
+        while p_index < len(protected) and protected[p_index][1] <= pos:
+            p_index += 1
+        if p_index < len(protected) and protected[p_index][0] <= pos < protected[p_index][1]:
+            continue
+        if m.group() == "." and not _period_ends_claim(text, pos):
+            continue
+        end = m.end()
+        if m.group()[0] in ".!?":
+            end = _CLOSERS.match(text, end).end()  # type: ignore[union-attr]
+        _add_piece(text, start, end, pieces)
+        start = end
+    _add_piece(text, start, len(text), pieces)
+    return pieces
+
+
+def _add_piece(text: str, start: int, end: int, pieces: list[Piece]) -> None:
+    if start >= end:
+        return
+    chunk = text[start:end]
+    if not WORD_RE.search(chunk):
+        return
+    left = len(chunk) - len(chunk.lstrip())
+    right = len(chunk.rstrip())
+    pieces.append(Piece(start + left, start + right, chunk[left:right]))
+
+
+# --- quotes ------------------------------------------------------------------------------------
+
+#: Quoted text: straight or curly double quotes, German low-high quotes, and guillemets.
+_QUOTE = re.compile(
+    r'"(?P<a>[^"]{1,2000})"|“(?P<b>[^“”]{1,2000})”|„(?P<c>[^„“”]{1,2000})[“”]'
+    r"|«(?P<d>[^«»]{1,2000})»|»(?P<e>[^«»]{1,2000})«"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteSpan:
+    """A quotation in the answer: the span of the whole quote and of its inner text."""
+
+    start: int
+    end: int
+    inner_start: int
+    inner_end: int
+    text: str
+
+
+def find_quotes(text: str) -> list[QuoteSpan]:
+    """Find the quotations in ``text``; quotes without a word are skipped."""
+    found = []
+    for m in _QUOTE.finditer(text):
+        group = m.lastgroup
+        assert group is not None
+        inner = m.group(group)
+        if not WORD_RE.search(inner):
+            continue
+        found.append(QuoteSpan(m.start(), m.end(), m.start(group), m.end(group), inner))
+    return found
+
+
+_VARIANTS = str.maketrans(
+    {
+        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "`": "'",
+        "\u00b4": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+        "\u00ab": '"', "\u00bb": '"', "\u2039": "'", "\u203a": "'",
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+        "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    }
+)  # fmt: skip
+_SPACES = re.compile(r"\s+")
+
+
+def match_normalize(text: str) -> str:
+    """Normalize for quote matching: NFKC, casefold, quote and dash variants, whitespace."""
+    return _SPACES.sub(" ", normalize(text).translate(_VARIANTS))
+
+
+def trim_outer_punctuation(text: str) -> str:
+    """Strip whitespace and punctuation (Unicode category P*) from both ends."""
+    start, end = 0, len(text)
+    while start < end and (text[start].isspace() or unicodedata.category(text[start])[0] == "P"):
+        start += 1
+    while end > start and (text[end - 1].isspace() or unicodedata.category(text[end - 1])[0] == "P"):
+        end -= 1
+    return text[start:end]
+
+
+def normalize_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``match_normalize`` that also returns, for each output character, its source offset.
+
+    Works on combining sequences (a base character and its combining marks) so that NFKC
+    composition inside a sequence maps to the sequence's start. Slow (a Python loop): use it only
+    on the window of a document where a match was found.
+    """
+    out: list[str] = []
+    starts: list[int] = []
+    i = 0
+    n = len(text)
+    prev_space = False
+    while i < n:
+        j = i + 1
+        while j < n and unicodedata.combining(text[j]):
+            j += 1
+        for ch in normalize(text[i:j]).translate(_VARIANTS):
+            if ch.isspace():
+                if prev_space:
+                    continue
+                ch = " "  # noqa: PLW2901
+                prev_space = True
+            else:
+                prev_space = False
+            out.append(ch)
+            starts.append(i)
+        i = j
+    return "".join(out), starts

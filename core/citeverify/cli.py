@@ -1,0 +1,219 @@
+"""The ``citeverify`` command line: check answers, lint policy packs, run the demo.
+
+Exit codes: 0 allowed, 1 blocked (or unverified with ``--strict``), 2 bad input. Errors print
+one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from citeverify._errors import CiteVerifyError, InputError
+from citeverify._policy import PolicyConfig, load_policy_pack
+from citeverify._render import render_text
+from citeverify._verifier import CitationVerifier
+from citeverify.gateway import verify_exchange
+
+__all__ = ["app", "main"]
+
+EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
+
+app = typer.Typer(
+    name="citeverify",
+    help="Check LLM answers against their source documents: groundedness, claims, quotes, "
+    "citations; allow, flag, redact or block.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"citeverify: error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if str(path) == "-":
+            return sys.stdin.read()
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot read {path}: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        _fail(f"{path} is not UTF-8 text")
+
+
+def _read_json(path: Path) -> Any:
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        _fail(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")
+
+
+def _read_documents(paths: list[Path]) -> list[Any]:
+    """A ``.json`` file holds one document or a list of them; any other file is one document."""
+    docs: list[Any] = []
+    for path in paths:
+        if path.suffix.lower() == ".json":
+            data = _read_json(path)
+            docs.extend(data if isinstance(data, list) else [data])
+        else:
+            docs.append(_read_text(path))
+    return docs
+
+
+def _load_policy(path: Path | None, action: str | None) -> tuple[PolicyConfig, list[str]]:
+    notes: list[str] = []
+    policy = PolicyConfig()
+    if path is not None:
+        policy, notes = load_policy_pack(path)
+    if action is not None:
+        data = policy.model_dump(exclude_unset=True)
+        data.setdefault("output_action", {})["unverified_action"] = action
+        policy = PolicyConfig.model_validate(data)
+    return policy, notes
+
+
+@app.command()
+def check(
+    answer: Annotated[
+        Path | None,
+        typer.Option("--answer", "-a", help="File with the answer text, or - for stdin."),
+    ] = None,
+    context: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--context",
+            "-c",
+            help="A context document: a text file, or a .json file with one document or a list "
+            "(strings or objects with 'content'). Repeat for several.",
+        ),
+    ] = None,
+    request: Annotated[
+        Path | None,
+        typer.Option(help="Gateway shape: request JSON with verdictan.context_documents."),
+    ] = None,
+    response: Annotated[
+        Path | None,
+        typer.Option(help="Gateway shape: Chat Completions or Responses API response JSON."),
+    ] = None,
+    policy: Annotated[
+        Path | None, typer.Option("--policy", "-p", help="Policy pack YAML file.")
+    ] = None,
+    action: Annotated[
+        str | None,
+        typer.Option(help="Override output_action.unverified_action: flag, redact or block."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
+    strict: Annotated[
+        bool, typer.Option(help="Exit 1 for any unverified answer, also under flag or redact.")
+    ] = False,
+) -> None:
+    """Verify an answer against context documents (or a gateway request/response pair)."""
+    try:
+        config, notes = _load_policy(policy, action)
+        if request is not None or response is not None:
+            if request is None or response is None or answer is not None or context:
+                _fail("use --request with --response, or --answer with --context, not both")
+            decision = verify_exchange(_read_json(request), _read_json(response), verifier=CitationVerifier(config))
+            status, body = decision.to_http()
+            if as_json:
+                typer.echo(json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False))
+            elif decision.result is not None:
+                typer.echo(render_text(decision.result))
+                typer.echo(f"\nHTTP {status}")
+            else:
+                typer.echo(f"Verdict: ALLOW (not enforced)\nNote: {'; '.join(decision.notes)}")
+            verified = decision.result is None or decision.result.verified
+            blocked = decision.verdict == "block"
+        else:
+            if answer is None:
+                _fail("give --answer FILE (or - for stdin), or --request and --response")
+            text = _read_text(answer)
+            result = CitationVerifier(config).verify(text, _read_documents(context or []))
+            if as_json:
+                typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+            else:
+                typer.echo(render_text(result))
+            verified, blocked = result.verified, result.verdict == "block"
+        for note in notes:
+            typer.echo(f"Note: {note}", err=True)
+    except CiteVerifyError as exc:
+        _fail(str(exc))
+    if blocked or (strict and not verified):
+        raise typer.Exit(EXIT_BLOCKED)
+
+
+@app.command()
+def lint(
+    file: Annotated[Path, typer.Argument(help="Policy pack YAML file.")],
+    strict: Annotated[
+        bool, typer.Option(help="Treat warnings (e.g. seed-lint incompatibilities) as errors.")
+    ] = False,
+) -> None:
+    """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
+    try:
+        config, notes = load_policy_pack(file)
+    except CiteVerifyError as exc:
+        _fail(str(exc))
+    warnings = []
+    if "extract_patterns" in config.model_fields_set and "regulatory" in config.extract_patterns:
+        warnings.append(
+            "policy.citation-verifier.extract_patterns: 'regulatory' is used at runtime, but the "
+            "seed gateway's lint rejects it (leave extract_patterns out to keep the runtime default)"
+        )
+    for note in notes:
+        typer.echo(f"note: {note}")
+    for warning in warnings:
+        typer.echo(f"warning: {warning}")
+    if strict and warnings:
+        raise typer.Exit(EXIT_BAD_INPUT)
+    overlap = config.effective_min_context_overlap
+    typer.echo(
+        f"{file}: OK (unverified_action={config.output_action.unverified_action}, "
+        f"min_confidence={config.min_confidence}, min_groundedness={config.min_groundedness}, "
+        f"min_context_overlap={overlap})"
+    )
+
+
+@app.command()
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Verify a bundled RAG example offline: one grounded answer, two that drifted."""
+    data = json.loads(
+        resources.files("citeverify").joinpath("_demo/rag_example.json").read_text("utf-8")
+    )
+    docs = data["context_documents"]
+    results = []
+    if not as_json:
+        typer.echo(f"Question: {data['question']}\n")
+        for i, doc in enumerate(docs):
+            typer.echo(f"Context document #{i}: {doc['title']}")
+    for item in data["answers"]:
+        verifier = CitationVerifier({"output_action": {"unverified_action": item["policy"]}})
+        result = verifier.verify(item["text"], docs)
+        results.append({"label": item["label"], **result.to_dict()})
+        if not as_json:
+            rule = "=" * 100
+            typer.echo(f"\n{rule}\n{item['label']}  (unverified_action: {item['policy']})\n{rule}")
+            typer.echo(render_text(result))
+    if as_json:
+        typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
+
+
+def main() -> None:
+    """Entry point of the ``citeverify`` script."""
+    try:
+        app()
+    except InputError as exc:  # pragma: no cover - commands catch their own errors
+        typer.echo(f"citeverify: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
