@@ -63,9 +63,7 @@ def coerce_documents(documents: Iterable[Any] | None) -> list[str]:
                 raise InputError(msg, path=f"{path}.content")
             texts.append(content)
         else:
-            msg = (
-                f"{path} must be a string or a mapping with 'content', got {type(doc).__name__}"
-            )
+            msg = f"{path} must be a string or a mapping with 'content', got {type(doc).__name__}"
             raise InputError(msg, path=path)
     return texts
 

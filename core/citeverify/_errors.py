@@ -36,10 +36,14 @@ class PolicyError(CiteVerifyError):
         problems: Every ``(path, message)`` pair found, in document order.
     """
 
-    def __init__(self, message: str, *, path: str = "", problems: list[tuple[str, str]] | None = None):
+    def __init__(
+        self, message: str, *, path: str = "", problems: list[tuple[str, str]] | None = None
+    ):
         super().__init__(message)
         self.path = path
-        self.problems: list[tuple[str, str]] = problems if problems is not None else [(path, message)]
+        self.problems: list[tuple[str, str]] = (
+            problems if problems is not None else [(path, message)]
+        )
 
 
 class InputError(CiteVerifyError, ValueError):

@@ -102,12 +102,15 @@ class PolicyConfig(_Strict):
     whose message names the key path.
     """
 
-    require_sources: bool = Field(default=True, description="The answer must contain source evidence.")
+    require_sources: bool = Field(
+        default=True, description="The answer must contain source evidence."
+    )
     require_source_match: bool = Field(
         default=True,
         description=(
             "With require_sources, a citation alone is not enough: a quote must match the "
-            "context, the overlap must reach min_context_overlap, or an external lookup must succeed."
+            "context, the overlap must reach min_context_overlap, or an external lookup must "
+            "succeed."
         ),
     )
     min_confidence: float = Field(
@@ -139,7 +142,7 @@ class PolicyConfig(_Strict):
             raise _policy_error(exc, "") from None
 
     @classmethod
-    def model_validate(  # type: ignore[override]
+    def model_validate(
         cls,
         obj: Any,
         *,
@@ -233,7 +236,9 @@ _PACK_KEYS = {"pack", "policies", "policy"}
 
 
 def load_policy_pack(
-    path: str | Path, *, config_cls: type[_P] = PolicyConfig  # type: ignore[assignment]
+    path: str | Path,
+    *,
+    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
 ) -> tuple[_P, list[str]]:
     """Load a policy pack and return the citation-verifier policy with notes for the user.
 
@@ -265,11 +270,16 @@ def load_policy_pack(
 
 
 def parse_policy_pack(
-    doc: Any, *, config_cls: type[_P] = PolicyConfig  # type: ignore[assignment]
+    doc: Any,
+    *,
+    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
 ) -> tuple[_P, list[str]]:
     """Parse an already-loaded policy pack mapping; see :func:`load_policy_pack`."""
     if not isinstance(doc, dict):
-        msg = f"a policy pack must be a mapping with pack, policies and policy; got {type(doc).__name__}"
+        msg = (
+            "a policy pack must be a mapping with pack, policies and policy; "
+            f"got {type(doc).__name__}"
+        )
         raise PolicyError(msg)
     unknown = sorted(str(k) for k in doc if k not in _PACK_KEYS)
     if unknown:
@@ -287,8 +297,12 @@ def parse_policy_pack(
         if not isinstance(policies, dict):
             raise PolicyError("policies: expected a mapping with chain", path="policies")
         chain = policies.get("chain")
-        if chain is not None and not (isinstance(chain, list) and all(isinstance(c, str) for c in chain)):
-            raise PolicyError("policies.chain: expected a list of control names", path="policies.chain")
+        if chain is not None and not (
+            isinstance(chain, list) and all(isinstance(c, str) for c in chain)
+        ):
+            raise PolicyError(
+                "policies.chain: expected a list of control names", path="policies.chain"
+            )
     policy = doc.get("policy")
     if not isinstance(policy, dict) or "citation-verifier" not in policy:
         msg = f"{PACK_PREFIX}: missing (the pack has no citation-verifier policy)"

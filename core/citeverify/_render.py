@@ -37,12 +37,13 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
             lines.append(head + body)
             pad = " " * len(head)
             if c.missing_words:
-                missing = ", ".join(c.missing_words[:12]) + (" ..." if len(c.missing_words) > 12 else "")
+                missing = ", ".join(c.missing_words[:12]) + (
+                    " ..." if len(c.missing_words) > 12 else ""
+                )
                 lines.append(f"{pad}not in context: {missing}")
             if c.best_document is not None and c.verified is False:
-                lines.append(
-                    f"{pad}closest document: #{c.best_document} ({_pct(c.best_document_groundedness).strip()})"
-                )
+                best = _pct(c.best_document_groundedness).strip()
+                lines.append(f"{pad}closest document: #{c.best_document} ({best})")
     if d.quotes:
         lines.append("")
         lines.append("Quotes:")
@@ -61,9 +62,9 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
     if other:
         lines.append("")
         lines.append("Citations:")
-        for c in other:
-            state = {True: "verified", False: "NOT verified", None: "not checked"}[c.verified]
-            lines.append(f"  {c.type:<10} {c.text}: {state} ({c.reason})")
+        for cit in other:
+            state = {True: "verified", False: "NOT verified", None: "not checked"}[cit.verified]
+            lines.append(f"  {cit.type:<10} {cit.text}: {state} ({cit.reason})")
     if result.reasons:
         lines.append("")
         lines.append("Why unverified:")
@@ -71,7 +72,11 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
     if result.action == "redact":
         lines.append("")
         lines.append("Redacted answer:")
-        lines.extend(textwrap.wrap(result.answer, width=width - 2, initial_indent="  ", subsequent_indent="  "))
+        lines.extend(
+            textwrap.wrap(
+                result.answer, width=width - 2, initial_indent="  ", subsequent_indent="  "
+            )
+        )
     if result.notes:
         lines.append("")
         lines.extend(f"Note: {n}" for n in result.notes)

@@ -165,6 +165,7 @@ class VerificationResult(_Frozen):
         }
 
     def __str__(self) -> str:
-        from citeverify._render import render_text
+        # Imported here: _render imports this module for its types.
+        from citeverify._render import render_text  # noqa: PLC0415
 
         return render_text(self)

@@ -1,4 +1,4 @@
-"""Text primitives: word normalization, claim splitting, quote finding, offset mapping.
+r"""Text primitives: word normalization, claim splitting, quote finding, offset mapping.
 
 Everything here is a pure function of strings. Words follow the design's grounding semantics:
 runs of Unicode letters and digits (``[^\\W_]+``) after NFKC normalization and casefolding.
@@ -236,7 +236,9 @@ def trim_outer_punctuation(text: str) -> str:
     start, end = 0, len(text)
     while start < end and (text[start].isspace() or unicodedata.category(text[start])[0] == "P"):
         start += 1
-    while end > start and (text[end - 1].isspace() or unicodedata.category(text[end - 1])[0] == "P"):
+    while end > start and (
+        text[end - 1].isspace() or unicodedata.category(text[end - 1])[0] == "P"
+    ):
         end -= 1
     return text[start:end]
 

@@ -26,6 +26,7 @@ from citeverify._result import (
 )
 from citeverify._text import (
     WORD_RE,
+    QuoteSpan,
     find_quotes,
     match_normalize,
     normalize,
@@ -98,7 +99,8 @@ class CitationVerifier:
         elif isinstance(context_cache, ContextCache):
             self.context_cache = context_cache
         else:
-            msg = f"context_cache must be a bool or a ContextCache, got {type(context_cache).__name__}"
+            got = type(context_cache).__name__
+            msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise TypeError(msg)
 
     def verify(
@@ -119,9 +121,7 @@ class CitationVerifier:
 
     # --- steps 2-4: pure analysis ---------------------------------------------------------------
 
-    def _analyze(
-        self, answer: Any, context_documents: Iterable[Any] | None
-    ) -> _Analysis:
+    def _analyze(self, answer: Any, context_documents: Iterable[Any] | None) -> _Analysis:
         answer = _check_answer(answer)
         texts = coerce_documents(context_documents)
         policy = self.policy
@@ -164,9 +164,12 @@ class CitationVerifier:
         quotes: list[QuoteResult] = []
         citations: list[Citation] = []
         if "quote" in policy.extract_patterns:
-            if context_checked and not docs:
+            # Step 4 is separate from step 2: quotes are matched whenever documents are given,
+            # also with verify_against_context false, where a matching quote is the source
+            # evidence that step 7 asks for.
+            if texts and not docs:
                 docs = tokenize_documents(texts, self.context_cache)
-            quotes = [_match_quote(answer, q, docs if context_checked else None) for q in find_quotes(answer)]
+            quotes = [_match_quote(q, docs if texts else None) for q in find_quotes(answer)]
             citations.extend(_quote_citation(q) for q in quotes)
         citations.sort(key=lambda c: c.span)
         return _Analysis(
@@ -209,7 +212,9 @@ class CitationVerifier:
         if a.empty:
             verified = True  # seed step 7: an empty answer passes
         elif not a.context_checked:
-            verified = (not policy.require_sources) or bool(evidence) or not policy.require_source_match
+            verified = (
+                (not policy.require_sources) or bool(evidence) or not policy.require_source_match
+            )
             if not verified:
                 why = (
                     "context checks are off (verify_against_context: false)"
@@ -218,10 +223,12 @@ class CitationVerifier:
                 )
                 reasons.append(f"{why} and the answer has no source evidence (require_sources)")
         else:
-            assert a.groundedness is not None and claim_confidence is not None
+            assert a.groundedness is not None
+            assert claim_confidence is not None
             if a.groundedness < min_overlap:
                 reasons.append(
-                    f"answer overlap {a.groundedness:.2f} is below min_context_overlap {min_overlap:.2f}"
+                    f"answer overlap {a.groundedness:.2f} is below min_context_overlap "
+                    f"{min_overlap:.2f}"
                 )
             if claim_confidence < policy.min_confidence:
                 reasons.append(
@@ -242,7 +249,9 @@ class CitationVerifier:
             if action == "redact":
                 answer = _redact(a.answer, unverified, policy.extensions.redaction_marker)
 
-        details = self._details(a, verified, claim_confidence, lookups, unverified, evidence, passing)
+        details = self._details(
+            a, verified, claim_confidence, lookups, unverified, evidence, passing
+        )
         return VerificationResult(
             verdict="block" if action == "block" else "allow",
             reason_code="citation.verified" if verified else "citation.unverified",
@@ -346,7 +355,7 @@ def _score_claim(
     )
 
 
-def _match_quote(answer: str, q: Any, docs: list[ContextDocument] | None) -> QuoteResult:
+def _match_quote(q: QuoteSpan, docs: list[ContextDocument] | None) -> QuoteResult:
     needle = trim_outer_punctuation(match_normalize(q.text))
     matched: bool | None = None
     document = None
@@ -398,4 +407,3 @@ def _redact(answer: str, unverified: list[ClaimResult], marker: str) -> str:
         last = end
     out.append(answer[last:])
     return "".join(out)
-

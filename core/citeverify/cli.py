@@ -123,10 +123,14 @@ def check(
         if request is not None or response is not None:
             if request is None or response is None or answer is not None or context:
                 _fail("use --request with --response, or --answer with --context, not both")
-            decision = verify_exchange(_read_json(request), _read_json(response), verifier=CitationVerifier(config))
+            decision = verify_exchange(
+                _read_json(request), _read_json(response), verifier=CitationVerifier(config)
+            )
             status, body = decision.to_http()
             if as_json:
-                typer.echo(json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False))
+                typer.echo(
+                    json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False)
+                )
             elif decision.result is not None:
                 typer.echo(render_text(decision.result))
                 typer.echo(f"\nHTTP {status}")
@@ -160,6 +164,7 @@ def lint(
     ] = False,
 ) -> None:
     """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
+    config: PolicyConfig
     try:
         config, notes = load_policy_pack(file)
     except CiteVerifyError as exc:
@@ -168,7 +173,8 @@ def lint(
     if "extract_patterns" in config.model_fields_set and "regulatory" in config.extract_patterns:
         warnings.append(
             "policy.citation-verifier.extract_patterns: 'regulatory' is used at runtime, but the "
-            "seed gateway's lint rejects it (leave extract_patterns out to keep the runtime default)"
+            "seed gateway's lint rejects it (leave extract_patterns out to keep the runtime "
+            "default)"
         )
     for note in notes:
         typer.echo(f"note: {note}")

@@ -16,7 +16,13 @@ from citeverify._errors import InputError
 from citeverify._result import VerificationResult
 from citeverify._verifier import CitationVerifier, PolicyLike
 
-__all__ = ["CONTROL_NAME", "GatewayDecision", "extract_answer", "extract_context", "verify_exchange"]
+__all__ = [
+    "CONTROL_NAME",
+    "GatewayDecision",
+    "extract_answer",
+    "extract_context",
+    "verify_exchange",
+]
 
 #: The control's name in a policy chain and in decisions.
 CONTROL_NAME = "citation-verifier"

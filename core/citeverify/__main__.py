@@ -1,0 +1,5 @@
+"""``python -m citeverify``: the command line."""
+
+from citeverify.cli import main
+
+main()

@@ -1,0 +1,195 @@
+"""The command line: exit codes, human and JSON output, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from citeverify.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def invoke(*args, input=None):
+    return runner.invoke(app, list(args), input=input)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "answer.txt").write_text("The museum opens at nine.")
+    (tmp_path / "bad.txt").write_text("Dragons guard the museum at night.")
+    (tmp_path / "doc.txt").write_text("The museum opens at nine.")
+    (tmp_path / "docs.json").write_text(json.dumps([{"content": "The museum opens at nine."}]))
+    (tmp_path / "block.yaml").write_text(
+        "policy:\n  citation-verifier:\n    output_action:\n      unverified_action: block\n"
+    )
+    return tmp_path
+
+
+def test_check_allowed_exits_0_with_report(files):
+    r = invoke("check", "--answer", str(files / "answer.txt"), "--context", str(files / "doc.txt"))
+    assert r.exit_code == 0, r.output
+    assert "Verdict: ALLOW" in r.output
+    assert "citation.verified" in r.output
+
+
+def test_check_blocked_exits_1(files):
+    r = invoke(
+        "check",
+        "-a",
+        str(files / "bad.txt"),
+        "-c",
+        str(files / "docs.json"),
+        "-p",
+        str(files / "block.yaml"),
+    )
+    assert r.exit_code == 1
+    assert "Verdict: BLOCK" in r.output
+
+
+def test_check_flagged_exits_0_unless_strict(files):
+    args = ["check", "-a", str(files / "bad.txt"), "-c", str(files / "doc.txt")]
+    assert invoke(*args).exit_code == 0
+    assert invoke(*args, "--strict").exit_code == 1
+
+
+def test_check_reads_answer_from_stdin_and_prints_json(files):
+    r = invoke(
+        "check",
+        "--answer",
+        "-",
+        "-c",
+        str(files / "doc.txt"),
+        "--json",
+        input="The museum opens at nine.",
+    )
+    assert r.exit_code == 0
+    data = json.loads(r.output)
+    assert data["reason_code"] == "citation.verified"
+    assert data["details"]["groundedness"] == 1.0
+
+
+def test_check_action_override(files):
+    r = invoke(
+        "check",
+        "-a",
+        str(files / "bad.txt"),
+        "-c",
+        str(files / "doc.txt"),
+        "--action",
+        "redact",
+        "--json",
+    )
+    assert json.loads(r.output)["answer"] == "[unverified claim removed]"
+
+
+def test_check_gateway_shape(files):
+    (files / "req.json").write_text(
+        json.dumps({"verdictan": {"context_documents": [{"content": "Penguins."}]}})
+    )
+    (files / "resp.json").write_text(
+        json.dumps({"choices": [{"message": {"content": "The museum opens at nine."}}]})
+    )
+    r = invoke(
+        "check",
+        "--request",
+        str(files / "req.json"),
+        "--response",
+        str(files / "resp.json"),
+        "-p",
+        str(files / "block.yaml"),
+        "--json",
+    )
+    assert r.exit_code == 1
+    out = json.loads(r.output)
+    assert out["status"] == 400
+    assert out["body"]["error"]["code"] == "content_policy_violation"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        pytest.param(["check"], "give --answer", id="no-answer"),
+        pytest.param(
+            ["check", "-a", "/nonexistent/answer.txt"], "cannot read", id="missing-answer"
+        ),
+        pytest.param(
+            ["check", "-a", "{answer}", "-c", "{broken}"],
+            "not valid JSON (line 1",
+            id="broken-json",
+        ),
+        pytest.param(
+            ["check", "-a", "{answer}", "-c", "{nocontent}"],
+            "context_documents[0] has no 'content'",
+            id="doc-without-content",
+        ),
+        pytest.param(
+            ["check", "-a", "{answer}", "-p", "{badpolicy}"], "min_confidence", id="bad-policy"
+        ),
+        pytest.param(
+            ["check", "-a", "{answer}", "--action", "shout"], "unverified_action", id="bad-action"
+        ),
+        pytest.param(
+            ["check", "--request", "{answer}"], "use --request with --response", id="request-alone"
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(files, args, fragment):
+    (files / "broken.json").write_text("[{")
+    (files / "nocontent.json").write_text('[{"text": "x"}]')
+    (files / "badpolicy.yaml").write_text("policy:\n  citation-verifier:\n    min_confidence: 9\n")
+    names = {
+        "answer": files / "answer.txt",
+        "broken": files / "broken.json",
+        "nocontent": files / "nocontent.json",
+        "badpolicy": files / "badpolicy.yaml",
+    }
+    r = invoke(*[a.format(**names) for a in args])
+    assert r.exit_code == 2
+    assert fragment in r.output
+    assert "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_lint(files, seed_policy_path):
+    ok = invoke("lint", str(seed_policy_path))
+    assert ok.exit_code == 0
+    assert "OK" in ok.output
+    bad = invoke("lint", str(files / "answer.txt"))
+    assert bad.exit_code == 2
+
+
+def test_lint_warns_about_regulatory(files):
+    f = files / "reg.yaml"
+    f.write_text(
+        "policy:\n  citation-verifier:\n    extract_patterns: [quote, regulatory]\n    external_resolver: {}\n"
+    )
+    r = invoke("lint", str(f))
+    assert r.exit_code == 0
+    assert "warning:" in r.output and "regulatory" in r.output
+    assert "note: external_resolver is accepted but ignored" in r.output
+    assert invoke("lint", "--strict", str(f)).exit_code == 2
+
+
+def test_demo_runs_offline_and_shows_all_verdicts():
+    r = invoke("demo")
+    assert r.exit_code == 0
+    assert "Verdict: ALLOW  (citation.verified" in r.output
+    assert "Verdict: BLOCK" in r.output
+    assert "Redacted answer:" in r.output
+    assert "NOT FOUND in the context" in r.output
+
+
+def test_demo_json():
+    data = json.loads(invoke("demo", "--json").output)
+    assert [d["action"] for d in data] == ["allow", "block", "redact"]
+
+
+def test_console_script_help():
+    out = subprocess.run(
+        [sys.executable, "-m", "citeverify", "--help"], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0
+    for command in ("check", "lint", "demo"):
+        assert command in out.stdout
