@@ -87,3 +87,12 @@ def test_spans_point_into_the_answer():
     pieces = split_claims(answer)
     assert [answer[p.start : p.end] for p in pieces] == [p.text for p in pieces]
     assert [p.text for p in pieces] == ["Alpha beta.", "Gamma delta!", "Epsilon"]
+
+
+def test_doi_inside_url_and_upper_case_www():
+    answer = "See https://doi.org/10.1000/x.y.z. Also WWW.EXAMPLE.ORG/a.b today. Done."
+    assert texts(answer) == [
+        "See https://doi.org/10.1000/x.y.z.",
+        "Also WWW.EXAMPLE.ORG/a.b today.",
+        "Done.",
+    ]

@@ -69,22 +69,40 @@ def coerce_documents(documents: Iterable[Any] | None) -> list[str]:
 
 
 class ContextDocument:
-    """One context document, tokenized once.
+    """One context document, tokenized at most once.
 
-    ``words`` holds the document's unique normalized words. The normalized text used for quote
-    matching is built only when a quote asks for it.
+    Two ways to use it, one pass over the text each:
+
+    - ``hits(answer_words)`` without ``index=True``: one streaming pass that keeps only the
+      answer's words (the cheapest, about one ``re.findall`` pass; no set of the document's words
+      is ever built);
+    - with ``index=True`` (what :class:`ContextCache` does): the set of all the document's unique
+      words is built once, and every later answer is intersected with it in microseconds.
+
+    The normalized text used for quote matching is built only when a quote asks for it.
     """
 
     __slots__ = ("_chunk_ends", "_match_text", "text", "words")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, index: bool = False) -> None:
         self.text = text
-        found: set[str] = set()
-        for _, chunk in iter_text_chunks(text):
-            found.update(WORD_RE.findall(normalize(chunk)))
-        self.words: frozenset[str] = frozenset(found)
+        self.words: frozenset[str] | None = None
+        if index:
+            found: set[str] = set()
+            for _, chunk in iter_text_chunks(text):
+                found.update(WORD_RE.findall(normalize(chunk)))
+            self.words = frozenset(found)
         self._match_text: str | None = None
         self._chunk_ends: list[tuple[int, int]] | None = None
+
+    def hits(self, answer_words: set[str]) -> set[str]:
+        """The answer words that this document contains."""
+        if self.words is not None:
+            return answer_words & self.words
+        found: set[str] = set()
+        for _, chunk in iter_text_chunks(self.text):
+            found |= answer_words.intersection(WORD_RE.findall(normalize(chunk)))
+        return found
 
     @property
     def match_text(self) -> str:
@@ -165,7 +183,7 @@ class ContextCache:
                 self.hits += 1
                 return doc
             self.misses += 1
-        doc = ContextDocument(text)
+        doc = ContextDocument(text, index=True)
         if len(text) <= self.max_chars:
             with self._lock:
                 if text not in self._items:

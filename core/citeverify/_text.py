@@ -85,30 +85,41 @@ ABBREVIATIONS = frozenset(
     }
 )  # fmt: skip
 
-# Spans in which `.`, `!` and `?` never end a claim: URLs, DOIs and e-mail addresses.
-_PROTECTED = re.compile(
-    r"""
-      (?:https?://|ftp://|www\.)[^\s<>"'“”]+     # URL
-    | \b10\.\d{4,9}/[^\s<>"'“”]+                 # DOI
-    | [\w.+-]+@[\w-]+(?:\.[\w-]+)+               # e-mail address
-    """,
-    re.VERBOSE | re.IGNORECASE,
+# Spans in which `.`, `!` and `?` never end a claim: URLs, DOIs and e-mail addresses. Each
+# pattern runs only when its cheap marker is in the text (the e-mail one is slow to scan).
+_PROTECTED = (
+    ("://", re.compile(r"(?:https?|ftp)://[^\s<>\"'“”]+", re.IGNORECASE)),
+    ("www.", re.compile(r"\bwww\.[^\s<>\"'“”]+", re.IGNORECASE)),
+    ("10.", re.compile(r"\b10\.\d{4,9}/[^\s<>\"'“”]+")),
+    ("@", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
 )
 _TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
 
-_TERMINATOR = re.compile(r"[.!?]+|\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+# One character class first: an alternation here made the scan 4x slower (benchmark if changing).
+# A line break absorbs no following punctuation of its own; "\r\n" gives an empty piece, dropped.
+_TERMINATOR = re.compile(r"[.!?\n\r\v\f\x1c-\x1e\x85\u2028\u2029][.!?]*")
 _CLOSERS = re.compile(r"[\"'”’»)\]}]*")
-_ABBREV_BEFORE = re.compile(r"(?:^|(?<=[^\w.]))((?:[^\W\d_]+\.)*[^\W\d_]+(?: al)?)$")
 
 
 def _protected_spans(text: str) -> list[tuple[int, int]]:
-    spans = []
-    for m in _PROTECTED.finditer(text):
-        end = m.end()
-        while end > m.start() and text[end - 1] in _TRAILING_PUNCT:
-            end -= 1
-        spans.append((m.start(), end))
-    return spans
+    spans: list[tuple[int, int]] = []
+    lowered = text.lower()
+    for marker, pattern in _PROTECTED:
+        if marker not in lowered:
+            continue
+        for m in pattern.finditer(text):
+            end = m.end()
+            while end > m.start() and text[end - 1] in _TRAILING_PUNCT:
+                end -= 1
+            spans.append((m.start(), end))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:  # a DOI inside a URL: one span
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _period_ends_claim(text: str, pos: int) -> bool:
@@ -120,10 +131,13 @@ def _period_ends_claim(text: str, pos: int) -> bool:
         return False
     if before.isdigit() and after.isdigit():
         return False
-    m = _ABBREV_BEFORE.search(text, max(0, pos - 24), pos)
-    if m is None:
+    # The token before the period: letters and inner periods ("e.g", "U.S", "T", "Kuhn").
+    start = pos
+    while start > 0 and pos - start < 24 and (text[start - 1].isalpha() or text[start - 1] == "."):
+        start -= 1
+    token = text[start:pos].lstrip(".")
+    if not token or not token[-1].isalpha():
         return True
-    token = m.group(1)
     # An initial: one letter, upper case ("T. S. Kuhn", "J. Smith").
     if len(token) == 1 and token.isupper():
         return False
