@@ -11,18 +11,16 @@ Run: ``uv run python bench/bench_grounding.py`` (add ``--quick`` to stop at 1 MB
 from __future__ import annotations
 
 import gc
+import itertools
 import re
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _corpus import answer, text, vocabulary
 
 from citeverify import CitationVerifier, ContextCache
+
+from _corpus import answer, text, vocabulary
 
 WORD = re.compile(r"[^\W_]+")
 POLICY = {"require_sources": False}
@@ -75,7 +73,7 @@ def main() -> None:
         )
         warm = CitationVerifier(POLICY, context_cache=ContextCache())
         warm.verify(ans, docs)
-        t_warm = best_of(lambda ans=ans, docs=docs: warm.verify(ans, docs), repeat)
+        t_warm = best_of(lambda ans=ans, docs=docs, w=warm: w.verify(ans, docs), repeat)
         rows.append((n, base, t_cold))
         print(
             f"{n / 1000:>7.0f}KB {base * 1e3:>8.2f}ms {t_cold * 1e3:>8.2f}ms {t_cold / base:>5.2f}x"
@@ -86,7 +84,7 @@ def main() -> None:
     answer_only = best_of(lambda: cold.verify(ans_10k, []), 30)
     print(f"\nfixed cost of the 300-word answer alone (no context): {answer_only * 1e3:.2f}ms")
     print("\nlinearity: time ratio for 10x the context (target <= 11x)")
-    for (n1, _, t1), (n2, _, t2) in zip(rows, rows[1:], strict=False):
+    for (n1, _, t1), (n2, _, t2) in itertools.pairwise(rows):
         print(f"  {n1 / 1000:>6.0f}KB -> {n2 / 1000:>6.0f}KB: {t2 / t1:5.1f}x")
 
     print("\npeak memory of one verify() (tracemalloc), one document of N bytes")

@@ -1,6 +1,7 @@
 """Claim splitting (design: "Grounding semantics", claims)."""
 
 import pytest
+
 from citeverify._text import split_claims
 
 

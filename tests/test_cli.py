@@ -5,8 +5,9 @@ import subprocess
 import sys
 
 import pytest
-from citeverify.cli import app
 from typer.testing import CliRunner
+
+from citeverify.cli import app
 
 runner = CliRunner()
 

@@ -1,6 +1,7 @@
 """The gateway shape (seed 000): Chat Completions and Responses API exchanges."""
 
 import pytest
+
 from citeverify import InputError
 from citeverify.gateway import verify_exchange
 

@@ -1,6 +1,7 @@
 """Groundedness and per-claim scores (design: "Grounding semantics")."""
 
 import pytest
+
 from citeverify import CitationVerifier, ContextCache
 
 LOOSE = {"require_sources": False}

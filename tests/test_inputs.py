@@ -1,6 +1,7 @@
 """Bad input gets a clear error; huge and odd input still works."""
 
 import pytest
+
 from citeverify import CitationVerifier, CiteVerifyError, InputError
 from citeverify._verifier import MAX_ANSWER_CHARS
 

@@ -1,6 +1,7 @@
 """Policy files: the seed's pack loads unchanged; bad policies name the key path."""
 
 import pytest
+
 from citeverify import CitationVerifier, PolicyConfig, PolicyError, load_policy_pack
 
 

@@ -1,9 +1,10 @@
 """Properties of groundedness that hold for any text (hypothesis)."""
 
-from citeverify import CitationVerifier
-from citeverify._text import WORD_RE, normalize
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from citeverify import CitationVerifier
+from citeverify._text import WORD_RE, normalize
 
 VERIFIER = CitationVerifier({"require_sources": False}, context_cache=False)
 

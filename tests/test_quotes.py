@@ -3,11 +3,12 @@
 import unicodedata
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
 from citeverify import CitationVerifier
 from citeverify._context import ContextDocument
 from citeverify._text import find_quotes, match_normalize, trim_outer_punctuation
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 
 def quotes(answer, docs):

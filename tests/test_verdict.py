@@ -1,6 +1,7 @@
 """Seed 000 step 7 (the verdict), steps 8-9 (actions), and the details shapes."""
 
 import pytest
+
 from citeverify import CitationVerifier, PolicyConfig
 
 GROUNDED = "The museum opens at nine."
