@@ -63,3 +63,19 @@ def test_spans_always_index_the_answer(answer, docs):
         assert 0 <= start < end <= len(answer)
     for c in d.claims:
         assert answer[c.span[0] : c.span[1]] == c.text
+
+
+@settings(max_examples=500)
+@given(text=st.text(st.characters(max_codepoint=127), max_size=300))
+def test_ascii_fast_path_equals_the_regex(text):
+    from citeverify._text import words
+
+    assert words(text) == WORD_RE.findall(normalize(text))
+
+
+@settings(max_examples=300)
+@given(text=st.text(max_size=300))
+def test_words_follow_the_design_definition(text):
+    from citeverify._text import words
+
+    assert words(text) == WORD_RE.findall(normalize(text))

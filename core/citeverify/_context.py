@@ -14,13 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from citeverify._errors import InputError
-from citeverify._text import (
-    WORD_RE,
-    iter_text_chunks,
-    match_normalize,
-    normalize,
-    normalize_with_offsets,
-)
+from citeverify._text import iter_text_chunks, match_normalize, normalize_with_offsets, words
 
 __all__ = ["ContextCache", "ContextDocument", "coerce_documents"]
 
@@ -90,7 +84,7 @@ class ContextDocument:
         if index:
             found: set[str] = set()
             for _, chunk in iter_text_chunks(text):
-                found.update(WORD_RE.findall(normalize(chunk)))
+                found.update(words(chunk))
             self.words = frozenset(found)
         self._match_text: str | None = None
         self._chunk_ends: list[tuple[int, int]] | None = None
@@ -101,7 +95,7 @@ class ContextDocument:
             return answer_words & self.words
         found: set[str] = set()
         for _, chunk in iter_text_chunks(self.text):
-            found |= answer_words.intersection(WORD_RE.findall(normalize(chunk)))
+            found |= answer_words.intersection(words(chunk))
         return found
 
     @property

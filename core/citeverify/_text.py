@@ -34,8 +34,19 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+# ASCII fast path: on ASCII text NFKC is the identity, casefold is lower(), and ``[^\W_]`` is
+# ``[A-Za-z0-9]``; so mapping every other ASCII character to a space and splitting gives exactly
+# the regex's words, about 2.5x faster (tests/test_properties.py checks the equivalence).
+_ASCII_NON_WORD = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+
+
 def words(text: str) -> list[str]:
-    """The normalized words of ``text``, in order, with repetitions."""
+    """The normalized words of ``text``, in order, with repetitions.
+
+    Hot path: benchmark if changing (bench/bench_grounding.py).
+    """
+    if text.isascii():
+        return text.lower().translate(_ASCII_NON_WORD).split()
     return WORD_RE.findall(normalize(text))
 
 
@@ -46,7 +57,7 @@ def unique_words(text: str) -> list[str]:
 
 #: Size of the pieces in which long documents are tokenized, so that the transient list of
 #: words stays bounded whatever the document size (memory follows the unique words).
-CHUNK_CHARS = 1 << 20
+CHUNK_CHARS = 1 << 18
 
 _CHUNK_BOUNDARY = re.compile(r"\S\s")
 

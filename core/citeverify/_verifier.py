@@ -25,13 +25,12 @@ from citeverify._result import (
     VerificationResult,
 )
 from citeverify._text import (
-    WORD_RE,
     QuoteSpan,
     find_quotes,
     match_normalize,
-    normalize,
     split_claims,
     trim_outer_punctuation,
+    words,
 )
 
 __all__ = ["MAX_ANSWER_CHARS", "CitationVerifier", "resolve_policy"]
@@ -129,7 +128,7 @@ class CitationVerifier:
         context_checked = policy.rag_context.verify_against_context and bool(texts)
 
         pieces = split_claims(answer)
-        claim_words = [list(dict.fromkeys(WORD_RE.findall(normalize(p.text)))) for p in pieces]
+        claim_words = [list(dict.fromkeys(words(p.text))) for p in pieces]
         # The answer's words are the union of its claims' words: claims are cut only at
         # terminators and line breaks, which are neither words nor changed by NFKC, and pieces
         # without words hold none. Saves a second tokenization of the answer.
@@ -335,17 +334,17 @@ def _check_answer(answer: Any) -> str:
 def _score_claim(
     text: str,
     span: tuple[int, int],
-    words: list[str],
+    claim_words: list[str],
     supported: set[str],
     active: list[tuple[int, set[str]]],
     min_groundedness: float,
 ) -> ClaimResult:
     # Hot path (benchmark if changing): set operations only, no rescans of the context.
-    n = len(words)
-    missing = [w for w in words if w not in supported]
+    n = len(claim_words)
+    missing = [w for w in claim_words if w not in supported]
     best, best_count = None, 0
     if len(missing) < n:
-        claim_set = set(words)
+        claim_set = set(claim_words)
         for i, h in active:
             count = len(claim_set & h)
             if count > best_count:  # strict: ties go to the first document
