@@ -43,10 +43,16 @@ def test_import_and_demo_from_the_wheel(wheel):
     # A pure wheel is importable as a zip: put it first on the path, ahead of the editable install.
     env = {**os.environ, "PYTHONPATH": str(wheel)}
     code = "import citeverify; print(citeverify.__file__)"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip().startswith(str(wheel))
     demo = subprocess.run(
-        [sys.executable, "-m", "citeverify", "demo"], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "citeverify", "demo"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert demo.returncode == 0, demo.stderr
     assert "Verdict: BLOCK" in demo.stdout
