@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citeverify._errors import PolicyError
 
-__all__ = ["CitationType", "PolicyConfig", "load_policy_pack"]
+__all__ = ["CitationType", "LookupSettings", "PolicyConfig", "load_policy_pack"]
 
 CitationType = Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"]
 
@@ -83,6 +83,56 @@ class ResponseOptions(_Strict):
     )
 
 
+class LookupSettings(_Strict):
+    """``extensions.lookups``: external lookups of DOIs, PubMed IDs, URLs and cases."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Look citations up (academic and url in extract_patterns also need to be on).",
+    )
+    timeout: float = Field(
+        default=5.0, gt=0, le=120, description="Seconds per call, retries included."
+    )
+    deadline: float = Field(
+        default=15.0, gt=0, le=600, description="Seconds for all the lookups of one answer."
+    )
+    max_lookups: int = Field(default=50, ge=0, le=1000, description="Lookups per answer at most.")
+    retries: int = Field(default=2, ge=0, le=10, description="Retries on 429 and 503.")
+    crossref_base_url: str = Field(default="https://api.crossref.org")
+    ncbi_base_url: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils")
+    courtlistener_base_url: str = Field(default="https://www.courtlistener.com")
+    mailto: str | None = Field(
+        default=None, description="Contact address for Crossref's polite pool and NCBI's email."
+    )
+    user_agent: str = Field(default="citeverify/0.1", min_length=1)
+    ncbi_api_key: str | None = Field(default=None, description="Raises NCBI's limit to 10/s.")
+    ncbi_tool: str = Field(default="citeverify", min_length=1)
+    url_max_redirects: int = Field(default=5, ge=0, le=20)
+    url_max_bytes: int = Field(default=65536, ge=0, le=10_000_000)
+    url_allow_hosts: tuple[str, ...] = Field(
+        default=(),
+        strict=False,
+        description="Hosts, IP addresses or networks (CIDR) that URL checks may reach even though "
+        "they are loopback or private (tests, intranets).",
+    )
+    cache_ttl: float = Field(
+        default=86400.0, ge=0, description="Seconds a positive result is kept."
+    )
+    negative_cache_ttl: float = Field(
+        default=3600.0, ge=0, description="Seconds a not-found result is kept."
+    )
+    cache_path: str | None = Field(
+        default=None, description="SQLite file that keeps results across processes."
+    )
+    case_law_resolver: bool = Field(
+        default=False,
+        description="Resolve case citations with CourtListener's citation lookup API (opt-in).",
+    )
+    courtlistener_token: str | None = Field(
+        default=None, description="CourtListener API token; else COURTLISTENER_TOKEN is read."
+    )
+
+
 class Extensions(_Strict):
     """Options of citeverify that the seed does not have (``extensions``)."""
 
@@ -91,6 +141,13 @@ class Extensions(_Strict):
         min_length=1,
         description="Text that replaces each unverified claim under unverified_action: redact.",
     )
+    strict_quotes: bool = Field(
+        default=False, description="A quote not found in the context fails the answer."
+    )
+    strict_statistics: bool = Field(
+        default=False, description="A number not found in the context fails the answer."
+    )
+    lookups: LookupSettings = Field(default_factory=LookupSettings)
 
 
 class PolicyConfig(_Strict):

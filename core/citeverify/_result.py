@@ -46,6 +46,23 @@ class ClaimResult(_Frozen):
     best_document_groundedness: float | None = Field(
         description="The claim's groundedness against the best document alone."
     )
+    cited_documents: list[int] = Field(
+        default_factory=list,
+        description="0-based indices of the documents that the claim's inline markers ([1], "
+        "[Source 2], 【3】) cite; markers count sources from 1.",
+    )
+    cited_groundedness: float | None = Field(
+        default=None, description="The claim's groundedness against its cited documents alone."
+    )
+    misattributed: bool | None = Field(
+        default=None,
+        description="True when the cited documents do not support the claim (below "
+        "min_groundedness, or a marker beyond the documents given); null without markers.",
+    )
+    problems: list[str] = Field(
+        default_factory=list,
+        description="Why a strict option (strict_quotes, strict_statistics) fails this claim.",
+    )
 
 
 class QuoteResult(_Frozen):
@@ -71,9 +88,20 @@ class Citation(_Frozen):
     )
     text: str = Field(description="The citation as written in the answer.")
     span: Span = Field(description="[start, end) of the citation in the answer.")
+    kind: str = Field(
+        default="",
+        description="Finer kind: doi, pmid, pmcid, arxiv, url, case, short_case, id, supra, usc, "
+        "cfr, federal_register, public_law, eu_act, percent, currency, amount, p_value, "
+        "sample_size, ratio, quote.",
+    )
     normalized: str = Field(description="Canonical form (lower-case DOI, quote text, ...).")
     verified: bool | None = Field(
         description="True or false when checked (context or lookup); null when nothing checked it."
+    )
+    status: str = Field(
+        default="unchecked",
+        description="verified, not_found, mismatch, lookup_failed, blocked, matched, "
+        "supported, unsupported, in_context, format_valid, format_invalid, unchecked.",
     )
     reason: str = Field(description="Why it is or is not verified, for people.")
 

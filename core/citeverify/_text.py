@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
+    "MARKER_RE",
     "WORD_RE",
     "Piece",
     "QuoteSpan",
@@ -111,6 +112,16 @@ _TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
 _TERMINATOR = re.compile(r"[.!?\n\r\v\f\x1c-\x1e\x85\u2028\u2029][.!?]*")
 _CLOSERS = re.compile(r"[\"'”’»)\]}]*")
 
+#: Inline source markers as citation prompts and LlamaIndex's CitationQueryEngine write them:
+#: ``[1]``, ``[2, 3]``, ``[1-3]``, ``[Source 2]``, ``【3】``, ``【3†source】``.
+MARKER_RE = re.compile(
+    r"\[(?:(?:source|src|doc(?:ument)?|ref)\s*)?(\d{1,3}(?:\s*(?:,|–|-|and)\s*\d{1,3})*)\]"
+    r"|【(\d{1,3})(?:†[^】\n]{0,40})?】",
+    re.IGNORECASE,
+)
+# Markers right after a terminator belong to the claim before it ("... in 2021. [1] Next").
+_TRAILING_MARKERS = re.compile(r"(?:[ \t]*(?:" + MARKER_RE.pattern + r"))+", re.IGNORECASE)
+
 
 def _protected_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
@@ -189,6 +200,10 @@ def split_claims(text: str) -> list[Piece]:
         end = m.end()
         if m.group()[0] in ".!?":
             end = _CLOSERS.match(text, end).end()  # type: ignore[union-attr]
+            if "[" in text or "【" in text:
+                markers = _TRAILING_MARKERS.match(text, end)
+                if markers:
+                    end = markers.end()
         _add_piece(text, start, end, pieces)
         start = end
     _add_piece(text, start, len(text), pieces)

@@ -1,19 +1,25 @@
-"""The citation verifier: grounding, claims, quotes, and the verdict (seed 000, steps 2-9).
+"""The citation verifier (seed 000, steps 1-9).
 
-Pipeline: coerce inputs -> tokenize context once -> split and score claims -> match quotes ->
-decide (step 7) -> act (steps 8-9). The steps are pure functions of strings; I/O (lookups) will
-sit between matching and deciding, injected.
+Pipeline: coerce inputs -> tokenize the context once -> split and score claims -> find quotes and
+citations (pure, ``_analyze``) -> look citations up (I/O, ``Lookups.run``) -> check and decide
+(pure, ``_decide``). ``verify`` and ``averify`` share every step; only the lookup is awaited.
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from citeverify._checks import check_found, lookup_target
 from citeverify._context import ContextCache, ContextDocument, coerce_documents, tokenize_documents
 from citeverify._errors import InputError, PolicyError
+from citeverify._extract import Found, extract, find_markers, numbers_in
+from citeverify._lookup import LookupCache, Lookups, Target
 from citeverify._policy import PolicyConfig
 from citeverify._result import (
     Citation,
@@ -24,7 +30,9 @@ from citeverify._result import (
     VerificationReport,
     VerificationResult,
 )
+from citeverify._runner import run_sync
 from citeverify._text import (
+    Piece,
     QuoteSpan,
     find_quotes,
     match_normalize,
@@ -66,9 +74,13 @@ class _Analysis:
     context_checked: bool
     document_count: int
     groundedness: float | None
+    pieces: list[Piece]
     claims: list[ClaimResult]
     quotes: list[QuoteResult]
-    citations: list[Citation]
+    found: list[Found]
+    docs: list[ContextDocument]
+    context_numbers: frozenset[str] | None
+    targets: list[Target | None]
 
 
 class CitationVerifier:
@@ -81,6 +93,10 @@ class CitationVerifier:
             private bounded cache, a :class:`ContextCache` to share one. Off by default: one
             uncached pass is already cheap (about one ``re.findall`` over the context), and the
             cache pays off when many answers are checked against the same documents.
+        client: An ``httpx.AsyncClient`` for the lookups (proxies, transports, limits). By default
+            citeverify keeps one client per event loop.
+        lookup_cache: Where lookup results are kept (in memory by default; give a
+            ``LookupCache(path)`` or set ``extensions.lookups.cache_path`` for SQLite on disk).
 
     Example:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
@@ -89,7 +105,12 @@ class CitationVerifier:
     """
 
     def __init__(
-        self, policy: PolicyLike = None, *, context_cache: ContextCache | bool = False
+        self,
+        policy: PolicyLike = None,
+        *,
+        context_cache: ContextCache | bool = False,
+        client: httpx.AsyncClient | None = None,
+        lookup_cache: LookupCache | None = None,
     ) -> None:
         self.policy = resolve_policy(policy)
         if context_cache is True:
@@ -102,22 +123,40 @@ class CitationVerifier:
             got = type(context_cache).__name__
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise TypeError(msg)
+        self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
 
     def verify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
     ) -> VerificationResult:
         """Verify ``answer`` against ``context_documents`` (strings or ``{"content": ...}``).
 
+        Works inside a running event loop too (Jupyter): lookups then run on citeverify's own
+        background loop.
+
         Raises:
             InputError: the answer is not a string, is too long, or a document has no text.
         """
-        return self._decide(self._analyze(answer, context_documents), [])
+        analysis = self._analyze(answer, context_documents)
+        targets = [t for t in analysis.targets if t is not None]
+        records = run_sync(self.lookups.run(targets)) if targets else []
+        return self._decide(analysis, records)
 
     async def averify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
     ) -> VerificationResult:
-        """Async form of :meth:`verify`, for use inside an event loop."""
-        return self._decide(self._analyze(answer, context_documents), [])
+        """Async form of :meth:`verify`: the lookups of the answer run concurrently."""
+        analysis = self._analyze(answer, context_documents)
+        targets = [t for t in analysis.targets if t is not None]
+        records = await self.lookups.run(targets) if targets else []
+        return self._decide(analysis, records)
+
+    def close(self) -> None:
+        """Close the HTTP client that the sync API created (your own client stays open)."""
+        run_sync(self.lookups.aclose())
+
+    async def aclose(self) -> None:
+        """Close the HTTP client created for the running event loop."""
+        await self.lookups.aclose()
 
     # --- steps 2-4: pure analysis ---------------------------------------------------------------
 
@@ -134,66 +173,71 @@ class CitationVerifier:
         # without words hold none. Saves a second tokenization of the answer.
         answer_words: set[str] = set().union(*claim_words)
         empty = not answer_words
+        docs = tokenize_documents(texts, self.context_cache) if texts else []
 
-        docs: list[ContextDocument] = []
         groundedness: float | None = None
-        claims: list[ClaimResult]
+        hits: list[set[str]] = []
         if context_checked and not empty:
-            docs = tokenize_documents(texts, self.context_cache)
-            # Only the answer's words matter: intersect once per document, then every claim is
-            # scored against these small sets, never against the context again.
+            # Only the answer's words matter: one pass per document, then every claim is scored
+            # against these small sets, never against the context again.
             hits = [d.hits(answer_words) for d in docs]
             supported: set[str] = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
-            active = [(i, h) for i, h in enumerate(hits) if h]  # documents sharing a word
-            threshold = policy.min_groundedness
-            claims = [
-                _score_claim(p.text, (p.start, p.end), cw, supported, active, threshold)
-                for p, cw in zip(pieces, claim_words, strict=True)
-            ]
-        else:
-            claims = [
-                ClaimResult(
-                    text=p.text,
-                    span=(p.start, p.end),
-                    groundedness=None,
-                    verified=None,
-                    word_count=len(cw),
-                    missing_words=[],
-                    best_document=None,
-                    best_document_groundedness=None,
-                )
-                for p, cw in zip(pieces, claim_words, strict=True)
-            ]
+        markers = find_markers(answer) if texts and ("[" in answer or "【" in answer) else []
+        claims = [
+            _score_claim(p, cw, hits, markers, len(texts), policy.min_groundedness)
+            for p, cw in zip(pieces, claim_words, strict=True)
+        ]
 
         quotes: list[QuoteResult] = []
-        citations: list[Citation] = []
         if "quote" in policy.extract_patterns:
             # Step 4 is separate from step 2: quotes are matched whenever documents are given,
             # also with verify_against_context false, where a matching quote is the source
             # evidence that step 7 asks for.
-            if texts and not docs:
-                docs = tokenize_documents(texts, self.context_cache)
             quotes = [_match_quote(q, docs if texts else None) for q in find_quotes(answer)]
-            citations.extend(_quote_citation(q) for q in quotes)
-        citations.sort(key=lambda c: c.span)
+        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
+        context_numbers: frozenset[str] | None = None
+        if texts and any(f.type == "statistic" for f in found):
+            context_numbers = frozenset().union(*(numbers_in(d.match_text) for d in docs))
         return _Analysis(
             answer=answer,
             empty=empty,
             context_checked=context_checked,
             document_count=len(texts),
             groundedness=groundedness,
+            pieces=pieces,
             claims=claims,
             quotes=quotes,
-            citations=citations,
+            found=found,
+            docs=docs,
+            context_numbers=context_numbers,
+            targets=[lookup_target(f, policy) for f in found],
         )
 
-    # --- steps 7-9: decide and act ----------------------------------------------------------------
+    # --- steps 5-9: check, decide and act ---------------------------------------------------------
 
     def _decide(self, a: _Analysis, lookups: list[LookupRecord]) -> VerificationResult:
         policy = self.policy
+        by_target = {(r.service, r.target): r for r in lookups}
+        citations = [_quote_citation(q) for q in a.quotes]
+        for f, target in zip(a.found, a.targets, strict=True):
+            record = by_target.get((target.service, target.key)) if target else None
+            claim = _claim_at(a.claims, f.start)
+            citations.append(
+                check_found(
+                    f,
+                    claim_text=claim.text if claim else a.answer,
+                    docs=a.docs,
+                    context_numbers=a.context_numbers,
+                    record=record,
+                    policy=policy,
+                )
+            )
+        citations.sort(key=lambda c: c.span)
+        claims = _apply_strict(a.claims, a.quotes, citations, policy)
+
         min_overlap = policy.effective_min_context_overlap
-        scored = [c for c in a.claims if c.verified is not None]
+        scored = [c for c in claims if c.verified is not None]
         passing = [c for c in scored if c.verified]
         claim_confidence: float | None
         if a.context_checked or a.empty:
@@ -207,11 +251,11 @@ class CitationVerifier:
             evidence.append(f"{matched_quotes} quote(s) found in the context")
         if a.groundedness is not None and a.groundedness >= min_overlap:
             evidence.append(f"answer overlap {a.groundedness:.2f} >= {min_overlap:.2f}")
-        ok_lookups = sum(1 for r in lookups if r.ok)
-        if ok_lookups:
-            evidence.append(f"{ok_lookups} successful external lookup(s)")
-        if not policy.require_source_match and a.citations:
-            evidence.append(f"{len(a.citations)} citation(s) (require_source_match is false)")
+        looked_up = sum(1 for c in citations if c.status == "verified")
+        if looked_up:
+            evidence.append(f"{looked_up} citation(s) confirmed by an external lookup")
+        if not policy.require_source_match and citations:
+            evidence.append(f"{len(citations)} citation(s) (require_source_match is false)")
 
         reasons: list[str] = []
         if a.empty:
@@ -238,14 +282,17 @@ class CitationVerifier:
             if claim_confidence < policy.min_confidence:
                 reasons.append(
                     f"claim confidence {claim_confidence:.2f} is below min_confidence "
-                    f"{policy.min_confidence:.2f} ({len(passing)} of {len(scored)} claims pass "
-                    f"min_groundedness {policy.min_groundedness:.2f})"
+                    f"{policy.min_confidence:.2f} ({len(passing)} of {len(scored)} claims pass)"
                 )
             if policy.require_sources and not evidence:
                 reasons.append("the answer has no source evidence (require_sources)")
             verified = not reasons
+        strict = [p for c in claims for p in c.problems]
+        if strict and not a.empty:
+            reasons.extend(strict)
+            verified = False
 
-        unverified = [c for c in a.claims if c.verified is False]
+        unverified = [c for c in claims if c.verified is False]
         answer = a.answer
         if verified:
             action = "allow"
@@ -254,9 +301,8 @@ class CitationVerifier:
             if action == "redact":
                 answer = _redact(a.answer, unverified, policy.extensions.redaction_marker)
 
-        details = self._details(
-            a, verified, claim_confidence, lookups, unverified, evidence, passing
-        )
+        report = _Report(a, claims, citations, passing, evidence)
+        details = self._details(report, verified, claim_confidence, lookups, unverified)
         return VerificationResult(
             verdict="block" if action == "block" else "allow",
             reason_code="citation.verified" if verified else "citation.unverified",
@@ -269,36 +315,34 @@ class CitationVerifier:
 
     def _details(
         self,
-        a: _Analysis,
+        r: _Report,
         verified: bool,
         claim_confidence: float | None,
         lookups: list[LookupRecord],
         unverified: list[ClaimResult],
-        evidence: list[str],
-        passing: list[ClaimResult],
     ) -> VerificationDetails:
         policy = self.policy
+        a = r.analysis
         if not policy.response.include_verification_report:
             return VerificationDetails(verified=verified, groundedness=a.groundedness)
         extra: dict[str, Any]
         if verified:
-            matched = sum(1 for q in a.quotes if q.matched)
             summary = (
                 "empty answer: nothing to verify"
                 if a.empty
-                else f"verified: {len(passing)} of {len(a.claims)} claims supported"
+                else f"verified: {len(r.passing)} of {len(r.claims)} claims supported"
                 + (f", overlap {a.groundedness:.2f}" if a.groundedness is not None else "")
             )
             extra = {
                 "verification_report": VerificationReport(
                     summary=summary,
-                    claim_count=len(a.claims),
-                    passing_claim_count=len(passing),
+                    claim_count=len(r.claims),
+                    passing_claim_count=len(r.passing),
                     quote_count=len(a.quotes),
-                    matched_quote_count=matched,
-                    citation_count=len(a.citations),
+                    matched_quote_count=sum(1 for q in a.quotes if q.matched),
+                    citation_count=len(r.citations),
                     context_document_count=a.document_count,
-                    source_evidence=evidence,
+                    source_evidence=r.evidence,
                     thresholds={
                         "min_confidence": policy.min_confidence,
                         "min_groundedness": policy.min_groundedness,
@@ -312,12 +356,21 @@ class CitationVerifier:
             verified=verified,
             groundedness=a.groundedness,
             claim_confidence=claim_confidence,
-            claims=a.claims,
+            claims=r.claims,
             quotes=a.quotes,
-            citations=a.citations,
+            citations=r.citations,
             external_lookup=lookups,
             **extra,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Report:
+    analysis: _Analysis
+    claims: list[ClaimResult]
+    citations: list[Citation]
+    passing: list[ClaimResult]
+    evidence: list[str]
 
 
 def _check_answer(answer: Any) -> str:
@@ -332,35 +385,100 @@ def _check_answer(answer: Any) -> str:
 
 
 def _score_claim(
-    text: str,
-    span: tuple[int, int],
+    piece: Piece,
     claim_words: list[str],
-    supported: set[str],
-    active: list[tuple[int, set[str]]],
+    hits: list[set[str]],
+    markers: list[tuple[int, int, list[int]]],
+    document_count: int,
     min_groundedness: float,
 ) -> ClaimResult:
     # Hot path (benchmark if changing): set operations only, no rescans of the context.
     n = len(claim_words)
+    cited = sorted(
+        {num - 1 for s, e, nums in markers if piece.start <= s < piece.end for num in nums}
+    )
+    if not hits:  # context not checked
+        return ClaimResult(
+            text=piece.text,
+            span=(piece.start, piece.end),
+            groundedness=None,
+            verified=None,
+            word_count=n,
+            missing_words=[],
+            best_document=None,
+            best_document_groundedness=None,
+            cited_documents=cited,
+        )
+    supported: set[str] = set().union(*hits)
     missing = [w for w in claim_words if w not in supported]
     best, best_count = None, 0
     if len(missing) < n:
         claim_set = set(claim_words)
-        for i, h in active:
-            count = len(claim_set & h)
-            if count > best_count:  # strict: ties go to the first document
-                best, best_count = i, count
+        for i, h in enumerate(hits):
+            if h:
+                count = len(claim_set & h)
+                if count > best_count:  # strict: ties go to the first document
+                    best, best_count = i, count
     score = (n - len(missing)) / n
-    # Plain construction: pydantic-core validation is faster than model_construct here.
+    cited_score: float | None = None
+    misattributed: bool | None = None
+    if cited:
+        in_range = [i for i in cited if 0 <= i < document_count]
+        cited_hits: set[str] = set().union(*(hits[i] for i in in_range))
+        cited_score = sum(1 for w in claim_words if w in cited_hits) / n
+        misattributed = len(in_range) < len(cited) or cited_score < min_groundedness
     return ClaimResult(
-        text=text,
-        span=span,
+        text=piece.text,
+        span=(piece.start, piece.end),
         groundedness=score,
         verified=score >= min_groundedness,
         word_count=n,
         missing_words=missing,
         best_document=best,
         best_document_groundedness=best_count / n if best is not None else None,
+        cited_documents=cited,
+        cited_groundedness=cited_score,
+        misattributed=misattributed,
     )
+
+
+def _claim_at(claims: list[ClaimResult], pos: int) -> ClaimResult | None:
+    for c in claims:
+        if c.span[0] <= pos < c.span[1]:
+            return c
+    return None
+
+
+def _apply_strict(
+    claims: list[ClaimResult],
+    quotes: list[QuoteResult],
+    citations: list[Citation],
+    policy: PolicyConfig,
+) -> list[ClaimResult]:
+    """Attach the strict_quotes / strict_statistics failures to the claims that carry them."""
+    ext = policy.extensions
+    failing: list[tuple[int, str]] = []
+    if ext.strict_quotes:
+        failing += [
+            (q.span[0], f'strict_quotes: "{q.text.strip()}" is not in the context')
+            for q in quotes
+            if q.matched is False
+        ]
+    if ext.strict_statistics:
+        failing += [
+            (c.span[0], f"strict_statistics: {c.text} is not in the context")
+            for c in citations
+            if c.type == "statistic" and c.verified is False
+        ]
+    if not failing:
+        return claims
+    out = []
+    for c in claims:
+        problems = [why for pos, why in failing if c.span[0] <= pos < c.span[1]]
+        if problems:
+            c = c.model_copy(update={"problems": problems, "verified": False})  # noqa: PLW2901
+        out.append(c)
+    return out
 
 
 def _match_quote(q: QuoteSpan, docs: list[ContextDocument] | None) -> QuoteResult:
@@ -386,17 +504,19 @@ def _match_quote(q: QuoteSpan, docs: list[ContextDocument] | None) -> QuoteResul
 
 def _quote_citation(q: QuoteResult) -> Citation:
     if q.matched is None:
-        reason = "not checked: no context documents to compare with"
+        status, reason = "unchecked", "not checked: no context documents to compare with"
     elif q.matched:
-        reason = f"found in context document {q.document}"
+        status, reason = "matched", f"found in context document {q.document}"
     else:
-        reason = "not found in any context document"
+        status, reason = "not_found", "not found in any context document"
     return Citation(
         type="quote",
+        kind="quote",
         text=q.text,
         span=q.span,
         normalized=q.normalized,
         verified=q.matched,
+        status=status,
         reason=reason,
     )
 
