@@ -12,6 +12,7 @@ no cookies or credentials, a bounded number of bytes read.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import ipaddress
 import json
 import os
@@ -20,7 +21,6 @@ import socket
 import sqlite3
 import threading
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -32,6 +32,7 @@ import httpx
 
 from citeverify._policy import LookupSettings
 from citeverify._result import LookupRecord
+from citeverify._runner import on_background_loop
 
 __all__ = ["LookupCache", "Lookups", "Target"]
 
@@ -142,8 +143,10 @@ class Lookups:
 
     Args:
         settings: ``extensions.lookups`` of the policy.
-        client: An ``httpx.AsyncClient`` to use (yours: proxies, limits, transports). When None,
-            one client per event loop is created and kept, so connections stay alive.
+        client: An ``httpx.AsyncClient`` to use (yours: proxies, limits, transports; you close
+            it). When None, the sync API shares one client on citeverify's background loop, so
+            connections stay alive across answers, and the async API opens one client per answer
+            and closes it (inject a client to keep connections alive there too).
         cache: Where results are kept; by default an in-memory cache (plus the SQLite file named
             by ``settings.cache_path``).
     """
@@ -157,8 +160,6 @@ class Lookups:
     ) -> None:
         self.settings = settings
         self._client = client
-        self._own_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient]
-        self._own_clients = weakref.WeakKeyDictionary()
         self.cache = cache if cache is not None else LookupCache(settings.cache_path)
         self._ncbi_limit = _RateLimiter(10 if settings.ncbi_api_key else 3)
         self._allow_names, self._allow_nets = _parse_allow_list(settings.url_allow_hosts)
@@ -167,30 +168,34 @@ class Lookups:
     # --- clients ------------------------------------------------------------------------------
 
     def _http(self) -> httpx.AsyncClient:
-        if self._client is not None:
-            return self._client
-        loop = asyncio.get_running_loop()
-        client = self._own_clients.get(loop)
-        if client is None or client.is_closed:
-            client = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.settings.timeout),
-                follow_redirects=False,
-                headers={"User-Agent": self.settings.user_agent},
-                limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
-            )
-            self._own_clients[loop] = client
-        return client
+        return _CLIENT.get()
 
-    async def aclose(self) -> None:
-        """Close the client this object created for the running loop."""
-        client = self._own_clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.aclose()
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.settings.timeout)
 
     # --- running ------------------------------------------------------------------------------
 
     async def run(self, targets: Iterable[Target]) -> list[LookupRecord]:
         """Look every target up; one record per target, in order."""
+        if self._client is not None:
+            client = self._client
+        elif on_background_loop():
+            client = _shared_client()
+        else:
+            async with _new_client() as client:
+                return await self._run_with(client, list(targets))
+        return await self._run_with(client, list(targets))
+
+    async def _run_with(
+        self, client: httpx.AsyncClient, targets: list[Target]
+    ) -> list[LookupRecord]:
+        token = _CLIENT.set(client)  # the tasks below copy this context
+        try:
+            return await self._run(targets)
+        finally:
+            _CLIENT.reset(token)
+
+    async def _run(self, targets: list[Target]) -> list[LookupRecord]:
         targets = list(dict.fromkeys(targets))[: self.settings.max_lookups]
         records: dict[Target, LookupRecord] = {}
         todo: list[Target] = []
@@ -262,7 +267,9 @@ class Lookups:
         attempt = 0
         while True:
             self.calls += 1
-            response = await self._http().get(url, params=params, headers=headers)
+            response = await self._http().get(
+                url, params=params, headers=headers, timeout=self._timeout()
+            )
             if response.status_code not in _RETRY_STATUSES or attempt >= self.settings.retries:
                 return response
             delay = _retry_after(response) or 0.25 * 2**attempt
@@ -306,7 +313,11 @@ class Lookups:
             params["email"] = s.mailto
         if s.ncbi_api_key:
             params["api_key"] = s.ncbi_api_key
-        response = await self._get(f"{s.ncbi_base_url.rstrip('/')}/esummary.fcgi", params=params)
+        response = await self._get(
+            f"{s.ncbi_base_url.rstrip('/')}/esummary.fcgi",
+            params=params,
+            headers={"User-Agent": s.user_agent},
+        )
         elapsed = (time.perf_counter() - start) * 1000
         targets = [Target("pubmed", p) for p in pmids]
         if response.status_code != 200:
@@ -436,7 +447,8 @@ class Lookups:
         response = await self._http().post(
             f"{s.courtlistener_base_url.rstrip('/')}/api/rest/v4/citation-lookup/",
             data={"text": "; ".join(citations)},
-            headers={"Authorization": f"Token {token}"},
+            headers={"Authorization": f"Token {token}", "User-Agent": s.user_agent},
+            timeout=self._timeout(),
         )
         elapsed = (time.perf_counter() - start) * 1000
         if response.status_code != 200:
@@ -470,6 +482,26 @@ class Lookups:
                 err = item.get("error_message") or known.get(int(status or 0), f"status {status}")
                 outcomes.append(_Outcome.of(t, False, status, elapsed, err, meta, status == 404))
         return outcomes
+
+
+_CLIENT: contextvars.ContextVar[httpx.AsyncClient] = contextvars.ContextVar("citeverify_client")
+_shared: httpx.AsyncClient | None = None
+
+
+def _new_client() -> httpx.AsyncClient:
+    # Timeouts and the User-Agent are set per request, from each verifier's settings.
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+    )
+
+
+def _shared_client() -> httpx.AsyncClient:
+    """The client of citeverify's background loop, shared by every verifier's sync calls."""
+    global _shared  # noqa: PLW0603 - created on the background loop, lives as long as it
+    if _shared is None or _shared.is_closed:
+        _shared = _new_client()
+    return _shared
 
 
 @dataclass(frozen=True, slots=True)
@@ -575,7 +607,8 @@ def _crossref_metadata(message: dict[str, Any]) -> dict[str, Any]:
             if name:
                 authors.append(name)
     year = None
-    for key in ("issued", "published-print", "published-online", "created"):
+    # Not "created": that is when the DOI was registered, not when the work appeared.
+    for key in ("issued", "published", "published-print", "published-online"):
         parts = (message.get(key) or {}).get("date-parts") or [[None]]
         if parts and parts[0] and parts[0][0]:
             year = parts[0][0]

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["background_loop", "run_sync"]
+__all__ = ["background_loop", "on_background_loop", "run_sync"]
 
 T = TypeVar("T")
 
@@ -33,6 +33,11 @@ def background_loop() -> asyncio.AbstractEventLoop:
             thread.start()
             _loop, _thread = loop, thread
         return _loop
+
+
+def on_background_loop() -> bool:
+    """Whether the caller runs on the background loop's thread."""
+    return _thread is not None and threading.current_thread() is _thread
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

@@ -150,14 +150,6 @@ class CitationVerifier:
         records = await self.lookups.run(targets) if targets else []
         return self._decide(analysis, records)
 
-    def close(self) -> None:
-        """Close the HTTP client that the sync API created (your own client stays open)."""
-        run_sync(self.lookups.aclose())
-
-    async def aclose(self) -> None:
-        """Close the HTTP client created for the running event loop."""
-        await self.lookups.aclose()
-
     # --- steps 2-4: pure analysis ---------------------------------------------------------------
 
     def _analyze(self, answer: Any, context_documents: Iterable[Any] | None) -> _Analysis:

@@ -1,0 +1,111 @@
+"""A real HTTP server on 127.0.0.1 whose answers each test scripts (no mocks of httpx)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str | Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # seconds before the status line
+    trickle: float = 0.0  # seconds between 1 KB body chunks (a slow body)
+
+    def payload(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode()
+        self.headers.setdefault("Content-Type", "application/json")
+        return json.dumps(self.body).encode()
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class Loopback:
+    """Routes are ``(method, path) -> Reply`` or a callable returning replies in turn."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], Reply | list[Reply] | Callable[[Seen], Reply]] = {}
+        self.seen: list[Seen] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                parts = urlsplit(self.path)
+                seen = Seen(
+                    self.command,
+                    parts.path,
+                    parts.query,
+                    dict(self.headers),
+                    self.rfile.read(length),
+                )
+                server.seen.append(seen)
+                reply = server._reply(seen)
+                time.sleep(reply.delay)
+                data = reply.payload()
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                if reply.trickle:
+                    for i in range(0, len(data), 1024):
+                        self.wfile.write(data[i : i + 1024])
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                else:
+                    self.wfile.write(data)
+
+            do_GET = do_HEAD = do_POST = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def _reply(self, seen: Seen) -> Reply:
+        route = self.routes.get((seen.method, seen.path)) or self.routes.get(("*", seen.path))
+        if route is None:
+            return Reply(404, "Resource not found.", {"Content-Type": "text/plain"})
+        if callable(route):
+            return route(seen)
+        if isinstance(route, list):
+            return route.pop(0) if len(route) > 1 else route[0]
+        return route
+
+    def calls(self, path: str) -> int:
+        return sum(1 for s in self.seen if s.path == path)
+
+    def __enter__(self) -> Loopback:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
