@@ -92,9 +92,7 @@ def check_found(
     if found.type == "statistic":
         if context_numbers is None:
             reason = "not checked: no context documents"
-        elif all(v in context_numbers for v in found.values[:2] if found.kind == "ratio") and (
-            found.kind == "ratio" or any(v in context_numbers for v in found.values)
-        ):
+        elif _supported(found, context_numbers):
             verified, status, reason = True, "supported", "the same number appears in the context"
         else:
             verified, status = False, "unsupported"
@@ -120,6 +118,14 @@ def check_found(
         status=status,
         reason=reason,
     )
+
+
+def _supported(found: Found, numbers: frozenset[str]) -> bool:
+    if found.kind == "ratio":
+        return all(v in numbers for v in found.values)
+    if found.kind == "percent":
+        return any(f"{v}%" in numbers for v in found.values)
+    return any(v in numbers for v in found.values)
 
 
 def _from_record(found: Found, record: LookupRecord, claim_text: str) -> tuple[bool, str, str]:

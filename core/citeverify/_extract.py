@@ -428,13 +428,18 @@ def extract_statistics(text: str) -> list[Found]:
     return found
 
 
+_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b)", re.IGNORECASE)
 _CONTEXT_NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)" + _SCALE, re.IGNORECASE
 )
 
 
 def numbers_in(text: str) -> frozenset[str]:
-    """Every number of a context document, normalized (and scaled, for "3.5 million")."""
+    """Every number of a context document, normalized.
+
+    "3.5 million" also gives "3500000"; a percentage also gives "12%", so that a percentage in
+    the answer is supported only by a percentage ("9 percent" is not backed by "9 million").
+    """
     out: set[str] = set()
     for m in _CONTEXT_NUMBER.finditer(text):
         value = _number(m.group(1))
@@ -443,6 +448,8 @@ def numbers_in(text: str) -> frozenset[str]:
         out.add(_canon(value))
         if m.group(2):
             out.add(_canon(value * _SCALES[m.group(2).lower()]))
+        if _PERCENT_AFTER.match(text, m.end()):
+            out.add(_canon(value) + "%")
     return frozenset(out)
 
 

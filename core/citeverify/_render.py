@@ -44,6 +44,13 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
             if c.best_document is not None and c.verified is False:
                 best = _pct(c.best_document_groundedness).strip()
                 lines.append(f"{pad}closest document: #{c.best_document} ({best})")
+            if c.cited_documents:
+                cited = ", ".join(f"#{i}" for i in c.cited_documents)
+                state = "MISATTRIBUTED" if c.misattributed else "supports it"
+                lines.append(
+                    f"{pad}cites {cited}: {state} ({_pct(c.cited_groundedness).strip()} of its words)"
+                )
+            lines.extend(f"{pad}{p}" for p in c.problems)
     if d.quotes:
         lines.append("")
         lines.append("Quotes:")
@@ -63,8 +70,9 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
         lines.append("")
         lines.append("Citations:")
         for cit in other:
-            state = {True: "verified", False: "NOT verified", None: "not checked"}[cit.verified]
-            lines.append(f"  {cit.type:<10} {cit.text}: {state} ({cit.reason})")
+            mark = {True: "ok ", False: "NO ", None: " - "}[cit.verified]
+            text = textwrap.shorten(cit.text, width=50, placeholder=" ...")
+            lines.append(f"  [{mark}] {cit.type:<10} {text}: {cit.status} ({cit.reason})")
     if result.reasons:
         lines.append("")
         lines.append("Why unverified:")

@@ -159,7 +159,10 @@ class CitationVerifier:
         context_checked = policy.rag_context.verify_against_context and bool(texts)
 
         pieces = split_claims(answer)
-        claim_words = [list(dict.fromkeys(words(p.text))) for p in pieces]
+        markers = find_markers(answer) if "[" in answer or "【" in answer else []
+        # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
+        # counted (a deliberate difference from the seed, which has no markers; docs/semantics.md).
+        claim_words = [list(dict.fromkeys(words(_without_markers(p, markers)))) for p in pieces]
         # The answer's words are the union of its claims' words: claims are cut only at
         # terminators and line breaks, which are neither words nor changed by NFKC, and pieces
         # without words hold none. Saves a second tokenization of the answer.
@@ -175,7 +178,6 @@ class CitationVerifier:
             hits = [d.hits(answer_words) for d in docs]
             supported: set[str] = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
-        markers = find_markers(answer) if texts and ("[" in answer or "【" in answer) else []
         claims = [
             _score_claim(p, cw, hits, markers, len(texts), policy.min_groundedness)
             for p, cw in zip(pieces, claim_words, strict=True)
@@ -387,7 +389,7 @@ def _score_claim(
     # Hot path (benchmark if changing): set operations only, no rescans of the context.
     n = len(claim_words)
     cited = sorted(
-        {num - 1 for s, e, nums in markers if piece.start <= s < piece.end for num in nums}
+        {num - 1 for s, _, nums in markers if piece.start <= s < piece.end for num in nums}
     )
     if not hits:  # context not checked
         return ClaimResult(
@@ -432,6 +434,14 @@ def _score_claim(
         cited_groundedness=cited_score,
         misattributed=misattributed,
     )
+
+
+def _without_markers(piece: Piece, markers: list[tuple[int, int, list[int]]]) -> str:
+    text = piece.text
+    for s, e, _ in reversed(markers):
+        if piece.start <= s and e <= piece.end:
+            text = text[: s - piece.start] + " " + text[e - piece.start :]
+    return text
 
 
 def _claim_at(claims: list[ClaimResult], pos: int) -> ClaimResult | None:
