@@ -47,9 +47,8 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
             if c.cited_documents:
                 cited = ", ".join(f"#{i}" for i in c.cited_documents)
                 state = "MISATTRIBUTED" if c.misattributed else "supports it"
-                lines.append(
-                    f"{pad}cites {cited}: {state} ({_pct(c.cited_groundedness).strip()} of its words)"
-                )
+                share = _pct(c.cited_groundedness).strip()
+                lines.append(f"{pad}cites {cited}: {state} ({share} of its words)")
             lines.extend(f"{pad}{p}" for p in c.problems)
     if d.quotes:
         lines.append("")
