@@ -7,9 +7,10 @@ academic identifiers are validated and normalized with idutils; case law is foun
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
@@ -20,7 +21,7 @@ import idutils
 from citeverify._policy import CitationType
 from citeverify._text import MARKER_RE
 
-__all__ = ["Found", "extract", "find_markers", "numbers_in", "statistic_values"]
+__all__ = ["Found", "extract", "find_markers", "numbers_in"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +77,77 @@ def _trim(text: str, start: int, end: int) -> int:
     return end
 
 
-def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    return any(s < end and start < e for s, e in spans)
+class _Taken:
+    """The union of the spans already claimed; overlap tests in O(log n)."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self._starts: list[int] = []  # disjoint, sorted intervals
+        self._ends: list[int] = []
+        for start, end in spans:
+            self.add(start, end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        i = bisect.bisect_right(self._starts, start) - 1
+        if i >= 0 and self._ends[i] > start:
+            return True
+        return i + 1 < len(self._starts) and self._starts[i + 1] < end
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect.bisect_left(self._starts, start)
+        # Merge with the neighbours it touches, so the intervals stay disjoint.
+        while i > 0 and self._ends[i - 1] >= start:
+            i -= 1
+            start, end = min(start, self._starts[i]), max(end, self._ends[i])
+            del self._starts[i], self._ends[i]
+        while i < len(self._starts) and self._starts[i] <= end:
+            end = max(end, self._ends[i])
+            del self._starts[i], self._ends[i]
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+
+
+#: Extraction scans: the text is cut into chunks; a pattern runs only over the chunks whose cheap
+#: gate (substring tests, C speed) says it may match, widened by a margin so that a citation that
+#: straddles two chunks is still whole. Benchmark if changing (bench/bench_citations.py).
+_CHUNK = 4096
+_MARGIN = 256
+
+
+def _scan(
+    text: str, pattern: re.Pattern[str], gate: Callable[[str], bool] | None = None
+) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, restricted to the regions whose chunks pass ``gate``."""
+    if gate is None:
+        yield from pattern.finditer(text)
+        return
+    if len(text) <= _CHUNK:
+        if gate(text):
+            yield from pattern.finditer(text)
+        return
+    regions: list[list[int]] = []
+    for start in range(0, len(text), _CHUNK):
+        if gate(text[start : start + _CHUNK]):
+            lo, hi = max(0, start - _MARGIN), min(len(text), start + _CHUNK + _MARGIN)
+            if regions and lo <= regions[-1][1]:
+                regions[-1][1] = hi
+            else:
+                regions.append([lo, hi])
+    for lo, hi in regions:
+        # finditer(text, pos, endpos): lookbehinds still see the text before ``pos``.
+        yield from pattern.finditer(text, lo, hi)
+
+
+def _has(*needles: str, fold: bool = False) -> Callable[[str], bool]:
+    if fold:
+        return lambda chunk: any(n in chunk.lower() for n in needles)
+    return lambda chunk: any(n in chunk for n in needles)
 
 
 # --- academic: DOIs, PubMed IDs, PMCIDs, arXiv IDs -----------------------------------------------
 
-_DOI = re.compile(
-    r"(?:\bdoi:\s*|\bhttps?://(?:dx\.)?doi\.org/|(?<![\w/.]))(10\.\d{4,9}/[^\s\"<>“”‘’]+)",
-    re.IGNORECASE,
-)
+# A DOI is found by its literal "10." start (fast to scan); its prefix is read backwards.
+_DOI = re.compile(r"10\.\d{4,9}/[^\s\"<>“”‘’]+")
+_DOI_PREFIX = re.compile(r"(?:doi:\s*|https?://(?:dx\.)?doi\.org/)$", re.IGNORECASE)
 _PMID = re.compile(
     r"\bPMID:?\s*(\d{1,9})\b"
     r"|\bhttps?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/(\d{1,9})\b/?",
@@ -104,58 +166,58 @@ _ARXIV = re.compile(
 def extract_academic(text: str) -> list[Found]:
     """DOIs (bare, ``doi:``, doi.org links), PubMed IDs, PMCIDs and arXiv IDs."""
     found: list[Found] = []
-    if "10." in text:
-        for m in _DOI.finditer(text):
-            end = _trim(text, m.start(1), m.end(1))
-            doi = text[m.start(1) : end]
-            if not idutils.is_doi(doi):
-                continue
-            normalized = idutils.normalize_doi(doi).lower()
-            found.append(
-                Found("academic", "doi", m.start(), end, text[m.start() : end], normalized)
-            )
-    lowered = text.lower()
-    if "pmid" in lowered or "pubmed" in lowered:
-        for m in _PMID.finditer(text):
-            pmid = m.group(1) or m.group(2)
-            if idutils.is_pmid(pmid):
-                end = _trim(text, m.start(), m.end())
-                found.append(Found("academic", "pmid", m.start(), end, text[m.start() : end], pmid))
-    if "pmc" in lowered:
-        for m in _PMCID.finditer(text):
+    for m in _scan(text, _DOI, _has("10.")):
+        prefix = _DOI_PREFIX.search(text, max(0, m.start() - 24), m.start())
+        start = prefix.start() if prefix else m.start()
+        if (
+            prefix is None
+            and m.start()
+            and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "/._")
+        ):
+            continue  # inside another token ("v10.1234/x", a path)
+        end = _trim(text, m.start(), m.end())
+        doi = text[m.start() : end]
+        if not idutils.is_doi(doi):
+            continue
+        normalized = idutils.normalize_doi(doi).lower()
+        found.append(Found("academic", "doi", start, end, text[start:end], normalized))
+    for m in _scan(text, _PMID, _has("pmid", "pubmed", fold=True)):
+        pmid = m.group(1) or m.group(2)
+        if idutils.is_pmid(pmid):
             end = _trim(text, m.start(), m.end())
-            pmc = re.search(r"PMC\d+", m.group(), re.IGNORECASE)
-            assert pmc is not None
-            pmcid = pmc.group().upper()
-            if idutils.is_pmcid(pmcid):
-                found.append(
-                    Found("academic", "pmcid", m.start(), end, text[m.start() : end], pmcid)
-                )
-    if "arxiv" in lowered:
-        for m in _ARXIV.finditer(text):
-            ident = m.group(1)
-            if idutils.is_arxiv(f"arXiv:{ident}"):
-                normalized = idutils.normalize_arxiv(f"arXiv:{ident}")
-                found.append(Found("academic", "arxiv", m.start(), m.end(), m.group(), normalized))
+            found.append(Found("academic", "pmid", m.start(), end, text[m.start() : end], pmid))
+    for m in _scan(text, _PMCID, _has("pmc", fold=True)):
+        end = _trim(text, m.start(), m.end())
+        pmc = re.search(r"PMC\d+", m.group(), re.IGNORECASE)
+        assert pmc is not None
+        pmcid = pmc.group().upper()
+        if idutils.is_pmcid(pmcid):
+            found.append(Found("academic", "pmcid", m.start(), end, text[m.start() : end], pmcid))
+    for m in _scan(text, _ARXIV, _has("arxiv", fold=True)):
+        ident = m.group(1)
+        if idutils.is_arxiv(f"arXiv:{ident}"):
+            normalized = idutils.normalize_arxiv(f"arXiv:{ident}")
+            found.append(Found("academic", "arxiv", m.start(), m.end(), m.group(), normalized))
     return found
 
 
 # --- URLs ----------------------------------------------------------------------------------------
 
-_URL = re.compile(r"\bhttps?://[^\s<>\"'`“”‘’{}|\\^]+", re.IGNORECASE)
+_URL = re.compile(r"https?://[^\s<>\"'`“”‘’{}|\\^]+", re.IGNORECASE)
 
 
-def extract_urls(text: str, *, taken: list[tuple[int, int]] = ()) -> list[Found]:  # type: ignore[assignment]
+def extract_urls(text: str, *, taken: Iterable[tuple[int, int]] = ()) -> list[Found]:
     """http(s) URLs, trailing punctuation and unbalanced brackets trimmed.
 
     URLs inside ``taken`` spans (already found as DOIs, PubMed or arXiv links) are skipped.
     """
-    if "://" not in text:
-        return []
+    claimed = _Taken(taken)
     found = []
-    for m in _URL.finditer(text):
+    for m in _scan(text, _URL, _has("://")):
+        if m.start() and text[m.start() - 1].isalnum():
+            continue  # "xhttp://" is not a URL start
         end = _trim(text, m.start(), m.end())
-        if end - m.start() <= len("https://") or _overlaps(taken, m.start(), end):
+        if end - m.start() <= len("https://") or claimed.overlaps(m.start(), end):
             continue
         url = text[m.start() : end]
         scheme, rest = url.split("://", 1)
@@ -169,21 +231,31 @@ def extract_urls(text: str, *, taken: list[tuple[int, int]] = ()) -> list[Found]
 
 # Cheap pre-filter: eyecite is thorough but runs at about 1 MB/s, so it only sees windows around
 # something that looks like "volume reporter page", "Id.", "supra" or "v.".
-_CASE_HINT = re.compile(r"\b\d{1,4}\s+[A-Z][A-Za-z.'&]{0,12}|\b(?:Id|Ibid)\.|\bsupra\b|\sv\.\s")
+# Reporters are abbreviations with a period ("U.S.", "F.3d", "S. Ct.", "N.E.2d"), so a hint is a
+# number followed by a capitalized token that has one. Digit first: the scan runs at C speed.
+_CASE_HINTS = (
+    (re.compile(r"\d{1,4}\s+[A-Z][A-Za-z]{0,8}\."), None),
+    (re.compile(r" v\. "), _has(" v. ")),
+    (re.compile(r"\b(?:Id|Ibid)\.|\bsupra\b"), _has("Id.", "Ibid.", "supra")),
+)
+
 # A case name and a "volume reporter page" that eyecite may not know (fabricated reporters).
 _CASE_LIKE = re.compile(
     r"(?P<name>(?:[A-Z][\w.'&-]*\s+){1,5}v\.\s+(?:[A-Z][\w.'&-]*,?\s+){0,5}?[A-Z][\w.'&-]*),\s+"
     r"(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][A-Za-z.']*(?:\s+(?:\d[a-z]{1,2}|[A-Z][A-Za-z.']*)){0,4})"
     r"\s+(?P<page>\d{1,5})"
 )
-_WINDOW = 300
+_WINDOW = 200
 
 
-def _windows(text: str) -> list[tuple[int, int]]:
+def _windows(text: str, taken: _Taken) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    for m in _CASE_HINT.finditer(text):
-        start = max(0, m.start() - _WINDOW)
-        end = min(len(text), m.end() + _WINDOW)
+    hints = sorted(m.span() for pattern, gate in _CASE_HINTS for m in _scan(text, pattern, gate))
+    for hint_start, hint_end in hints:
+        if taken.overlaps(hint_start, hint_end):
+            continue  # "42 U.S.C." looks like "5 U.S." but is a statute, already found
+        start = max(0, hint_start - _WINDOW)
+        end = min(len(text), hint_end + _WINDOW)
         # Widen to whitespace so that no token is cut.
         while start > 0 and not text[start - 1].isspace():
             start -= 1
@@ -205,27 +277,31 @@ def _eyecite() -> Callable[[str], list[Any]]:
     return get_citations
 
 
-def extract_case_law(text: str, *, current_year: int) -> list[Found]:
+def extract_case_law(
+    text: str, *, current_year: int, taken: Iterable[tuple[int, int]] = ()
+) -> list[Found]:
     """Case citations via eyecite (full, short, id., supra), with a format check.
 
     Full citations pass when eyecite knows the reporter, volume and page are numbers and the
     year, if given, is not in the future. A "Name v. Name, volume Reporter page" that eyecite does
-    not recognize is reported with a failed format check (unknown reporter).
+    not recognize is reported with a failed format check (unknown reporter). Spans in ``taken``
+    (statutes) are not searched for cases.
     """
     found: list[Found] = []
-    get_citations = _eyecite() if _CASE_HINT.search(text) else None
-    if get_citations is None:
+    windows = _windows(text, _Taken(taken))
+    if not windows:
         return found
-    for w_start, w_end in _windows(text):
+    get_citations = _eyecite()
+    for w_start, w_end in windows:
         window = text[w_start:w_end]
         for cite in get_citations(window):
             f = _from_eyecite(cite, window, w_start, current_year)
             if f is not None and not any(g.start == f.start for g in found):
                 found.append(f)
-        taken = [(f.start, f.end) for f in found]
+        known = _Taken((f.start, f.end) for f in found)
         for m in _CASE_LIKE.finditer(window):
             start, end = w_start + m.start("volume"), w_start + m.end("page")
-            if _overlaps(taken, start, end):
+            if known.overlaps(start, end):
                 continue
             reporter = m.group("reporter")
             found.append(
@@ -310,11 +386,20 @@ _REGULATORY: list[tuple[str, re.Pattern[str]]] = [
 ]  # fmt: skip
 
 
+_REGULATORY_GATES = {
+    "usc": _has("U.S.C", "USC", "U. S. C"),
+    "cfr": _has("C.F.R", "CFR", "C. F. R"),
+    "federal_register": _has("Fed. Reg", "Fed.Reg", " FR "),
+    "public_law": _has("pub. l", "pub.l", "public law", "pub l", fold=True),
+    "eu_act": _has("Regulation", "Directive", "Decision"),
+}
+
+
 def extract_regulatory(text: str) -> list[Found]:
     """U.S.C., C.F.R., Federal Register, Public Law, and EU regulations and directives."""
     found = []
     for kind, pattern in _REGULATORY:
-        for m in pattern.finditer(text):
+        for m in _scan(text, pattern, _REGULATORY_GATES[kind]):
             if kind == "eu_act" and not (m.group(2) or m.group(5)):
                 continue  # "Decision 3/4" in prose is not an EU act: the series must be named
             normalized = _normalize_regulatory(kind, m)
@@ -337,37 +422,33 @@ def _normalize_regulatory(kind: str, m: re.Match[str]) -> str:
 
 # --- statistics ----------------------------------------------------------------------------------
 
-_NUM = r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+# One pass over the numbers of the text; each number is then classified by what stands right
+# before and after it (anchored matches at its position), instead of one full scan per kind.
+# Benchmark if changing (bench/bench_citations.py).
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 _SCALE = r"(?:\s?(million|billion|trillion|thousand|mn|bn|m|k)\b)?"
-_CURRENCY_SYMBOL = r"(US\$|\$|€|£|¥|USD\s?|EUR\s?|GBP\s?)"
 _UNITS = (
     r"mg|g|kg|µg|μg|mcg|ng|ml|mL|l|L|dl|dL|mmol|mol|km|m|cm|mm|nm|mi|miles|ft|feet|kWh|MWh|"
     r"GWh|TWh|W|kW|MW|GW|Hz|kHz|MHz|GHz|°C|°F|mmHg|bpm|kcal|cal|ha|acres|tonnes|tons|"
     r"patients|participants|subjects|respondents|people|persons|adults|children|deaths|cases|"
     r"households|students|employees"
 )
-_STATISTICS: list[tuple[str, re.Pattern[str]]] = [
-    ("percent", re.compile(
-        _NUM + r"\s?(%|percent\b|per\s?cent\b|pct\b|percentage points?\b)", re.IGNORECASE
-    )),
-    ("currency", re.compile(_CURRENCY_SYMBOL + r"\s?(\d[\d,]*(?:\.\d+)?)" + _SCALE, re.IGNORECASE)),
-    ("currency", re.compile(
-        _NUM + _SCALE + r"\s?(dollars|euros|pounds|yen|USD|EUR|GBP)\b", re.IGNORECASE
-    )),
-    ("p_value", re.compile(r"(?<![\w.])[pP]\s?(?:<|>|=|≤|≥|<=|>=)\s?(0?\.\d+|[01](?:\.\d+)?)")),
-    ("sample_size", re.compile(r"(?<![\w.])[nN]\s?=\s?(\d{1,3}(?:,\d{3})+|\d+)\b")),
-    ("ratio", re.compile(
-        r"\b(?:odds ratio|hazard ratio|risk ratio|relative risk|OR|HR|RR|aOR|aHR)"
-        r"\s?(?:=|of|:|was|is)?\s?(\d+(?:\.\d+)?)"
-    )),
-    ("ratio", re.compile(r"(?<![\w.:])(\d{1,3})\s?:\s?(\d{1,3})(?![\w.:])(?=\s+(?:ratio|odds)\b)")),
-    ("ratio", re.compile(r"\bratio of\s+(\d{1,3})\s?:\s?(\d{1,3})\b")),
-    ("ratio", re.compile(
-        r"(?<![\w.])(\d{1,3})\s+(?:in|out of)\s+(\d{1,4})\b(?!\s*(?:AM|PM|am|pm))"
-    )),
-    # After the ratios, so that "1 in 5 adults" is a ratio, not "5 adults".
-    ("amount", re.compile(_NUM + r"\s?(" + _UNITS + r")(?![\w/])")),
-]  # fmt: skip
+_AFTER_PERCENT = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b|percentage points?\b)", re.I)
+_AFTER_CURRENCY = re.compile(_SCALE + r"\s?(?:dollars|euros|pounds|yen|USD|EUR|GBP)\b", re.I)
+_AFTER_SCALE = re.compile(_SCALE, re.I)
+_AFTER_UNIT = re.compile(r"\s?(?:" + _UNITS + r")(?![\w/])")
+_AFTER_RATIO = re.compile(r"\s?:\s?(\d{1,3})(?![\w.:])(?=\s+(?:ratio|odds)\b)")
+_AFTER_COLON = re.compile(r"\s?:\s?(\d{1,3})(?![\w.:])")
+_AFTER_IN = re.compile(r"\s+(?:in|out of)\s+(\d{1,4})\b(?!\s*(?:AM|PM|am|pm))")
+_BEFORE_CURRENCY = re.compile(r"(?:US\$|\$|€|£|¥|USD\s?|EUR\s?|GBP\s?)\s?$")
+_BEFORE_P = re.compile(r"(?<![\w.])[pP]\s?(?:<=|>=|<|>|=|≤|≥)\s?$")
+_BEFORE_N = re.compile(r"(?<![\w.])[nN]\s?=\s?$")
+_BEFORE_EFFECT = re.compile(
+    r"\b(?:odds ratio|hazard ratio|risk ratio|relative risk|OR|HR|RR|aOR|aHR)"
+    r"\s?(?:=|of|:|was|is)?\s?$"
+)
+_BEFORE_RATIO_OF = re.compile(r"\bratio of\s+$")
 _SCALES = {
     "thousand": 10**3, "k": 10**3, "million": 10**6, "mn": 10**6, "m": 10**6,
     "billion": 10**9, "bn": 10**9, "trillion": 10**12,
@@ -386,46 +467,72 @@ def _canon(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def statistic_values(kind: str, m: re.Match[str]) -> tuple[str, ...]:
-    """The normalized numbers a statistic's context must contain (any one of each group)."""
-    groups = [g for g in m.groups() if g is not None]
-    numbers = [
-        n for n in (_number(g) for g in groups if re.fullmatch(r"[\d,.]+", g)) if n is not None
-    ]
-    if not numbers:
-        return ()
-    if kind == "currency":
-        scale = next((g.lower() for g in groups if g.lower() in _SCALES), None)
-        value = numbers[0]
-        # "$3.5 million" is supported by "3.5 million" and by "3,500,000".
-        return (
-            (_canon(value),) if scale is None else (_canon(value), _canon(value * _SCALES[scale]))
-        )
-    return tuple(_canon(n) for n in numbers)
-
-
 def extract_statistics(text: str) -> list[Found]:
     """Percentages, currency amounts, amounts with units, p-values, sample sizes, ratios."""
-    if not any(ch.isdigit() for ch in text):
-        return []
     found: list[Found] = []
-    taken: list[tuple[int, int]] = []
-    for kind, pattern in _STATISTICS:
-        for m in pattern.finditer(text):
-            if _overlaps(taken, m.start(), m.end()):
-                continue
-            values = statistic_values(kind, m)
-            if not values:
-                continue
-            normalized = values[0] + ("%" if kind == "percent" else "")
-            if kind == "ratio" and len(values) == 2:
-                normalized = f"{values[0]}:{values[1]}"
-            found.append(
-                Found("statistic", kind, m.start(), m.end(), m.group(), normalized, values=values)
-            )
-            taken.append((m.start(), m.end()))
-    found.sort(key=lambda f: f.start)
+    last_end = -1
+    for m in _NUMBER.finditer(text):
+        start = m.start()
+        number = _THOUSANDS.match(m.group())  # "1,2" in a list is 1, not 12
+        assert number is not None
+        end = start + number.end()
+        before = text[start - 1] if start else " "
+        if before == "." and not (start > 1 and text[start - 2].isdigit()):
+            start -= 1  # ".05"
+        elif before.isalnum() or before in "._,":
+            continue  # inside a word or another number ("v2", "1.2.3")
+        if start < last_end:
+            continue  # part of the statistic found just before ("3:1", "1 in 5")
+        item = _classify(text, start, end)
+        if item is not None:
+            found.append(item)
+            last_end = item.end
     return found
+
+
+def _classify(text: str, start: int, end: int) -> Found | None:
+    raw = text[start:end]
+    value = _number(raw)
+    if value is None:
+        return None
+    v = _canon(value)
+    lo = max(0, start - 24)
+    if m := _AFTER_RATIO.match(text, end):
+        return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
+    if _BEFORE_RATIO_OF.search(text, lo, start) and (m := _AFTER_COLON.match(text, end)):
+        return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
+    if len(raw) <= 3 and (m := _AFTER_IN.match(text, end)):
+        return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
+    if m := _AFTER_PERCENT.match(text, end):
+        return _stat("percent", text, start, m.end(), f"{v}%", (v,))
+    if b := _BEFORE_CURRENCY.search(text, lo, start):
+        scale = _AFTER_SCALE.match(text, end)
+        assert scale is not None  # the scale is optional
+        return _currency(text, b.start(), scale.end(), value, scale.group(1))
+    if m := _AFTER_CURRENCY.match(text, end):
+        return _currency(text, start, m.end(), value, m.group(1))
+    if b := _BEFORE_P.search(text, lo, start):
+        return _stat("p_value", text, b.start(), end, v, (v,))
+    if b := _BEFORE_N.search(text, lo, start):
+        return _stat("sample_size", text, b.start(), end, v, (v,))
+    if b := _BEFORE_EFFECT.search(text, lo, start):
+        return _stat("ratio", text, b.start(), end, v, (v,))
+    if m := _AFTER_UNIT.match(text, end):
+        return _stat("amount", text, start, m.end(), v, (v,))
+    return None
+
+
+def _currency(text: str, start: int, end: int, value: Decimal, scale: str | None) -> Found:
+    v = _canon(value)
+    # "$3.5 million" is supported by "3.5 million" and by "3,500,000".
+    values = (v,) if scale is None else (v, _canon(value * _SCALES[scale.lower()]))
+    return _stat("currency", text, start, end, v, values)
+
+
+def _stat(
+    kind: str, text: str, start: int, end: int, normalized: str, values: tuple[str, ...]
+) -> Found:
+    return Found("statistic", kind, start, end, text[start:end], normalized, values=values)
 
 
 _PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b)", re.IGNORECASE)
@@ -496,12 +603,14 @@ def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -
             else [(f.start, f.end) for f in found]
         )
         found.extend(extract_urls(text, taken=taken))
+    statutes = extract_regulatory(text) if wanted & {"case_law", "regulatory"} else []
     if "case_law" in wanted:
-        found.extend(extract_case_law(text, current_year=current_year))
+        spans = [(f.start, f.end) for f in statutes]
+        found.extend(extract_case_law(text, current_year=current_year, taken=spans))
     if "regulatory" in wanted:
-        found.extend(extract_regulatory(text))
+        found.extend(statutes)
     if "statistic" in wanted:
-        taken = [(f.start, f.end) for f in found]
-        found.extend(f for f in extract_statistics(text) if not _overlaps(taken, f.start, f.end))
+        claimed = _Taken((f.start, f.end) for f in found)
+        found.extend(f for f in extract_statistics(text) if not claimed.overlaps(f.start, f.end))
     found.sort(key=lambda f: (f.start, f.end))
     return found
