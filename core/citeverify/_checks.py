@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from citeverify._context import ContextDocument
-from citeverify._extract import Found
+from citeverify._extract import Found, NumberIndex
 from citeverify._lookup import Target
 from citeverify._policy import PolicyConfig
 from citeverify._result import Citation, LookupRecord
@@ -82,7 +82,7 @@ def check_found(
     *,
     claim_text: str,
     docs: Sequence[ContextDocument],
-    context_numbers: frozenset[str] | None,
+    context_numbers: NumberIndex | None,
     record: LookupRecord | None,
     policy: PolicyConfig,
 ) -> Citation:
@@ -120,12 +120,11 @@ def check_found(
     )
 
 
-def _supported(found: Found, numbers: frozenset[str]) -> bool:
+def _supported(found: Found, numbers: NumberIndex) -> bool:
     if found.kind == "ratio":
-        return all(v in numbers for v in found.values)
-    if found.kind == "percent":
-        return any(f"{v}%" in numbers for v in found.values)
-    return any(v in numbers for v in found.values)
+        return all(numbers.contains(v) for v in found.values)
+    percent = found.kind == "percent"
+    return any(numbers.contains(v, percent=percent) for v in found.values)
 
 
 def _from_record(found: Found, record: LookupRecord, claim_text: str) -> tuple[bool, str, str]:

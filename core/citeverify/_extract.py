@@ -21,7 +21,7 @@ import idutils
 from citeverify._policy import CitationType
 from citeverify._text import MARKER_RE
 
-__all__ = ["Found", "extract", "find_markers", "numbers_in"]
+__all__ = ["Found", "NumberIndex", "extract", "find_markers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,29 +535,66 @@ def _stat(
     return Found("statistic", kind, start, end, text[start:end], normalized, values=values)
 
 
-_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b)", re.IGNORECASE)
-_CONTEXT_NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)" + _SCALE, re.IGNORECASE
-)
+class NumberIndex:
+    """Answers "does the context contain this number?" without tokenizing the context.
 
-
-def numbers_in(text: str) -> frozenset[str]:
-    """Every number of a context document, normalized.
-
-    "3.5 million" also gives "3500000"; a percentage also gives "12%", so that a percentage in
-    the answer is supported only by a percentage ("9 percent" is not backed by "9 million").
+    Each question is a few ``str.find`` calls (C speed) over the documents for the number's
+    written forms (``1250``, ``1,250``; ``0.05``, ``.05``), with the neighbours of each hit checked:
+    not inside another number or word; ``12.0`` counts as ``12``; a percentage needs a percent
+    sign or word after it, so "9 percent" is not backed by "9 million". Digits are compared as
+    written (no NFKC): full-width digits in a document do not count.
     """
-    out: set[str] = set()
-    for m in _CONTEXT_NUMBER.finditer(text):
-        value = _number(m.group(1))
-        if value is None:
-            continue
-        out.add(_canon(value))
-        if m.group(2):
-            out.add(_canon(value * _SCALES[m.group(2).lower()]))
-        if _PERCENT_AFTER.match(text, m.end()):
-            out.add(_canon(value) + "%")
-    return frozenset(out)
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._texts = list(texts)
+        self._memo: dict[tuple[str, bool], bool] = {}
+
+    def contains(self, value: str, *, percent: bool = False) -> bool:
+        """Whether a document holds the normalized number ``value``."""
+        key = (value, percent)
+        if key not in self._memo:
+            self._memo[key] = any(
+                _number_at(t, pos, len(form), percent)
+                for form in _forms(value)
+                for t in self._texts
+                for pos in _find_all(t, form)
+            )
+        return self._memo[key]
+
+
+def _find_all(text: str, needle: str) -> Iterator[int]:
+    pos = text.find(needle)
+    while pos >= 0:
+        yield pos
+        pos = text.find(needle, pos + 1)
+
+
+def _forms(value: str) -> list[str]:
+    whole, dot, frac = value.partition(".")
+    forms = [value]
+    if len(whole) > 3:
+        forms.append(f"{int(whole):,}" + dot + frac)
+    if whole == "0" and frac:
+        forms.append("." + frac)
+    return forms
+
+
+_PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b)", re.IGNORECASE)
+_ZEROS = re.compile(r"\.0+(?!\d)")
+
+
+def _number_at(text: str, pos: int, length: int, percent: bool) -> bool:
+    if pos:
+        before = text[pos - 1]
+        if before.isalnum() or (before in ".," and pos > 1 and text[pos - 2].isdigit()):
+            return False
+    end = pos + length
+    if "." not in text[pos:end] and (zeros := _ZEROS.match(text, end)):
+        end = zeros.end()  # "12.0" is 12
+    after = text[end : end + 2]
+    if after[:1].isdigit() or (after[:1] in {".", ","} and after[1:2].isdigit()):
+        return False
+    return not percent or _PERCENT_AFTER.match(text, end) is not None
 
 
 # --- inline source markers -----------------------------------------------------------------------

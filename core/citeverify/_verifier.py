@@ -18,7 +18,7 @@ import httpx
 from citeverify._checks import check_found, lookup_target
 from citeverify._context import ContextCache, ContextDocument, coerce_documents, tokenize_documents
 from citeverify._errors import InputError, PolicyError
-from citeverify._extract import Found, extract, find_markers, numbers_in
+from citeverify._extract import Found, NumberIndex, extract, find_markers
 from citeverify._lookup import LookupCache, Lookups, Target
 from citeverify._policy import PolicyConfig
 from citeverify._result import (
@@ -79,7 +79,7 @@ class _Analysis:
     quotes: list[QuoteResult]
     found: list[Found]
     docs: list[ContextDocument]
-    context_numbers: frozenset[str] | None
+    context_numbers: NumberIndex | None
     targets: list[Target | None]
 
 
@@ -190,9 +190,7 @@ class CitationVerifier:
             # evidence that step 7 asks for.
             quotes = [_match_quote(q, docs if texts else None) for q in find_quotes(answer)]
         found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
-        context_numbers: frozenset[str] | None = None
-        if texts and any(f.type == "statistic" for f in found):
-            context_numbers = frozenset().union(*(numbers_in(d.match_text) for d in docs))
+        context_numbers = NumberIndex(texts) if texts else None
         return _Analysis(
             answer=answer,
             empty=empty,
