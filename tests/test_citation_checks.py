@@ -1,6 +1,8 @@
 """Citations checked against the context: statistics, inline markers, strict options, formats."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citeverify import CitationVerifier
 
@@ -137,3 +139,35 @@ def test_require_source_match_false_counts_any_citation():
     assert not CitationVerifier(policy).verify(answer, []).verified
     loose = {**policy, "require_source_match": False}
     assert CitationVerifier(loose).verify(answer, []).verified
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "percent", "expected"),
+    [
+        ("grew 12.0 points", "12", False, True),
+        ("grew 112 points", "12", False, False),
+        ("grew 12.05 points", "12", False, False),
+        ("version 1.12 shipped", "12", False, False),
+        ("paid 1,250 euros", "1250", False, True),
+        ("paid 11,250 euros", "1250", False, False),
+        ("p = .05 overall", "0.05", False, True),
+        ("rose 9 million", "9", True, False),
+        ("rose 9 percent", "9", True, True),
+        ("rose 9% a year", "9", True, True),
+        ("rose 9.0 % a year", "9", True, True),
+        ("code A12 is", "12", False, False),
+        ("in 2012, 12 cases", "12", False, True),
+    ],
+)
+def test_number_index(text, value, percent, expected):
+    from citeverify._extract import NumberIndex
+
+    assert NumberIndex([text]).contains(value, percent=percent) is expected
+
+
+@given(n=st.integers(0, 10**9), pad=st.sampled_from(["", " ", "(", "$"]))
+def test_number_index_finds_any_written_integer(n, pad):
+    from citeverify._extract import NumberIndex
+
+    assert NumberIndex([f"about {pad}{n:,} units"]).contains(str(n))
+    assert NumberIndex([f"about {pad}{n} units"]).contains(str(n))
