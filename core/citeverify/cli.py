@@ -70,14 +70,19 @@ def _read_documents(paths: list[Path]) -> list[Any]:
     return docs
 
 
-def _load_policy(path: Path | None, action: str | None) -> tuple[PolicyConfig, list[str]]:
+def _load_policy(
+    path: Path | None, action: str | None, *, lookups: bool = True
+) -> tuple[PolicyConfig, list[str]]:
     notes: list[str] = []
     policy = PolicyConfig()
     if path is not None:
         policy, notes = load_policy_pack(path)
-    if action is not None:
+    if action is not None or not lookups:
         data = policy.model_dump(exclude_unset=True)
-        data.setdefault("output_action", {})["unverified_action"] = action
+        if action is not None:
+            data.setdefault("output_action", {})["unverified_action"] = action
+        if not lookups:
+            data.setdefault("extensions", {}).setdefault("lookups", {})["enabled"] = False
         policy = PolicyConfig.model_validate(data)
     return policy, notes
 
@@ -116,10 +121,14 @@ def check(
     strict: Annotated[
         bool, typer.Option(help="Exit 1 for any unverified answer, also under flag or redact.")
     ] = False,
+    lookups: Annotated[
+        bool,
+        typer.Option(help="Look DOIs, PubMed IDs and URLs up (--no-lookups: stay offline)."),
+    ] = True,
 ) -> None:
     """Verify an answer against context documents (or a gateway request/response pair)."""
     try:
-        config, notes = _load_policy(policy, action)
+        config, notes = _load_policy(policy, action, lookups=lookups)
         if request is not None or response is not None:
             if request is None or response is None or answer is not None or context:
                 _fail("use --request with --response, or --answer with --context, not both")
