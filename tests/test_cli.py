@@ -198,7 +198,15 @@ def test_console_script_help():
 
 def test_check_no_lookups_stays_offline(files):
     (files / "cites.txt").write_text("The museum opens at nine (doi:10.1371/journal.pone.0033693).")
-    r = invoke("check", "-a", str(files / "cites.txt"), "-c", str(files / "doc.txt"), "--no-lookups", "--json")
+    r = invoke(
+        "check",
+        "-a",
+        str(files / "cites.txt"),
+        "-c",
+        str(files / "doc.txt"),
+        "--no-lookups",
+        "--json",
+    )
     (citation,) = json.loads(r.output)["details"]["citations"]
     assert citation["status"] == "unchecked"
     assert "lookups are disabled" in citation["reason"]
