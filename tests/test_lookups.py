@@ -396,3 +396,32 @@ async def test_averify_with_an_injected_client(server):
         verifier = CitationVerifier(policy(server), client=client)
         result = await verifier.averify(f"doi:{DOI}")
     assert citation(result, "doi").status == "verified"
+
+
+def test_redirect_to_another_scheme_is_blocked(server):
+    server.routes[("HEAD", "/ftp")] = Reply(301, headers={"Location": "ftp://example.org/file"})
+    result = CitationVerifier(policy(server)).verify(f"See {server.url}/ftp now.")
+    c = citation(result, "url")
+    assert c.status == "blocked"
+    assert "scheme 'ftp'" in c.reason
+
+
+@pytest.mark.asyncio
+async def test_ncbi_rate_limit_spaces_calls():
+    from citeverify._lookup import _RateLimiter
+
+    limiter = _RateLimiter(10)  # with an API key
+    start = time.monotonic()
+    for _ in range(4):
+        await limiter.wait()
+    assert time.monotonic() - start >= 0.3  # 4 calls at 10/s: the last one 0.3 s after the first
+    assert _RateLimiter(3).interval == pytest.approx(1 / 3)
+
+
+def test_pubmed_calls_of_separate_answers_respect_the_rate(server):
+    server.routes[("GET", "/eutils/esummary.fcgi")] = Reply(200, ESUMMARY)
+    start = time.monotonic()
+    for _ in range(3):  # separate verifiers: the limit is per process, as NCBI counts it
+        CitationVerifier(policy(server, negative_cache_ttl=0, cache_ttl=0)).verify("PMID: 27933103")
+    assert server.calls("/eutils/esummary.fcgi") == 3
+    assert time.monotonic() - start >= 2 / 3  # three calls at 3/s without an API key

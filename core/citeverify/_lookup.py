@@ -138,6 +138,10 @@ class _RateLimiter:
             await asyncio.sleep(slot - now)
 
 
+_NCBI_WITHOUT_KEY = _RateLimiter(3)
+_NCBI_WITH_KEY = _RateLimiter(10)
+
+
 class Lookups:
     """Runs the lookups of one answer concurrently within the call and answer deadlines.
 
@@ -161,7 +165,8 @@ class Lookups:
         self.settings = settings
         self._client = client
         self.cache = cache if cache is not None else LookupCache(settings.cache_path)
-        self._ncbi_limit = _RateLimiter(10 if settings.ncbi_api_key else 3)
+        # NCBI counts requests per client machine, so the limiter is shared by every verifier.
+        self._ncbi_limit = _NCBI_WITH_KEY if settings.ncbi_api_key else _NCBI_WITHOUT_KEY
         self._allow_names, self._allow_nets = _parse_allow_list(settings.url_allow_hosts)
         self.calls = 0  # HTTP requests sent (for tests and benchmarks)
 
