@@ -10,6 +10,7 @@ EXPECTED = {
     "ClaimResult",
     "ContextCache",
     "InputError",
+    "LookupCache",
     "LookupRecord",
     "PolicyConfig",
     "PolicyError",

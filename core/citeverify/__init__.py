@@ -12,6 +12,7 @@ block with the reason codes ``citation.verified`` and ``citation.unverified``.
 
 from citeverify._context import ContextCache
 from citeverify._errors import CitationUnverifiedError, CiteVerifyError, InputError, PolicyError
+from citeverify._lookup import LookupCache
 from citeverify._policy import PolicyConfig, load_policy_pack
 from citeverify._result import (
     Citation,
@@ -34,6 +35,7 @@ __all__ = [
     "ClaimResult",
     "ContextCache",
     "InputError",
+    "LookupCache",
     "LookupRecord",
     "PolicyConfig",
     "PolicyError",
