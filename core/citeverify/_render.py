@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import textwrap
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from citeverify._result import VerificationResult
 
-__all__ = ["render_text"]
+__all__ = ["render_html", "render_text"]
 
 
 def _pct(value: float | None) -> str:
@@ -88,3 +89,87 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
         lines.append("")
         lines.extend(f"Note: {n}" for n in result.notes)
     return "\n".join(lines)
+
+
+_STYLE = (
+    "<style>.cv{font-family:system-ui,sans-serif;line-height:1.5;max-width:60em}"
+    ".cv .ok{background:#dff5e1}.cv .no{background:#fde2e1}.cv .na{background:#eee}"
+    ".cv .q-ok{border-bottom:2px solid #2e7d32}.cv .q-no{border-bottom:2px dashed #c62828}"
+    ".cv .badge{display:inline-block;padding:0 .5em;border-radius:.3em;color:#fff;font-weight:600}"
+    ".cv .allow{background:#2e7d32}.cv .block{background:#c62828}.cv .flag{background:#ef6c00}"
+    ".cv table{border-collapse:collapse;font-size:90%}.cv td,.cv th{padding:.15em .6em;"
+    "border-bottom:1px solid #ddd;text-align:left}</style>"
+)
+
+
+def render_html(result: VerificationResult) -> str:
+    """Render a result as HTML: the answer with supported and unsupported claims highlighted,
+    quotes underlined (solid: found, dashed: not found), and a table of citations.
+    """
+    d = result.details
+    badge = result.verdict if result.verified or result.verdict == "block" else "flag"
+    head = (
+        f'<div class="cv">{_STYLE}<p><span class="badge {badge}">{result.verdict.upper()}</span> '
+        f"<code>{html.escape(result.reason_code)}</code> &middot; action <b>{result.action}</b>"
+        f" &middot; groundedness <b>{_pct(d.groundedness).strip()}</b>"
+        + (
+            f" &middot; claim confidence <b>{_pct(d.claim_confidence).strip()}</b>"
+            if d.claim_confidence is not None
+            else ""
+        )
+        + "</p>"
+    )
+    original = result.original_answer or result.answer
+    marks: list[tuple[int, int, str, str]] = []
+    for c in d.claims or []:
+        cls = {True: "ok", False: "no", None: "na"}[c.verified]
+        title = f"groundedness {_pct(c.groundedness).strip()}"
+        if c.missing_words:
+            title += "; not in context: " + ", ".join(c.missing_words[:10])
+        if c.misattributed:
+            title += "; the cited source does not support it"
+        marks.append((c.span[0], c.span[1], cls, title))
+    body = _highlight(original, marks, d.quotes or [])
+    parts = [head, f"<p>{body}</p>"]
+    if d.citations:
+        rows = "".join(
+            f"<tr><td>{html.escape(c.type)}</td><td>{html.escape(c.text)}</td>"
+            f"<td>{html.escape(c.status)}</td><td>{html.escape(c.reason)}</td></tr>"
+            for c in d.citations
+        )
+        parts.append(
+            "<table><tr><th>type</th><th>citation</th><th>status</th><th>why</th></tr>"
+            f"{rows}</table>"
+        )
+    if result.reasons:
+        items = "".join(f"<li>{html.escape(r)}</li>" for r in result.reasons)
+        parts.append(f"<p>Why unverified:</p><ul>{items}</ul>")
+    if result.action == "redact":
+        parts.append(f"<p>Redacted answer: <i>{html.escape(result.answer)}</i></p>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _highlight(text: str, marks: list[tuple[int, int, str, str]], quotes: list[Any]) -> str:
+    out: list[str] = []
+    pos = 0
+    quote_spans = [(q.span[0], q.span[1], "q-ok" if q.matched else "q-no") for q in quotes]
+    for start, end, cls, title in sorted(marks):
+        out.append(html.escape(text[pos:start]))
+        inner = _underline(text, start, end, quote_spans)
+        out.append(f'<span class="{cls}" title="{html.escape(title)}">{inner}</span>')
+        pos = end
+    out.append(html.escape(text[pos:]))
+    return "".join(out)
+
+
+def _underline(text: str, start: int, end: int, quotes: list[tuple[int, int, str]]) -> str:
+    out: list[str] = []
+    pos = start
+    for qs, qe, cls in quotes:
+        if qs >= start and qe <= end and qs >= pos:
+            out.append(html.escape(text[pos:qs]))
+            out.append(f'<span class="{cls}">{html.escape(text[qs:qe])}</span>')
+            pos = qe
+    out.append(html.escape(text[pos:end]))
+    return "".join(out)

@@ -167,6 +167,9 @@ class VerificationResult(_Frozen):
         description="What was done: allow (verified), or the policy's unverified_action."
     )
     answer: str = Field(description="The answer: unchanged, or redacted under redact.")
+    original_answer: str = Field(
+        default="", description="The answer as given; every span in details indexes this text."
+    )
     details: VerificationDetails
     reasons: list[str] = Field(
         default_factory=list, description="Why the answer is unverified, one rule per line."
@@ -187,6 +190,7 @@ class VerificationResult(_Frozen):
             "reason_code": self.reason_code,
             "action": self.action,
             "answer": self.answer,
+            "original_answer": self.original_answer,
             "details": self.details.to_dict(),
             "reasons": list(self.reasons),
             "notes": list(self.notes),
@@ -197,3 +201,9 @@ class VerificationResult(_Frozen):
         from citeverify._render import render_text  # noqa: PLC0415
 
         return render_text(self)
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the answer with supported and unsupported claims highlighted."""
+        from citeverify._render import render_html  # noqa: PLC0415
+
+        return render_html(self)

@@ -300,6 +300,7 @@ class CitationVerifier:
             reason_code="citation.verified" if verified else "citation.unverified",
             action=action,
             answer=answer,
+            original_answer=a.answer,
             details=details,
             reasons=reasons,
             notes=policy.notes(),

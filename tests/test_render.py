@@ -1,0 +1,36 @@
+"""Readable results: the plain-text report and the HTML view for notebooks."""
+
+from citeverify import CitationVerifier
+
+OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
+
+
+def result(**policy):
+    answer = 'The museum opens at nine. "Dragons guard it." Tickets cost 12% more <b>[1]</b>.'
+    docs = ["The museum opens at nine. Tickets cost 10% more."]
+    return CitationVerifier({**OFFLINE, **policy}).verify(answer, docs)
+
+
+def test_html_highlights_claims_quotes_and_citations():
+    page = result()._repr_html_()
+    assert '<span class="ok"' in page  # the supported claim
+    assert '<span class="no"' in page  # the unsupported ones
+    assert '<span class="q-no">&quot;Dragons guard it.&quot;</span>' in page
+    assert "<td>unsupported</td>" in page
+    assert "&lt;b&gt;" in page  # the answer is escaped, never injected
+    assert "<b>[1]</b>" not in page
+
+
+def test_html_keeps_the_original_text_under_redact():
+    r = result(output_action={"unverified_action": "redact"})
+    assert r.original_answer.startswith("The museum opens at nine.")
+    assert "Dragons" not in r.answer
+    page = r._repr_html_()
+    assert "Dragons guard it." in page
+    assert "Redacted answer" in page
+
+
+def test_text_report_names_everything():
+    text = str(result())
+    for fragment in ("Verdict: ALLOW", "Claims:", "NOT FOUND in the context", "unsupported", "Why unverified:"):
+        assert fragment in text
