@@ -103,8 +103,10 @@ _STYLE = (
 
 
 def render_html(result: VerificationResult) -> str:
-    """Render a result as HTML: the answer with supported and unsupported claims highlighted,
-    quotes underlined (solid: found, dashed: not found), and a table of citations.
+    """Render a result as HTML for notebooks.
+
+    The answer with supported and unsupported claims highlighted, quotes underlined (solid:
+    found, dashed: not found), and a table of citations. Everything from the answer is escaped.
     """
     d = result.details
     badge = result.verdict if result.verified or result.verdict == "block" else "flag"
