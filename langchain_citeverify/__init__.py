@@ -1,7 +1,21 @@
-"""LangChain integration of citeverify (install with ``pip install citeverify[langchain]``).
+"""LangChain integration of citeverify (``pip install citeverify[langchain]``).
 
-The guard Runnable, output parser and tools arrive with the LangChain issue; this package exists
-so that the distribution's layout is fixed from the start.
+- :class:`CiteVerifyGuard`: a Runnable to chain after retrieval and generation in LCEL.
+- :class:`CiteVerifyOutputParser`: for chains that end at the model.
+- :class:`CiteVerifyTool`: an agent tool that checks a text against source passages.
+- :class:`CitationBlockedError`: raised on block; both ``citeverify.CitationUnverifiedError`` and
+  LangChain's ``OutputParserException``.
 """
 
-__all__: list[str] = []
+from langchain_citeverify._common import CitationBlockedError
+from langchain_citeverify.output_parsers import CiteVerifyOutputParser
+from langchain_citeverify.runnables import CiteVerifyGuard
+from langchain_citeverify.tools import CheckAgainstSourcesInput, CiteVerifyTool
+
+__all__ = [
+    "CheckAgainstSourcesInput",
+    "CitationBlockedError",
+    "CiteVerifyGuard",
+    "CiteVerifyOutputParser",
+    "CiteVerifyTool",
+]

@@ -32,5 +32,11 @@ def test_html_keeps_the_original_text_under_redact():
 
 def test_text_report_names_everything():
     text = str(result())
-    for fragment in ("Verdict: ALLOW", "Claims:", "NOT FOUND in the context", "unsupported", "Why unverified:"):
+    for fragment in (
+        "Verdict: ALLOW",
+        "Claims:",
+        "NOT FOUND in the context",
+        "unsupported",
+        "Why unverified:",
+    ):
         assert fragment in text

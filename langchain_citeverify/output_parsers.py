@@ -1,0 +1,102 @@
+"""An output parser for chains that end at the model: ``prompt | llm | CiteVerifyOutputParser``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.output_parsers import BaseOutputParser
+from langchain_core.runnables import RunnableConfig
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+
+from citeverify import CitationVerifier, PolicyConfig, VerificationResult
+from langchain_citeverify._common import (
+    CitationBlockedError,
+    answer_text,
+    build_policy,
+    document_texts,
+)
+
+__all__ = ["CiteVerifyOutputParser"]
+
+#: ``config={"configurable": {CONTEXT_KEY: docs}}`` passes the documents at call time.
+CONTEXT_KEY = "context_documents"
+
+
+class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
+    """Parse a model's text into a :class:`citeverify.VerificationResult`.
+
+    The documents are bound at construction (``documents=[...]``, Documents or strings) or given
+    per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer
+    raises :class:`CitationBlockedError`, an ``OutputParserException``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    documents: list[str] = Field(default_factory=list)
+
+    _verifier: CitationVerifier = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_policy(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        own = set(cls.model_fields)
+        options = {k: v for k, v in data.items() if k not in own}
+        kept = {k: v for k, v in data.items() if k in own}
+        kept["policy"] = build_policy(data.get("policy"), options)
+        if "documents" in kept:
+            kept["documents"] = document_texts(kept["documents"], where="documents")
+        return kept
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Build the verifier."""
+        self._verifier = CitationVerifier(self.policy)
+
+    @property
+    def _type(self) -> str:
+        return "citeverify"
+
+    def parse(self, text: str) -> VerificationResult:
+        """Verify ``text`` against the bound documents."""
+        return self._check(self._verifier.verify(text, self.documents))
+
+    async def aparse(self, text: str) -> VerificationResult:
+        """Async :meth:`parse`."""
+        return self._check(await self._verifier.averify(text, self.documents))
+
+    def invoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> VerificationResult:
+        """Verify a model output (string or message); documents may come from ``configurable``."""
+        docs = self._documents(config)
+        return self._call_with_config(
+            lambda x: self._check(self._verifier.verify(answer_text(x, where="input"), docs)),
+            input,
+            config,
+            run_type="parser",
+        )
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> VerificationResult:
+        """Async :meth:`invoke`."""
+        docs = self._documents(config)
+
+        async def run(x: Any) -> VerificationResult:
+            return self._check(await self._verifier.averify(answer_text(x, where="input"), docs))
+
+        return await self._acall_with_config(run, input, config, run_type="parser")
+
+    def _documents(self, config: RunnableConfig | None) -> list[str]:
+        configurable = (config or {}).get("configurable") or {}
+        if CONTEXT_KEY in configurable:
+            return document_texts(configurable[CONTEXT_KEY], where=CONTEXT_KEY)
+        return self.documents
+
+    @staticmethod
+    def _check(result: VerificationResult) -> VerificationResult:
+        if result.verdict == "block":
+            raise CitationBlockedError(result)
+        return result

@@ -1,0 +1,101 @@
+"""A tool for agents: check a text against source passages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from citeverify import CitationVerifier, PolicyConfig, VerificationResult
+from langchain_citeverify._common import build_policy
+
+__all__ = ["CheckAgainstSourcesInput", "CiteVerifyTool"]
+
+
+class CheckAgainstSourcesInput(BaseModel):
+    """Arguments of :class:`CiteVerifyTool`."""
+
+    text: str = Field(description="The text to check, e.g. a draft answer.")
+    sources: list[str] = Field(description="The source passages the text should be based on.")
+
+
+class CiteVerifyTool(BaseTool):
+    """Checks whether a text is supported by source passages (word overlap, quotes, numbers).
+
+    Returns a JSON summary the agent can read: verdict, groundedness, the unsupported claims and
+    the citations that failed. It never raises on an unverified text: the verdict is the answer.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str = "citeverify_check"
+    description: str = (
+        "Check whether a text is supported by given source passages. Input: the text and the "
+        "list of source passages. Output: JSON with verdict, groundedness (0-1), the claims that "
+        "the sources do not support, and quotes or numbers that differ from the sources."
+    )
+    args_schema: type[BaseModel] = CheckAgainstSourcesInput
+    policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(require_sources=False))
+
+    _verifier: CitationVerifier = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_policy(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or ("policy" not in data and not _policy_options(cls, data)):
+            return data
+        options = _policy_options(cls, data)
+        kept = {k: v for k, v in data.items() if k not in options}
+        kept["policy"] = build_policy(data.get("policy"), options)
+        return kept
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Build the verifier (flag, never block: a tool reports)."""
+        data = self.policy.model_dump(exclude_unset=True)
+        data.setdefault("output_action", {})["unverified_action"] = "flag"
+        self._verifier = CitationVerifier(PolicyConfig.model_validate(data))
+
+    def _run(
+        self,
+        text: str,
+        sources: list[str],
+        run_manager: CallbackManagerForToolRun | None = None,
+    ) -> str:
+        return _summary(self._verifier.verify(text, sources))
+
+    async def _arun(
+        self,
+        text: str,
+        sources: list[str],
+        run_manager: AsyncCallbackManagerForToolRun | None = None,
+    ) -> str:
+        return _summary(await self._verifier.averify(text, sources))
+
+
+def _policy_options(cls: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k not in cls.model_fields}
+
+
+def _summary(result: VerificationResult) -> str:
+    d = result.details
+    summary: dict[str, Any] = {
+        "verdict": "supported" if result.verified else "not supported",
+        "reason_code": result.reason_code,
+        "groundedness": None if d.groundedness is None else round(d.groundedness, 3),
+        "claim_confidence": None if d.claim_confidence is None else round(d.claim_confidence, 3),
+        "unsupported_claims": [
+            {"claim": c.text, "missing_words": c.missing_words[:10]}
+            for c in d.claims or []
+            if c.verified is False
+        ],
+        "problems": [
+            {"type": c.type, "text": c.text, "status": c.status, "why": c.reason}
+            for c in d.citations or []
+            if c.verified is False
+        ],
+        "reasons": result.reasons,
+    }
+    return json.dumps(summary, ensure_ascii=False)
