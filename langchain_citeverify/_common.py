@@ -11,6 +11,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage
 
 from citeverify import CitationUnverifiedError, InputError, PolicyConfig, VerificationResult
+from citeverify._policy import Extensions
 
 __all__ = ["CitationBlockedError", "answer_text", "build_policy", "document_texts"]
 
@@ -36,7 +37,8 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
 def build_policy(policy: Any, options: Mapping[str, Any]) -> PolicyConfig:
     """A PolicyConfig from a PolicyConfig, mapping, policy pack path or None, plus keyword options.
 
-    ``options`` are top-level policy fields (``min_groundedness=0.7``) or ``unverified_action``.
+    ``options`` are top-level policy fields (``min_groundedness=0.7``), ``unverified_action``,
+    or extension options (``strict_quotes=True``).
     """
     if isinstance(policy, str | Path):
         base = PolicyConfig.from_yaml(policy).model_dump(exclude_unset=True)
@@ -54,8 +56,10 @@ def build_policy(policy: Any, options: Mapping[str, Any]) -> PolicyConfig:
         if key in _SHORTCUTS:
             section, field = _SHORTCUTS[key]
             base.setdefault(section, {})[field] = value
+        elif key not in PolicyConfig.model_fields and key in Extensions.model_fields:
+            base.setdefault("extensions", {})[key] = value  # strict_quotes=True and the like
         else:
-            base[key] = value
+            base[key] = value  # unknown keys fail in validation, with their name
     return PolicyConfig.model_validate(base)
 
 
