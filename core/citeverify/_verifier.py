@@ -172,14 +172,15 @@ class CitationVerifier:
 
         groundedness: float | None = None
         hits: list[set[str]] = []
+        supported: set[str] = set()
         if context_checked and not empty:
             # Only the answer's words matter: one pass per document, then every claim is scored
             # against these small sets, never against the context again.
             hits = [d.hits(answer_words) for d in docs]
-            supported: set[str] = set().union(*hits)
+            supported = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
         claims = [
-            _score_claim(p, cw, hits, markers, len(texts), policy.min_groundedness)
+            _score_claim(p, cw, hits, supported, markers, len(texts), policy.min_groundedness)
             for p, cw in zip(pieces, claim_words, strict=True)
         ]
 
@@ -381,6 +382,7 @@ def _score_claim(
     piece: Piece,
     claim_words: list[str],
     hits: list[set[str]],
+    supported: set[str],
     markers: list[tuple[int, int, list[int]]],
     document_count: int,
     min_groundedness: float,
@@ -402,7 +404,6 @@ def _score_claim(
             best_document_groundedness=None,
             cited_documents=cited,
         )
-    supported: set[str] = set().union(*hits)
     missing = [w for w in claim_words if w not in supported]
     best, best_count = None, 0
     if len(missing) < n:
