@@ -9,10 +9,10 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from citeverify import CitationVerifier, PolicyConfig, VerificationResult
+from citeverify._policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
-    build_policy,
     document_texts,
 )
 
@@ -42,10 +42,7 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     def _collect_policy(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        own = set(cls.model_fields)
-        options = {k: v for k, v in data.items() if k not in own}
-        kept = {k: v for k, v in data.items() if k in own}
-        kept["policy"] = build_policy(data.get("policy"), options)
+        kept = collect_policy_options(data, cls.model_fields)
         if "documents" in kept:
             kept["documents"] = document_texts(kept["documents"], where="documents")
         return kept

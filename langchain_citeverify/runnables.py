@@ -23,10 +23,10 @@ from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from citeverify import CitationVerifier, ContextCache, InputError, PolicyConfig, VerificationResult
+from citeverify._policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
-    build_policy,
     document_texts,
 )
 
@@ -69,10 +69,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def _collect_policy(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        own = set(cls.model_fields)
-        options = {k: v for k, v in data.items() if k not in own}
-        kept = {k: v for k, v in data.items() if k in own}
-        kept["policy"] = build_policy(data.get("policy"), options)
+        kept = collect_policy_options(data, cls.model_fields)
         return kept
 
     def model_post_init(self, context: Any, /) -> None:

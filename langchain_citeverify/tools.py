@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from citeverify import CitationVerifier, PolicyConfig, VerificationResult
-from langchain_citeverify._common import build_policy
+from citeverify._policy import collect_policy_options
 
 __all__ = ["CheckAgainstSourcesInput", "CiteVerifyTool"]
 
@@ -45,12 +45,11 @@ class CiteVerifyTool(BaseTool):
     @model_validator(mode="before")
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or ("policy" not in data and not _policy_options(cls, data)):
-            return data
-        options = _policy_options(cls, data)
-        kept = {k: v for k, v in data.items() if k not in options}
-        kept["policy"] = build_policy(data.get("policy"), options)
-        return kept
+        if not isinstance(data, dict) or (
+            "policy" not in data and data.keys() <= cls.model_fields.keys()
+        ):
+            return data  # the default policy: require_sources off, a tool reports
+        return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier (flag, never block: a tool reports)."""
@@ -73,10 +72,6 @@ class CiteVerifyTool(BaseTool):
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
         return _summary(await self._verifier.averify(text, sources))
-
-
-def _policy_options(cls: type[BaseModel], data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k not in cls.model_fields}
 
 
 def _summary(result: VerificationResult) -> str:

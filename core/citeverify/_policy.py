@@ -7,6 +7,7 @@ ways (design: "Policy files").
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
@@ -15,7 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from citeverify._errors import PolicyError
 
-__all__ = ["CitationType", "LookupSettings", "PolicyConfig", "load_policy_pack"]
+__all__ = [
+    "CitationType",
+    "LookupSettings",
+    "PolicyConfig",
+    "load_policy_pack",
+    "policy_with_options",
+]
 
 CitationType = Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"]
 
@@ -375,3 +382,51 @@ def parse_policy_pack(
     config = config_cls._from_mapping(inner, prefix=PACK_PREFIX)
     notes.extend(config.notes())
     return config, notes
+
+
+# Adapter options that are not PolicyConfig fields but common enough to deserve a keyword.
+_SHORTCUTS = {"unverified_action": ("output_action", "unverified_action")}
+
+
+def policy_with_options(policy: Any, options: Mapping[str, Any]) -> PolicyConfig:
+    """A PolicyConfig from a PolicyConfig, mapping, policy pack path or None, plus keyword options.
+
+    What the framework adapters accept as configuration.
+
+    ``options`` are top-level policy fields (``min_groundedness=0.7``), ``unverified_action``,
+    or extension options (``strict_quotes=True``).
+    """
+    if isinstance(policy, str | Path):
+        base = PolicyConfig.from_yaml(policy).model_dump(exclude_unset=True)
+    elif isinstance(policy, PolicyConfig):
+        base = policy.model_dump(exclude_unset=True)
+    elif isinstance(policy, Mapping):
+        base = dict(PolicyConfig.model_validate(dict(policy)).model_dump(exclude_unset=True))
+    elif policy is None:
+        base = {}
+    else:
+        got = type(policy).__name__
+        msg = f"policy must be a PolicyConfig, a mapping or a policy pack path, got {got}"
+        raise PolicyError(msg)
+    for key, value in options.items():
+        if key in _SHORTCUTS:
+            section, field = _SHORTCUTS[key]
+            base.setdefault(section, {})[field] = value
+        elif key not in PolicyConfig.model_fields and key in Extensions.model_fields:
+            base.setdefault("extensions", {})[key] = value  # strict_quotes=True and the like
+        else:
+            base[key] = value  # unknown keys fail in validation, with their name
+    return PolicyConfig.model_validate(base)
+
+
+def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -> dict[str, Any]:
+    """Split an adapter's constructor keywords: its own fields stay, the rest configure the policy.
+
+    Returns the keywords to validate the adapter with, ``policy`` replaced by the PolicyConfig that
+    ``policy`` plus the other keywords describe (see :func:`policy_with_options`).
+    """
+    own = set(own_fields)
+    kept = {k: v for k, v in data.items() if k in own}
+    options = {k: v for k, v in data.items() if k not in own}
+    kept["policy"] = policy_with_options(data.get("policy"), options)
+    return kept
