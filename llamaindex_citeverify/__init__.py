@@ -1,7 +1,21 @@
-"""LlamaIndex integration of citeverify (install with ``pip install citeverify[llamaindex]``).
+"""LlamaIndex integration of citeverify (``pip install citeverify[llamaindex]``).
 
-The postprocessor, query engine hook and evaluator arrive with the LlamaIndex issue; this package
-exists so that the distribution's layout is fixed from the start.
+- :class:`CiteVerifyQueryEngine`: wraps a query engine; every answer is verified against its
+  ``source_nodes``.
+- :class:`CiteVerifyPostprocessor`: ``verify_response(response)`` for a Response you already
+  have; also a (pass-through) ``BaseNodePostprocessor``.
+- :class:`CiteVerifyEvaluator`: a ``BaseEvaluator`` (passing, groundedness score, feedback).
+- :class:`CiteVerifyEvent`: the instrumentation event with the verdict.
 """
 
-__all__: list[str] = []
+from llamaindex_citeverify._common import CiteVerifyEvent
+from llamaindex_citeverify.evaluation import CiteVerifyEvaluator
+from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor
+from llamaindex_citeverify.query_engine import CiteVerifyQueryEngine
+
+__all__ = [
+    "CiteVerifyEvaluator",
+    "CiteVerifyEvent",
+    "CiteVerifyPostprocessor",
+    "CiteVerifyQueryEngine",
+]
