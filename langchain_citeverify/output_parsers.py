@@ -6,10 +6,10 @@ from typing import Any
 
 from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from citeverify import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify._policy import collect_policy_options
+from citeverify._policy import policy_options_validator
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -37,15 +37,12 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
 
     _verifier: CitationVerifier = PrivateAttr()
 
-    @model_validator(mode="before")
+    _collect_policy = policy_options_validator()
+
+    @field_validator("documents", mode="before")
     @classmethod
-    def _collect_policy(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        kept = collect_policy_options(data, cls.model_fields)
-        if "documents" in kept:
-            kept["documents"] = document_texts(kept["documents"], where="documents")
-        return kept
+    def _document_texts(cls, value: Any) -> list[str]:
+        return document_texts(value, where="documents")
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""

@@ -20,10 +20,10 @@ from typing import Any
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from citeverify import CitationVerifier, ContextCache, InputError, PolicyConfig, VerificationResult
-from citeverify._policy import collect_policy_options
+from citeverify._policy import policy_options_validator
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -64,13 +64,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
 
     _verifier: CitationVerifier = PrivateAttr()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _collect_policy(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        kept = collect_policy_options(data, cls.model_fields)
-        return kept
+    _collect_policy = policy_options_validator()
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier; the context cache makes repeated retrievals cheap."""

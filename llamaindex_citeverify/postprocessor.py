@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from llama_index.core.base.response.schema import Response
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from citeverify import CitationUnverifiedError, CitationVerifier, PolicyConfig, VerificationResult
-from citeverify._policy import collect_policy_options
+from citeverify._policy import policy_options_validator
 from llamaindex_citeverify._common import (
     CiteVerifyEvent,
     abuffered,
@@ -51,12 +51,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
 
     _verifier: CitationVerifier = PrivateAttr()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _collect_policy(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        return collect_policy_options(data, cls.model_fields)
+    _collect_policy = policy_options_validator()
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""

@@ -10,15 +10,8 @@ from citeverify import CitationUnverifiedError, CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
 from llamaindex_citeverify import CiteVerifyQueryEngine
 
-from .test_llamaindex import FixedLLM, index
+from .test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
 
-TEXTS = [
-    "The museum opens at nine and closes at five on weekdays.",
-    "Tickets cost ten euros for adults; children enter free.",
-    "The museum was founded in 1890 by the city council.",
-]
-GROUNDED = "The museum opens at nine and closes at five. Tickets cost ten euros for adults."
-UNGROUNDED = "The museum opens at nine. Dragons guard the museum at night and eat visitors."
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 
 CASES = [

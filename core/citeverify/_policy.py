@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from citeverify._errors import PolicyError
 
@@ -430,3 +430,18 @@ def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -
     options = {k: v for k, v in data.items() if k not in own}
     kept["policy"] = policy_with_options(data.get("policy"), options)
     return kept
+
+
+def policy_options_validator() -> Any:
+    """A pydantic ``model_validator`` for adapter classes with a ``policy`` field.
+
+    Lets ``Adapter(policy=..., unverified_action="block", min_groundedness=0.7)`` work: see
+    :func:`collect_policy_options`. Use as ``_collect_policy = policy_options_validator()``.
+    """
+
+    def collect(cls: type[BaseModel], data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return collect_policy_options(data, cls.model_fields)
+
+    return model_validator(mode="before")(classmethod(collect))  # type: ignore[arg-type]
