@@ -1,0 +1,257 @@
+"""The local index: bibliographic records in SQLite with FTS5, the embedded default source.
+
+Built by streaming OpenAlex works or Crossref works JSONL (optionally gzipped, the formats of
+their public snapshots) in batches, so memory stays flat whatever the dump size. Queried by DOI
+(exact) and by title (FTS5 with bm25 ranking).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from citeverify._errors import InputError
+from citeverify.references._model import Author, Record
+
+__all__ = ["LocalIndex", "record_from_work"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS works (
+    id INTEGER PRIMARY KEY,
+    doi TEXT UNIQUE,
+    title TEXT,
+    authors TEXT NOT NULL,      -- JSON list of [family, given]
+    year INTEGER,
+    venue TEXT,
+    volume TEXT, issue TEXT, pages TEXT, kind TEXT, url TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
+    title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+_BATCH = 5000
+_STOP = frozenset(
+    {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
+     "or", "the", "to", "with"}
+)  # fmt: skip
+
+
+class LocalIndex:
+    """A SQLite FTS5 index of bibliographic records.
+
+    Args:
+        path: The database file (created when missing). ``":memory:"`` for a throwaway index.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    # --- building ---------------------------------------------------------------------------
+
+    def add(self, records: Iterable[Record]) -> int:
+        """Insert records (a DOI already present is replaced); returns how many were added."""
+        count = 0
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:
+            for record in records:
+                rows.append(_row(record))
+                if len(rows) >= _BATCH:
+                    count += self._insert(rows)
+                    rows = []
+            count += self._insert(rows)
+            self._db.execute("INSERT INTO works_fts(works_fts) VALUES ('rebuild')")
+            self._db.commit()
+        return count
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> int:
+        if rows:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
+                "pages, kind, url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return len(rows)
+
+    def build(self, dump: str | Path, *, progress: Callable[[int], None] | None = None) -> int:
+        """Add every work of an OpenAlex or Crossref JSONL dump (``.jsonl`` or ``.jsonl.gz``).
+
+        Raises:
+            InputError: the file is missing or a line is not JSON (with its line number).
+        """
+        return self.add(_read_dump(Path(dump), progress))
+
+    def stats(self) -> dict[str, Any]:
+        """Record counts for ``citeverify index stats``."""
+        with self._lock:
+            total, dois, first, last = self._db.execute(
+                "SELECT count(*), count(doi), min(year), max(year) FROM works"
+            ).fetchone()
+        return {"path": self.path, "records": total, "with_doi": dois, "years": [first, last]}
+
+    # --- querying ---------------------------------------------------------------------------
+
+    def by_doi(self, doi: str) -> Record | None:
+        """The record with this DOI (case-insensitive), or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT doi, title, authors, year, venue, volume, issue, pages, kind, url "
+                "FROM works WHERE doi = ?",
+                (doi.lower(),),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def search(self, title: str, *, limit: int = 5) -> list[Record]:
+        """Records whose title best matches ``title`` (bm25), best first."""
+        words = [w for w in re.findall(r"[^\W_]+", title.casefold()) if w not in _STOP]
+        if not words:
+            return []
+        query = " OR ".join(f'"{w}"' for w in dict.fromkeys(words[:16]))
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT w.doi, w.title, w.authors, w.year, w.venue, w.volume, w.issue, w.pages, "
+                "w.kind, w.url FROM works_fts JOIN works w ON w.id = works_fts.rowid "
+                "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
+                (f"title : ({query})", limit),
+            ).fetchall()
+        return [_record(r) for r in rows]
+
+
+def _row(r: Record) -> tuple[Any, ...]:
+    authors = json.dumps([[a.family, a.given] for a in r.authors], ensure_ascii=False)
+    return (
+        r.doi.lower() if r.doi else None,
+        r.title,
+        authors,
+        r.year,
+        r.venue,
+        r.volume,
+        r.issue,
+        r.pages,
+        r.kind,
+        r.url,
+    )
+
+
+def _record(row: tuple[Any, ...]) -> Record:
+    doi, title, authors, year, venue, volume, issue, pages, kind, url = row
+    return Record(
+        source="LOCAL",
+        title=title,
+        authors=tuple(Author(f, g) for f, g in json.loads(authors)),
+        year=year,
+        venue=venue,
+        doi=doi,
+        volume=volume,
+        issue=issue,
+        pages=pages,
+        kind=kind,
+        url=url,
+    )
+
+
+def _read_dump(path: Path, progress: Callable[[int], None] | None) -> Iterator[Record]:
+    if not path.is_file():
+        msg = f"no such dump file: {path}"
+        raise InputError(msg, path=str(path))
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                work = json.loads(line)
+            except json.JSONDecodeError as exc:
+                msg = f"{path}:{number}: not JSON ({exc.msg})"
+                raise InputError(msg, path=f"{path}:{number}") from None
+            record = record_from_work(work)
+            if record is not None:
+                yield record
+            if progress is not None and number % 10_000 == 0:
+                progress(number)
+
+
+def record_from_work(work: Any) -> Record | None:
+    """A Record from an OpenAlex work or a Crossref work (``message`` or bare), else None."""
+    if not isinstance(work, dict):
+        return None
+    if "message" in work and isinstance(work["message"], dict):
+        work = work["message"]
+    if "authorships" in work or "display_name" in work or "publication_year" in work:
+        return _from_openalex(work)
+    if "DOI" in work or "container-title" in work:
+        return _from_crossref(work)
+    return None
+
+
+def _doi(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", value.strip()).lower()
+
+
+def _from_openalex(w: dict[str, Any]) -> Record:
+    authors = []
+    for a in w.get("authorships") or []:
+        name = (a.get("author") or {}).get("display_name") or a.get("raw_author_name") or ""
+        if name:
+            parts = name.split()
+            authors.append(Author(parts[-1], " ".join(parts[:-1])))
+    location = w.get("primary_location") or {}
+    source = (location.get("source") or {}) if isinstance(location, dict) else {}
+    biblio = w.get("biblio") or {}
+    pages = "-".join(p for p in (biblio.get("first_page"), biblio.get("last_page")) if p) or None
+    year = w.get("publication_year")
+    return Record(
+        source="OPENALEX",
+        title=w.get("title") or w.get("display_name"),
+        authors=tuple(authors),
+        year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
+        venue=source.get("display_name") or source.get("host_organization_name"),
+        doi=_doi(w.get("doi")),
+        volume=biblio.get("volume"),
+        issue=biblio.get("issue"),
+        pages=pages,
+        kind=w.get("type"),
+    )
+
+
+def _from_crossref(w: dict[str, Any]) -> Record:
+    authors = tuple(
+        Author(a.get("family") or a.get("name") or "", a.get("given") or "")
+        for a in w.get("author") or []
+        if isinstance(a, dict) and (a.get("family") or a.get("name"))
+    )
+    year = None
+    for key in ("issued", "published", "published-print", "published-online"):
+        parts = (w.get(key) or {}).get("date-parts") or [[None]]
+        if parts and parts[0] and parts[0][0]:
+            year = int(parts[0][0])
+            break
+    titles = w.get("title") or []
+    containers = w.get("container-title") or []
+    venue = containers[0] if containers else w.get("publisher")
+    return Record(
+        source="CROSSREF",
+        title=titles[0] if titles else None,
+        authors=authors,
+        year=year,
+        venue=venue,
+        doi=_doi(w.get("DOI")),
+        volume=w.get("volume"),
+        issue=w.get("issue"),
+        pages=w.get("page"),
+        kind=w.get("type"),
+    )
