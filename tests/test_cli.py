@@ -210,3 +210,36 @@ def test_check_no_lookups_stays_offline(files):
     (citation,) = json.loads(r.output)["details"]["citations"]
     assert citation["status"] == "unchecked"
     assert "lookups are disabled" in citation["reason"]
+
+
+def test_index_build_stats_and_refs(tmp_path):
+    from tests.conftest import DATA
+
+    index = tmp_path / "works.sqlite"
+    built = invoke("index", "build", str(DATA / "works-crossref.jsonl"), "--index", str(index))
+    assert built.exit_code == 0, built.output
+    assert "8 records" in built.output
+    stats = invoke("index", "stats", "--index", str(index))
+    assert json.loads(stats.output)["records"] == 8
+    refs = tmp_path / "refs.txt"
+    refs.write_text(
+        "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press.\n"
+        "LeCun, Y., Bengio, Y., & Hinton, G. (2013). Deep learning. Nature, 521(7553), 436–444.\n"
+    )
+    r = invoke("refs", str(refs), "--index", str(index))
+    assert r.exit_code == 1  # not all verified
+    assert "VERIFIED-WITH-ERROR" in r.output
+    assert "fields that differ: year" in r.output
+    as_json = invoke("refs", str(refs), "--index", str(index), "--json")
+    assert [x["status"] for x in json.loads(as_json.output[as_json.output.index("[") :])] == [
+        "verified",
+        "verified-with-error",
+    ]
+
+
+def test_refs_without_an_index_is_bad_input(tmp_path):
+    refs = tmp_path / "refs.txt"
+    refs.write_text("Kuhn (1962). The Structure. Press.\n")
+    r = invoke("refs", str(refs), "--index", str(tmp_path / "none.sqlite"))
+    assert r.exit_code == 2
+    assert "citeverify index build" in r.output

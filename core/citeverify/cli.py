@@ -225,6 +225,103 @@ def demo(
         typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
 
 
+index_app = typer.Typer(
+    help="Build and inspect the local bibliographic index.", no_args_is_help=True
+)
+app.add_typer(index_app, name="index")
+
+DEFAULT_INDEX = Path("citeverify-index.sqlite")
+
+
+@index_app.command("build")
+def index_build(
+    dumps: Annotated[
+        list[Path],
+        typer.Argument(help="OpenAlex or Crossref works JSONL files (.jsonl, .jsonl.gz)."),
+    ],
+    index: Annotated[
+        Path, typer.Option(help="The index file (created when missing).")
+    ] = DEFAULT_INDEX,
+) -> None:
+    """Add the works of bibliographic dumps to the local index (streaming, bounded memory)."""
+    from citeverify.references import LocalIndex  # noqa: PLC0415 - only these commands need it
+
+    local = LocalIndex(index)
+    try:
+        for dump in dumps:
+            count = local.build(dump, progress=lambda n: typer.echo(f"  {n:,} lines", err=True))
+            typer.echo(f"{dump}: {count:,} records")
+        stats = local.stats()
+    except CiteVerifyError as exc:
+        _fail(str(exc))
+    finally:
+        local.close()
+    typer.echo(f"{index}: {stats['records']:,} records ({stats['with_doi']:,} with a DOI)")
+
+
+@index_app.command("stats")
+def index_stats(
+    index: Annotated[Path, typer.Option(help="The index file.")] = DEFAULT_INDEX,
+) -> None:
+    """Show how many records the local index holds."""
+    from citeverify.references import LocalIndex  # noqa: PLC0415
+
+    if not index.is_file():
+        _fail(f"no index at {index}; build one with: citeverify index build DUMP.jsonl")
+    stats = LocalIndex(index).stats()
+    typer.echo(json.dumps(stats, indent=2))
+
+
+@app.command()
+def refs(
+    file: Annotated[
+        Path, typer.Argument(help="References, one per line (or a .bib file); - for stdin.")
+    ],
+    index: Annotated[Path, typer.Option(help="The local index file.")] = DEFAULT_INDEX,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the full results as JSON.")
+    ] = False,
+) -> None:
+    """Verify reference strings: which are real, which are wrong, which do not exist.
+
+    Exit 0 when every reference is verified, 1 otherwise, 2 on bad input.
+    """
+    from citeverify.references import ReferenceVerifier  # noqa: PLC0415
+
+    text = _read_text(file)
+    if file.suffix.lower() == ".bib":
+        references = ["@" + entry for entry in text.split("@") if entry.strip()]
+    else:
+        references = [line.strip() for line in text.splitlines() if line.strip()]
+    if not references:
+        _fail(f"{file} holds no reference")
+    if not index.is_file():
+        _fail(f"no index at {index}; build one with: citeverify index build DUMP.jsonl")
+    verifier = ReferenceVerifier(index)
+    with typer.progressbar(length=len(references), label="verifying", file=sys.stderr) as bar:
+        results = verifier.verify_many(references, progress=lambda done, total: bar.update(1))
+    if as_json:
+        typer.echo(
+            json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False)
+        )
+    else:
+        for number, (reference, result) in enumerate(zip(references, results, strict=True), 1):
+            wrong = [
+                f
+                for f, label in result.field_results.items()
+                if label in {"CONTRADICTION", "MATCH_WITH_TYPO", "CONTAINS"}
+            ]
+            typer.echo(f"{number:>3}. {result.status.upper():<20} {reference[:90]}")
+            if result.error:
+                typer.echo(f"     {result.error}")
+            elif result.status != "unverified":
+                typer.echo(f"     -> {result.reference}")
+            if wrong:
+                typer.echo(f"     fields that differ: {', '.join(wrong)}")
+    if any(r.status != "verified" for r in results):
+        raise typer.Exit(EXIT_BLOCKED)
+
+
 def main() -> None:
     """Entry point of the ``citeverify`` script."""
     try:
