@@ -12,6 +12,7 @@ no cookies or credentials, a bounded number of bytes read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import ipaddress
 import json
@@ -22,7 +23,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -182,23 +183,46 @@ class Lookups:
 
     async def run(self, targets: Iterable[Target]) -> list[LookupRecord]:
         """Look every target up; one record per target, in order."""
-        if self._client is not None:
-            client = self._client
-        elif on_background_loop():
-            client = _shared_client()
-        else:
-            async with _new_client() as client:
-                return await self._run_with(client, list(targets))
-        return await self._run_with(client, list(targets))
+        async with self.session():
+            return await self._run(list(targets))
 
-    async def _run_with(
-        self, client: httpx.AsyncClient, targets: list[Target]
-    ) -> list[LookupRecord]:
-        token = _CLIENT.set(client)  # the tasks below copy this context
-        try:
-            return await self._run(targets)
-        finally:
-            _CLIENT.reset(token)
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The HTTP client for the calls made inside (see the class docstring for which one)."""
+        if self._client is not None or on_background_loop():
+            client = self._client if self._client is not None else _shared_client()
+            token = _CLIENT.set(client)
+            try:
+                yield client
+            finally:
+                _CLIENT.reset(token)
+            return
+        async with _new_client() as client:
+            token = _CLIENT.set(client)
+            try:
+                yield client
+            finally:
+                _CLIENT.reset(token)
+
+    async def get_json(
+        self,
+        url: str,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """GET inside :meth:`session`, with the retries; returns ``(status, parsed JSON or None)``.
+
+        Raises:
+            httpx.HTTPError, ValueError: transport failures and malformed JSON, for the caller's
+                single failure mapping.
+        """
+        response = await self._get(
+            url, params=params, headers={"User-Agent": self.settings.user_agent, **(headers or {})}
+        )
+        if response.status_code != 200:
+            return response.status_code, None
+        return 200, response.json()
 
     async def _run(self, targets: list[Target]) -> list[LookupRecord]:
         targets = list(dict.fromkeys(targets))[: self.settings.max_lookups]

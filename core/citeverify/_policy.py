@@ -106,6 +106,9 @@ class LookupSettings(_Strict):
     max_lookups: int = Field(default=50, ge=0, le=1000, description="Lookups per answer at most.")
     retries: int = Field(default=2, ge=0, le=10, description="Retries on 429 and 503.")
     crossref_base_url: str = Field(default="https://api.crossref.org")
+    openalex_base_url: str = Field(default="https://api.openalex.org")
+    semanticscholar_base_url: str = Field(default="https://api.semanticscholar.org")
+    semanticscholar_api_key: str | None = Field(default=None, description="Optional S2 API key.")
     ncbi_base_url: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils")
     courtlistener_base_url: str = Field(default="https://www.courtlistener.com")
     mailto: str | None = Field(

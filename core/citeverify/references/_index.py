@@ -12,6 +12,7 @@ import json
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,11 @@ CREATE TABLE IF NOT EXISTS works (
 CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
     title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
 """
+#: Title words used in a search: the rarest ones (by document frequency) find the work with the
+#: shortest posting lists. Benchmark if changing (bench/bench_references.py: p50 <= 10 ms at 1M).
+_SEARCH_TERMS = 6
 _BATCH = 5000
 _STOP = frozenset(
     {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
@@ -115,10 +120,24 @@ class LocalIndex:
 
     def search(self, title: str, *, limit: int = 5) -> list[Record]:
         """Records whose title best matches ``title`` (bm25), best first."""
-        words = [w for w in re.findall(r"[^\W_]+", title.casefold()) if w not in _STOP]
+        folded = unicodedata.normalize("NFKD", title.casefold())
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+        words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[
+            :32
+        ]
         if not words:
             return []
-        query = " OR ".join(f'"{w}"' for w in dict.fromkeys(words[:16]))
+        with self._lock:
+            marks = ",".join("?" * len(words))
+            counts = dict(
+                self._db.execute(
+                    f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", words
+                )
+            )
+        rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
+        if not rare:
+            return []
+        query = " OR ".join(f'"{w}"' for w in rare)
         with self._lock:
             rows = self._db.execute(
                 "SELECT w.doi, w.title, w.authors, w.year, w.venue, w.volume, w.issue, w.pages, "

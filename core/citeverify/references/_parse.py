@@ -103,7 +103,8 @@ def parse_reference(text: str) -> ParsedReference:
         authors_part = _YEAR_PAREN.sub("", authors_part)
         authors_part = re.sub(r"[.,]?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$", "", authors_part.strip())
         venue = _venue(rest)
-    elif paren and paren.start() < len(body) // 2:  # APA, Harvard
+    elif paren and (paren.start() < len(body) // 2 or _namey(body[: paren.start()])):
+        # APA, Harvard: "Authors (Year). Title. Venue" (a long author list may pass mid-string)
         style = "author-date"
         year = _year(paren)
         authors_part = body[: paren.start()]
