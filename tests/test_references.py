@@ -331,3 +331,19 @@ def test_batch_isolates_failures(verifier):
     )
     assert results[0].error == "a reference must not be empty"
     assert results[1].status == "verified"
+
+
+@pytest.mark.parametrize(
+    "work",
+    [
+        {"authorships": ["not an object"], "title": "T"},
+        {"DOI": "10.1/x", "author": "nobody", "issued": {"date-parts": "soon"}},
+        {"publication_year": "around 2000", "title": 5},
+        ["a", "list"],
+    ],
+)
+def test_odd_records_are_skipped_not_fatal(work):
+    assert record_from_work(work) is None or record_from_work(work).source in {
+        "OPENALEX",
+        "CROSSREF",
+    }

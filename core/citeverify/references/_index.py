@@ -208,10 +208,15 @@ def record_from_work(work: Any) -> Record | None:
         return None
     if "message" in work and isinstance(work["message"], dict):
         work = work["message"]
-    if "authorships" in work or "display_name" in work or "publication_year" in work:
-        return _from_openalex(work)
-    if "DOI" in work or "container-title" in work:
-        return _from_crossref(work)
+    try:
+        if "authorships" in work or "display_name" in work or "publication_year" in work:
+            return _from_openalex(work)
+        if "DOI" in work or "container-title" in work:
+            return _from_crossref(work)
+    except (AttributeError, TypeError, ValueError):
+        # Dumps and API answers are untrusted: a work whose fields have the wrong types is
+        # skipped, like a work of neither format.
+        return None
     return None
 
 

@@ -63,9 +63,9 @@ class _Remote:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await self._candidates(ref, limit)
-        except (httpx.HTTPError, TimeoutError, ValueError, KeyError, TypeError) as exc:
-            # One place maps a source's failure to a note (KeyError/TypeError: an unexpected
-            # JSON shape from the service, not a bug of ours: the payload is untrusted).
+        except (httpx.HTTPError, TimeoutError, ValueError) as exc:
+            # The one place where a source's failure becomes a note. Unexpected JSON shapes do
+            # not get here: _at() and _list_at() read the untrusted payloads defensively.
             self.failures.append(f"{self.name}: {type(exc).__name__}: {exc}"[:300])
             return []
 
@@ -77,6 +77,20 @@ class _Remote:
     ) -> Any:
         status, data = await self.lookups.get_json(url, params=params, headers=headers)
         return data if status == 200 else None
+
+
+def _at(data: Any, *path: str) -> Any:
+    """``data[path[0]][path[1]]...``, or None as soon as the shape is not what the API documents."""
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _list_at(data: Any, *path: str) -> list[Any]:
+    value = _at(data, *path)
+    return value if isinstance(value, list) else []
 
 
 class OpenAlexSource(_Remote):
@@ -96,7 +110,7 @@ class OpenAlexSource(_Remote):
             data = await self._json(
                 f"{base}/works", {"search": ref.title, "per-page": str(limit), **mail}
             )
-            for work in (data or {}).get("results") or []:
+            for work in _list_at(data, "results"):
                 if r := record_from_work(work):
                     found.append(r)
         return found
@@ -119,7 +133,7 @@ class CrossrefSource(_Remote):
         data = await self._json(
             f"{base}/works", {"query.bibliographic": query, "rows": str(limit), **mail}
         )
-        for item in ((data or {}).get("message") or {}).get("items") or []:
+        for item in _list_at(data, "message", "items"):
             if r := record_from_work(item):
                 found.append(r)
         return found
@@ -142,14 +156,13 @@ class PubMedSource(_Remote):
         search = await self._json(
             f"{base}/esearch.fcgi", {**common, "term": f"{ref.title}[Title]", "retmax": str(limit)}
         )
-        ids = ((search or {}).get("esearchresult") or {}).get("idlist") or []
+        ids = [i for i in _list_at(search, "esearchresult", "idlist") if isinstance(i, str)]
         if not ids:
             return []
         summary = await self._json(f"{base}/esummary.fcgi", {**common, "id": ",".join(ids)})
-        result = (summary or {}).get("result") or {}
         records = []
         for uid in ids:
-            entry = result.get(uid)
+            entry = _at(summary, "result", uid)
             if isinstance(entry, dict) and "error" not in entry:
                 records.append(_from_esummary(entry))
         return records
@@ -197,7 +210,9 @@ class SemanticScholarSource(_Remote):
             f"{base}/graph/v1/paper/search/match", {"query": ref.title, "fields": fields}, headers
         )
         records = []
-        for paper in (data or {}).get("data") or []:
+        for paper in _list_at(data, "data"):
+            if not isinstance(paper, dict):
+                continue
             authors = []
             for a in paper.get("authors") or []:
                 parts = str(a.get("name") or "").split()
