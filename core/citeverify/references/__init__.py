@@ -9,6 +9,7 @@ Parse -> search sources -> compare fields -> status, corrected APA 7 reference, 
 """
 
 from citeverify.references._index import LocalIndex, record_from_work
+from citeverify.references._jobs import JobStore
 from citeverify.references._model import Author, ParsedReference, Record
 from citeverify.references._parse import parse_bibtex, parse_reference
 from citeverify.references._result import ReferenceResult, apa7
@@ -16,6 +17,7 @@ from citeverify.references._verify import ReferenceVerifier
 
 __all__ = [
     "Author",
+    "JobStore",
     "LocalIndex",
     "ParsedReference",
     "Record",

@@ -110,7 +110,7 @@ class ReferenceVerifier:
         async def one(reference: str) -> ReferenceResult:
             nonlocal done
             async with semaphore:
-                result = await self._isolated(reference)
+                result = await self.averify_or_error(reference)
             done += 1
             if progress is not None:
                 progress(done, len(references))
@@ -119,7 +119,8 @@ class ReferenceVerifier:
         async with self.lookups.session():
             return list(await asyncio.gather(*(one(r) for r in references)))
 
-    async def _isolated(self, reference: str) -> ReferenceResult:
+    async def averify_or_error(self, reference: str) -> ReferenceResult:
+        """:meth:`averify`, but a reference that cannot be read gives a result with ``error``."""
         try:
             return await self._verify(reference)
         except InputError as exc:
