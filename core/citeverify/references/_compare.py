@@ -5,13 +5,12 @@ Every threshold is here, in one place, with its reason.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
 from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Record, Status
+from citeverify.references._text import norm
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
 
@@ -62,13 +61,6 @@ class Comparison:
     def count(self, *labels: str) -> int:
         """How many fields carry one of ``labels``."""
         return sum(1 for f in self.fields if f.label in labels)
-
-
-def norm(text: str) -> str:
-    """Casefolded, accents and punctuation removed, whitespace collapsed."""
-    text = unicodedata.normalize("NFKD", text.casefold())
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    return " ".join(re.findall(r"[^\W_]+", text))
 
 
 def compare(ref: ParsedReference, record: Record) -> Comparison:

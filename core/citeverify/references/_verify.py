@@ -14,12 +14,13 @@ from citeverify._errors import InputError
 from citeverify._lookup import Lookups
 from citeverify._policy import LookupSettings
 from citeverify._runner import run_sync
-from citeverify.references._compare import CANDIDATE_MIN_TITLE, compare, decide, norm
+from citeverify.references._compare import CANDIDATE_MIN_TITLE, compare, decide
 from citeverify.references._index import LocalIndex
 from citeverify.references._model import ParsedReference, Record
 from citeverify.references._parse import parse_reference
 from citeverify.references._result import ReferenceResult, build_result
 from citeverify.references._sources import make_sources
+from citeverify.references._text import norm
 
 __all__ = ["ReferenceVerifier"]
 
