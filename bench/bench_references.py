@@ -145,7 +145,7 @@ def main() -> None:
                 )
             )
         start = time.perf_counter()
-        results = verifier.verify_many([text for text, _ in labelled])
+        results = verifier.verify_references([text for text, _ in labelled])
         elapsed = time.perf_counter() - start
         print(
             f"verified {len(labelled)} references in {elapsed:.2f} s: {len(labelled) / elapsed:.0f} references/s "
@@ -191,7 +191,7 @@ def remote_concurrency() -> None:
             for i in range(20)
         ]
         start = time.perf_counter()
-        results = verifier.verify_many(refs)
+        results = verifier.verify_references(refs)
         elapsed = time.perf_counter() - start
     verified = sum(r.status == "verified" for r in results)
     print(

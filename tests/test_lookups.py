@@ -277,7 +277,7 @@ def test_lookups_of_an_answer_run_concurrently_within_the_deadline(server):
     answer = " ".join(f"doi:{d}" for d in dois)
     start = time.monotonic()
     result = CitationVerifier(policy(server)).verify(answer)
-    assert time.monotonic() - start < 1.5  # ten 0.3 s calls, not 3 s
+    assert time.monotonic() - start < 2.0  # ten 0.3 s calls: 3 s one after the other
     assert len(result.details.external_lookup) == 10
 
 

@@ -281,6 +281,14 @@ def refs(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the full results as JSON.")
     ] = False,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="A source to ask: local, openalex, crossref, pubmed, semanticscholar. "
+            "Repeat for several. Default: local.",
+        ),
+    ] = None,
 ) -> None:
     """Verify reference strings: which are real, which are wrong, which do not exist.
 
@@ -295,11 +303,15 @@ def refs(
         references = [line.strip() for line in text.splitlines() if line.strip()]
     if not references:
         _fail(f"{file} holds no reference")
-    if not index.is_file():
+    sources = source or ["local"]
+    if "local" in sources and not index.is_file():
         _fail(f"no index at {index}; build one with: citeverify index build DUMP.jsonl")
-    verifier = ReferenceVerifier(index)
+    try:
+        verifier = ReferenceVerifier(index if "local" in sources else None, sources=sources)
+    except ValueError as exc:
+        _fail(str(exc))
     with typer.progressbar(length=len(references), label="verifying", file=sys.stderr) as bar:
-        results = verifier.verify_many(references, progress=lambda done, total: bar.update(1))
+        results = verifier.verify_references(references, progress=lambda done, total: bar.update(1))
     if as_json:
         typer.echo(
             json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False)

@@ -75,8 +75,19 @@ class _Remote:
     async def _json(
         self, url: str, params: dict[str, str] | None = None, headers: dict[str, str] | None = None
     ) -> Any:
+        # Answers are cached like lookups (found: cache_ttl, not found: negative_cache_ttl), so
+        # re-checking a bibliography makes no new calls.
+        key = url + "?" + "&".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+        cached = self.lookups.cache.get(self.name, key)
+        if cached is not None:
+            return cached.get("data")
         status, data = await self.lookups.get_json(url, params=params, headers=headers)
-        return data if status == 200 else None
+        if status == 200:
+            self.lookups.cache.put(self.name, key, {"data": data}, self.settings.cache_ttl)
+            return data
+        if status == 404:
+            self.lookups.cache.put(self.name, key, {"data": None}, self.settings.negative_cache_ttl)
+        return None
 
 
 def _at(data: Any, *path: str) -> Any:

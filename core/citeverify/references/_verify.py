@@ -95,16 +95,16 @@ class ReferenceVerifier:
 
     # --- batches --------------------------------------------------------------------------------
 
-    def verify_many(
+    def verify_references(
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
         """Verify several references; one that cannot be checked never fails the others."""
-        return run_sync(self.averify_many(references, progress=progress))
+        return run_sync(self.averify_references(references, progress=progress))
 
-    async def averify_many(
+    async def averify_references(
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
-        """Async :meth:`verify_many`: ``max_concurrency`` references at a time."""
+        """Async :meth:`verify_references`: ``max_concurrency`` references at a time."""
         semaphore = asyncio.Semaphore(self.max_concurrency)
         done = 0
 
