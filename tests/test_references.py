@@ -155,6 +155,20 @@ def test_parse_limits(text, fragment):
     not (SHARED / "datasets").is_dir(),
     reason=f"the shared datasets are not at {SHARED} (outside this repository)",
 )
+def test_parse_real_deposited_strings_of_mixed_styles():
+    # 2,000 real reference strings from Crossref deposits, of every style and quality.
+    data = json.loads(
+        (SHARED / "datasets" / "crossref-real-2000-unstructured-sbmv.json").read_text()
+    )["dataset"]
+    refs = [parse_reference(item["ref_string"]) for item in data if item["ref_string"].strip()]
+    assert sum(1 for r in refs if r.title and r.year) / len(refs) >= 0.9
+    assert sum(1 for r in refs if r.title and r.year and r.authors) / len(refs) >= 0.7
+
+
+@pytest.mark.skipif(
+    not (SHARED / "datasets").is_dir(),
+    reason=f"the shared datasets are not at {SHARED} (outside this repository)",
+)
 def test_parse_real_apa_strings():
     data = json.loads((SHARED / "datasets" / "crossref-generated-2500-apa.json").read_text())[
         "dataset"

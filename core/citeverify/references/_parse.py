@@ -38,6 +38,8 @@ _NAME_TOKEN = re.compile(r"[^\W\d_][\w'’\-]*", re.UNICODE)
 # Candidate sentence ends for "Authors. Title. Venue" layouts, initials included: which pieces
 # are names is decided afterwards by _namey().
 _SEGMENT_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"“(\[])")
+_TRAILING_YEAR = re.compile(r"[,\s]\s*\(?((?:1[5-9]|20)\d{2})[a-z]?\)?$")
+_BARE_YEAR = re.compile(r"^\(?(?:1[5-9]|20)\d{2}[a-z]?\)?\.?$")
 _CONNECTORS = {"and", "&", "et", "al", "al.", "et.", "jr", "jr.", "sr", "sr."}
 _PARTICLES = {
     "van",
@@ -113,15 +115,33 @@ def parse_reference(text: str) -> ParsedReference:
         venue = _venue(rest)
     else:  # Vancouver, Chicago notes, plain: "Authors. Title. Venue ..."
         style = "sentences"
-        segments = [s.strip() for s in _SEGMENT_END.split(body) if s.strip()]
+        # Deposited strings often lose the space after a period ("et al.Short", "design.Eur").
+        spaced = re.sub(r"(\bet al\.|[a-z]{2}\.)(?=[A-Z])", r"\1 ", body)
+        segments = [s.strip() for s in _SEGMENT_END.split(spaced) if s.strip()]
         n_names = 0
-        while n_names < len(segments) - 1 and _namey(segments[n_names]):
+        year = None
+        names: list[str] = []
+        while n_names < len(segments) - 1:
+            # "Dentler, R. and Hafner, A., 1997" / "Gottlieb, J.;Leyser, Y. 1981": a year may
+            # close the author list (Harvard without parentheses).
+            seg = segments[n_names].rstrip(".")
+            tail = _TRAILING_YEAR.search(seg)
+            core = seg[: tail.start()] if tail else seg
+            if not _namey(core.replace(";", ",")):
+                break
+            names.append(core)
             n_names += 1
-        authors_part = ". ".join(segments[:n_names])
+            if tail:
+                year = int(tail.group(1))
+                break
+        if year is None and n_names < len(segments) - 1 and _BARE_YEAR.match(segments[n_names]):
+            year = int(segments[n_names][:4])  # "Authors. 1981. Title."
+            n_names += 1
+        authors_part = ". ".join(names)
         title = segments[n_names] if n_names < len(segments) else None
         rest = ". ".join(segments[n_names + 1 :])
         venue = _venue(rest)
-        year = _last_year(rest) or _last_year(body)
+        year = year or _last_year(rest) or _last_year(body)
         if not n_names:
             unsure.add("authors")
         unsure.add("title")
@@ -198,7 +218,7 @@ def _namey(segment: str) -> bool:
     "and" somewhere.
     """
     words = segment.rstrip(".").replace(",", " ").split()
-    if not words or len(words) > 40:
+    if not words or len(words) > 150:
         return False
     for w in words:
         bare = w.strip(".")
