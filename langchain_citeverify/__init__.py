@@ -3,6 +3,7 @@
 - :class:`CiteVerifyGuard`: a Runnable to chain after retrieval and generation in LCEL.
 - :class:`CiteVerifyOutputParser`: for chains that end at the model.
 - :class:`CiteVerifyTool`: an agent tool that checks a text against source passages.
+- :class:`CiteVerifyReferenceTool`: an agent tool that verifies reference strings.
 - :class:`CitationBlockedError`: raised on block; both ``citeverify.CitationUnverifiedError`` and
   LangChain's ``OutputParserException``.
 """
@@ -10,12 +11,19 @@
 from langchain_citeverify._common import CitationBlockedError
 from langchain_citeverify.output_parsers import CiteVerifyOutputParser
 from langchain_citeverify.runnables import CiteVerifyGuard
-from langchain_citeverify.tools import CheckAgainstSourcesInput, CiteVerifyTool
+from langchain_citeverify.tools import (
+    CheckAgainstSourcesInput,
+    CheckReferencesInput,
+    CiteVerifyReferenceTool,
+    CiteVerifyTool,
+)
 
 __all__ = [
     "CheckAgainstSourcesInput",
+    "CheckReferencesInput",
     "CitationBlockedError",
     "CiteVerifyGuard",
     "CiteVerifyOutputParser",
+    "CiteVerifyReferenceTool",
     "CiteVerifyTool",
 ]

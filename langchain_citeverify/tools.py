@@ -11,8 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from citeverify import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify._policy import collect_policy_options
+from citeverify.references import ReferenceResult, ReferenceVerifier
 
-__all__ = ["CheckAgainstSourcesInput", "CiteVerifyTool"]
+__all__ = [
+    "CheckAgainstSourcesInput",
+    "CheckReferencesInput",
+    "CiteVerifyReferenceTool",
+    "CiteVerifyTool",
+]
 
 
 class CheckAgainstSourcesInput(BaseModel):
@@ -94,3 +100,61 @@ def _summary(result: VerificationResult) -> str:
         "reasons": result.reasons,
     }
     return json.dumps(summary, ensure_ascii=False)
+
+
+class CheckReferencesInput(BaseModel):
+    """Arguments of :class:`CiteVerifyReferenceTool`."""
+
+    references: list[str] = Field(
+        description="Reference strings to check, e.g. a bibliography (1 to 20).",
+        min_length=1,
+        max_length=20,
+    )
+
+
+class CiteVerifyReferenceTool(BaseTool):
+    """Checks reference strings: does each work exist, and which fields are wrong?
+
+    Backed by :class:`citeverify.references.ReferenceVerifier` (the local index, and the public
+    APIs when the verifier is configured with them). Returns a JSON list the agent can read: the
+    status, the corrected APA 7 reference and the fields that differ, per reference.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str = "citeverify_references"
+    description: str = (
+        "Check academic references. Input: a list of reference strings. Output: JSON with, for "
+        "each, a status (verified, verified-with-error, needs-human, unverified), the corrected "
+        "APA 7 reference when the work exists, and the fields that are wrong."
+    )
+    args_schema: type[BaseModel] = CheckReferencesInput
+    verifier: ReferenceVerifier
+
+    def _run(
+        self, references: list[str], run_manager: CallbackManagerForToolRun | None = None
+    ) -> str:
+        return _reference_summary(references, self.verifier.verify_references(references))
+
+    async def _arun(
+        self, references: list[str], run_manager: AsyncCallbackManagerForToolRun | None = None
+    ) -> str:
+        results = await self.verifier.averify_references(references)
+        return _reference_summary(references, results)
+
+
+def _reference_summary(references: list[str], results: list[ReferenceResult]) -> str:
+    wrong = {"CONTRADICTION", "MATCH_WITH_TYPO", "CONTAINS"}
+    return json.dumps(
+        [
+            {
+                "reference": ref,
+                "status": r.status,
+                "corrected": r.reference if r.status != "unverified" else None,
+                "fields_that_differ": [f for f, label in r.field_results.items() if label in wrong],
+                "error": r.error,
+            }
+            for ref, r in zip(references, results, strict=True)
+        ],
+        ensure_ascii=False,
+    )

@@ -308,3 +308,24 @@ def test_tool_never_blocks_even_with_a_blocking_policy():
     tool = CiteVerifyTool(policy=OFFLINE, unverified_action="block")
     out = json.loads(tool.invoke({"text": UNGROUNDED, "sources": ["Penguins."]}))
     assert out["verdict"] == "not supported"
+
+
+def test_reference_tool(tmp_path):
+    from citeverify.references import LocalIndex, ReferenceVerifier
+    from langchain_citeverify import CiteVerifyReferenceTool
+
+    from .conftest import DATA
+
+    index = LocalIndex(tmp_path / "works.sqlite")
+    index.build(DATA / "works-crossref.jsonl")
+    tool = CiteVerifyReferenceTool(verifier=ReferenceVerifier(index))
+    refs = [
+        "LeCun, Y., Bengio, Y., & Hinton, G. (2013). Deep learning. Nature, 521(7553), 436–444.",
+        "Doe, J. (2020). Quantum sponges of the deep sea. Journal of Nothing, 1, 1-2.",
+    ]
+    out = json.loads(tool.invoke({"references": refs}))
+    assert [o["status"] for o in out] == ["verified-with-error", "unverified"]
+    assert out[0]["fields_that_differ"] == ["year"]
+    assert out[0]["corrected"].startswith("LeCun, Y., Bengio, Y., & Hinton, G. (2015)")
+    aout = json.loads(asyncio.run(tool.ainvoke({"references": refs[:1]})))
+    assert aout[0]["status"] == "verified-with-error"
