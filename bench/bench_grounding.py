@@ -14,26 +14,15 @@ import gc
 import itertools
 import re
 import sys
-import time
 import tracemalloc
 from collections.abc import Callable
 
 from citeverify import CitationVerifier, ContextCache
 
-from _corpus import answer, text, vocabulary
+from _corpus import answer, best_of, text, vocabulary
 
 WORD = re.compile(r"[^\W_]+")
 POLICY = {"require_sources": False}
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def peak_bytes(fn: Callable[[], object]) -> int:
@@ -63,8 +52,8 @@ def main() -> None:
         docs = [ctx[i : i + 4096] for i in range(0, len(ctx), 4096)] if n <= 100_000 else [ctx]
         ans = answer(ctx)
         repeat = 30 if n <= 100_000 else (7 if n <= 1_000_000 else 3)
-        base = best_of(lambda ctx=ctx: WORD.findall(ctx), repeat)
-        t_cold = best_of(lambda ans=ans, docs=docs: cold.verify(ans, docs), repeat)
+        base = best_of(lambda ctx=ctx: WORD.findall(ctx), repeat, collect=True)
+        t_cold = best_of(lambda ans=ans, docs=docs: cold.verify(ans, docs), repeat, collect=True)
         t_fill = best_of(
             lambda ans=ans, docs=docs: CitationVerifier(POLICY, context_cache=True).verify(
                 ans, docs
@@ -73,7 +62,9 @@ def main() -> None:
         )
         warm = CitationVerifier(POLICY, context_cache=ContextCache())
         warm.verify(ans, docs)
-        t_warm = best_of(lambda ans=ans, docs=docs, w=warm: w.verify(ans, docs), repeat)
+        t_warm = best_of(
+            lambda ans=ans, docs=docs, w=warm: w.verify(ans, docs), repeat, collect=True
+        )
         rows.append((n, base, t_cold))
         print(
             f"{n / 1000:>7.0f}KB {base * 1e3:>8.2f}ms {t_cold * 1e3:>8.2f}ms {t_cold / base:>5.2f}x"
@@ -81,7 +72,7 @@ def main() -> None:
             f" {t_warm * 1e3:>9.3f}ms {t_cold / t_warm:>6.0f}x"
         )
     ans_10k = answer(big[:10_000])
-    answer_only = best_of(lambda: cold.verify(ans_10k, []), 30)
+    answer_only = best_of(lambda: cold.verify(ans_10k, []), 30, collect=True)
     print(f"\nfixed cost of the 300-word answer alone (no context): {answer_only * 1e3:.2f}ms")
     print("\nlinearity: time ratio for 10x the context (target <= 11x)")
     for (n1, _, t1), (n2, _, t2) in itertools.pairwise(rows):
@@ -90,8 +81,8 @@ def main() -> None:
     print("\nnon-ASCII context (accented words: the regex path instead of the ASCII fast path)")
     accented = big[:1_000_000].replace("e", "é").replace("o", "ô")
     ans = answer(accented)
-    base = best_of(lambda: WORD.findall(accented), 5)
-    t_cold = best_of(lambda: cold.verify(ans, [accented]), 5)
+    base = best_of(lambda: WORD.findall(accented), 5, collect=True)
+    t_cold = best_of(lambda: cold.verify(ans, [accented]), 5, collect=True)
     print(f"   1000KB {base * 1e3:>8.2f}ms {t_cold * 1e3:>8.2f}ms {t_cold / base:>5.2f}x")
 
     print("\npeak memory of one verify() (tracemalloc), one document of N bytes")

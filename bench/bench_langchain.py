@@ -17,18 +17,9 @@ from langchain_core.runnables import RunnableLambda
 from citeverify import CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
 
-from _corpus import answer, text, vocabulary
+from _corpus import answer, best_of, text, vocabulary
 
 POLICY = {"require_sources": False, "extensions": {"lookups": {"enabled": False}}}
-
-
-def best_of(fn, repeat: int = 200) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:

@@ -8,26 +8,15 @@ Run: ``uv run python bench/bench_llamaindex.py``.
 
 from __future__ import annotations
 
-import time
-
 from llama_index.core.base.response.schema import Response
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from citeverify import CitationVerifier
 from llamaindex_citeverify import CiteVerifyPostprocessor
 
-from _corpus import answer, text, vocabulary
+from _corpus import answer, best_of, text, vocabulary
 
 POLICY = {"require_sources": False, "extensions": {"lookups": {"enabled": False}}}
-
-
-def best_of(fn, repeat: int = 300) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -46,8 +35,8 @@ def main() -> None:
         for _ in range(5):  # interleaved, so that machine noise hits both sides alike
             rounds.append(
                 (
-                    best_of(lambda a=ans: core.verify(a, texts)),
-                    best_of(lambda r=response: hook.verify_response(r)),
+                    best_of(lambda a=ans: core.verify(a, texts), 300),
+                    best_of(lambda r=response: hook.verify_response(r), 300),
                 )
             )
         t_core = min(r[0] for r in rounds)
