@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeverify import InputError
 from citeverify.references import (
@@ -413,3 +415,21 @@ def test_accuracy_on_the_recorded_records(tmp_path):
             "verified-with-error",
             "CONTRADICTION",
         )
+
+
+@settings(max_examples=300)
+@given(text=st.text(max_size=400))
+def test_parser_never_crashes(text):
+    try:
+        ref = parse_reference(text)
+    except InputError:
+        return  # empty: a clear error, as documented
+    assert ref.raw == text
+    assert ref.year is None or 1500 <= ref.year <= 2099
+
+
+@pytest.mark.parametrize(
+    "title", ['"; DROP TABLE works; --', "NEAR(a b) AND OR NOT *", "title : x", "ö ü ß", ""]
+)
+def test_index_search_is_safe_with_any_title(index, title):
+    assert isinstance(index.search(title), list)
