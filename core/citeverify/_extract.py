@@ -16,8 +16,6 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 
-import idutils
-
 from citeverify._policy import CitationType
 from citeverify._text import MARKER_RE
 
@@ -163,8 +161,18 @@ _ARXIV = re.compile(
 )
 
 
+@cache
+def _idutils() -> Any:
+    # Imported on first use: idutils scans the installed packages' entry points at import
+    # (about 0.5 s), which `import citeverify`, `citeverify --help` and `lint` need not pay.
+    import idutils  # noqa: PLC0415
+
+    return idutils
+
+
 def extract_academic(text: str) -> list[Found]:
     """DOIs (bare, ``doi:``, doi.org links), PubMed IDs, PMCIDs and arXiv IDs."""
+    idutils = _idutils()
     found: list[Found] = []
     for m in _scan(text, _DOI, _has("10.")):
         prefix = _DOI_PREFIX.search(text, max(0, m.start() - 24), m.start())
