@@ -116,8 +116,12 @@ def parse_reference(text: str) -> ParsedReference:
     else:  # Vancouver, Chicago notes, plain: "Authors. Title. Venue ..."
         style = "sentences"
         # Deposited strings often lose the space after a period ("et al.Short", "design.Eur").
-        spaced = re.sub(r"(\bet al\.|[a-z]{2}\.)(?=[A-Z])", r"\1 ", body)
+        spaced = re.sub(r"(\bet al\.|[a-z]{2}\.|\b[A-Z]{1,3}\.)(?=[A-Z][a-z])", r"\1 ", body)
         segments = [s.strip() for s in _SEGMENT_END.split(spaced) if s.strip()]
+        # "Authors: Title. Venue" (a colon after the names, common in Springer journals).
+        head, colon, tail = segments[0].partition(": ") if segments else ("", "", "")
+        if colon and _namey(head.replace(";", ",")) and tail:
+            segments[:1] = [head, tail]
         n_names = 0
         year = None
         names: list[str] = []
@@ -240,13 +244,10 @@ def _authors(text: str | None) -> tuple[Author, ...]:
     if text.endswith(".") and not _INITIALS.match(text.split()[-1]):
         text = text[:-1]
     words = text.replace(",", " ").split()
-    if (
-        "," not in text
-        and "&" not in text
-        and " and " not in text
-        and not any(_INITIALS.match(w) for w in words)
-    ):
-        return (Author(text.strip(" .")),) if text.strip(" .") else ()  # a corporate author
+    plain = "," not in text and "&" not in text and " and " not in text
+    if plain and (len(words) == 1 or not any(_INITIALS.match(w) for w in words)):
+        # A corporate author ("World Health Organization", "WHO", "ASTM"): one name, whole.
+        return (Author(text.strip(" .")),) if text.strip(" .") else ()
     text = re.sub(r"\s*\((?:eds?\.?|editors?)\)\s*", " ", text, flags=re.I)
     if not text:
         return ()
