@@ -97,3 +97,33 @@ def test_doi_inside_url_and_upper_case_www():
         "Also WWW.EXAMPLE.ORG/a.b today.",
         "Done.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        pytest.param(
+            "Under 42 U.S.C. § 1983 a claim arose, see Smith v. Jones, 999 Cal. Rptr. 12 (2020). Next.",
+            [
+                "Under 42 U.S.C. § 1983 a claim arose, see Smith v. Jones, 999 Cal. Rptr. 12 (2020).",
+                "Next.",
+            ],
+            id="case-and-statute",
+        ),
+        pytest.param(
+            "See 21 C.F.R. § 314.50 and 85 Fed. Reg. 12345. Then more.",
+            ["See 21 C.F.R. § 314.50 and 85 Fed. Reg. 12345.", "Then more."],
+            id="regulations",
+        ),
+        pytest.param(
+            "Brown v. Board of Education, 347 U.S. 483 (1954), and 123 F. Supp. 2d 45 (9th Cir. 2001). Done.",
+            [
+                "Brown v. Board of Education, 347 U.S. 483 (1954), and 123 F. Supp. 2d 45 (9th Cir. 2001).",
+                "Done.",
+            ],
+            id="reporters",
+        ),
+    ],
+)
+def test_legal_citations_stay_in_one_claim(answer, expected):
+    assert texts(answer) == expected

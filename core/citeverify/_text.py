@@ -94,6 +94,11 @@ ABBREVIATIONS = frozenset(
         "etc", "ca", "art", "para", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
         "sept", "oct", "nov", "dec", "gen", "gov", "rev", "hon", "mt", "ave", "dept", "univ",
         "est", "viz", "op", "cit", "ibid", "resp", "min", "max", "n.d",
+        # Legal citations (issue 3: legal users): "Smith v. Jones", "F. Supp.", "9th Cir.",
+        # "Cal. Rptr.", "Fed. Reg.", "Stat.", "Ann.", "App.", "Ct.".
+        "v", "supp", "cir", "ct", "app", "rptr", "fed", "reg", "stat", "ann", "cal", "ill",
+        "mass", "pa", "tex", "fla", "wash", "mich", "wis", "minn", "colo", "conn", "md", "va",
+        "sec", "pt", "cl", "ch", "tit", "amend", "const",
     }
 )  # fmt: skip
 
@@ -162,6 +167,10 @@ def _period_ends_claim(text: str, pos: int) -> bool:
         return True
     # An initial: one letter, upper case ("T. S. Kuhn", "J. Smith").
     if len(token) == 1 and token.isupper():
+        return False
+    # Dotted capitalized abbreviations: "U.S.C.", "C.F.R.", "N.E.", "Ph.D." (not "x.y.z", the end
+    # of an identifier; "e.g." and "i.e." are in ABBREVIATIONS).
+    if "." in token and all(0 < len(p) <= 3 and p[0].isupper() for p in token.split(".")):
         return False
     key = token.casefold()
     if key == "no":
