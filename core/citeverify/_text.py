@@ -98,7 +98,7 @@ ABBREVIATIONS = frozenset(
         # "Cal. Rptr.", "Fed. Reg.", "Stat.", "Ann.", "App.", "Ct.".
         "v", "supp", "cir", "ct", "app", "rptr", "fed", "reg", "stat", "ann", "cal", "ill",
         "mass", "pa", "tex", "fla", "wash", "mich", "wis", "minn", "colo", "conn", "md", "va",
-        "sec", "pt", "cl", "ch", "tit", "amend", "const",
+        "pt", "cl", "tit", "amend", "const",
     }
 )  # fmt: skip
 
