@@ -627,41 +627,30 @@ def _parse_allow_list(
 
 
 def _crossref_metadata(message: dict[str, Any]) -> dict[str, Any]:
-    titles = message.get("title") or []
-    containers = message.get("container-title") or []
-    authors = []
-    for a in message.get("author") or []:
-        if isinstance(a, dict):
-            name = " ".join(p for p in (a.get("given"), a.get("family")) if p) or a.get("name")
-            if name:
-                authors.append(name)
-    year = None
-    # Not "created": that is when the DOI was registered, not when the work appeared.
-    for key in ("issued", "published", "published-print", "published-online"):
-        parts = (message.get(key) or {}).get("date-parts") or [[None]]
-        if parts and parts[0] and parts[0][0]:
-            year = parts[0][0]
-            break
-    return {
-        "title": titles[0] if titles else None,
-        "authors": authors,
-        "year": year,
-        "container": containers[0] if containers else None,
-        "type": message.get("type"),
-        "doi": message.get("DOI"),
-    }
+    # One parser for bibliographic payloads, shared with the reference verifier. Imported here:
+    # citeverify.references imports this module.
+    from citeverify.references._index import record_from_work  # noqa: PLC0415
+
+    record = record_from_work(message)
+    if record is None:
+        msg = "unexpected Crossref response (not a work)"
+        raise _Failure(msg)
+    return _metadata(record)
 
 
 def _pubmed_metadata(entry: dict[str, Any]) -> dict[str, Any]:
-    pubdate = str(entry.get("pubdate") or "")
-    year = re.match(r"\d{4}", pubdate)
+    from citeverify.references._index import record_from_esummary  # noqa: PLC0415
+
+    return _metadata(record_from_esummary(entry))
+
+
+def _metadata(record: Any) -> dict[str, Any]:
+    """What a UI shows about the work a DOI or PMID really is."""
     return {
-        "title": entry.get("title"),
-        "authors": [a.get("name") for a in entry.get("authors") or [] if isinstance(a, dict)],
-        "year": int(year.group()) if year else None,
-        "container": entry.get("fulljournalname") or entry.get("source"),
-        "doi": next(
-            (i.get("value") for i in entry.get("articleids") or [] if i.get("idtype") == "doi"),
-            None,
-        ),
+        "title": record.title,
+        "authors": [" ".join(p for p in (a.given, a.family) if p) for a in record.authors],
+        "year": record.year,
+        "container": record.venue,
+        "type": record.kind,
+        "doi": record.doi,
     }

@@ -24,7 +24,7 @@ from citeverify.references._compare import CANDIDATE_MIN_TITLE
 from citeverify.references._model import Author, Record
 from citeverify.references._text import norm
 
-__all__ = ["LocalIndex", "record_from_work"]
+__all__ = ["LocalIndex", "record_from_esummary", "record_from_work"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS works (
@@ -235,6 +235,11 @@ def record_from_work(work: Any) -> Record | None:
     return None
 
 
+def _str(value: Any) -> str | None:
+    """A non-empty string field, or None (payloads are untrusted: a title may be a number)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _doi(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
@@ -255,10 +260,10 @@ def _from_openalex(w: dict[str, Any]) -> Record:
     year = w.get("publication_year")
     return Record(
         source="OPENALEX",
-        title=w.get("title") or w.get("display_name"),
+        title=_str(w.get("title")) or _str(w.get("display_name")),
         authors=tuple(authors),
         year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
-        venue=source.get("display_name") or source.get("host_organization_name"),
+        venue=_str(source.get("display_name")) or _str(source.get("host_organization_name")),
         doi=_doi(w.get("doi")),
         volume=biblio.get("volume"),
         issue=biblio.get("issue"),
@@ -281,10 +286,10 @@ def _from_crossref(w: dict[str, Any]) -> Record:
             break
     titles = w.get("title") or []
     containers = w.get("container-title") or []
-    venue = containers[0] if containers else w.get("publisher")
+    venue = _str(containers[0]) if containers else _str(w.get("publisher"))
     return Record(
         source="CROSSREF",
-        title=titles[0] if titles else None,
+        title=_str(titles[0]) if titles else None,
         authors=authors,
         year=year,
         venue=venue,
@@ -293,4 +298,28 @@ def _from_crossref(w: dict[str, Any]) -> Record:
         issue=w.get("issue"),
         pages=w.get("page"),
         kind=w.get("type"),
+    )
+
+
+def record_from_esummary(entry: dict[str, Any]) -> Record:
+    """A Record from one NCBI E-utilities esummary entry (``result[uid]``)."""
+    authors = []
+    for a in entry.get("authors") or []:
+        name = str(a.get("name") or "")
+        family, _, initials = name.rpartition(" ")
+        authors.append(Author(family or name, initials if family else ""))
+    year = str(entry.get("pubdate") or "")[:4]
+    doi = next(
+        (i.get("value") for i in entry.get("articleids") or [] if i.get("idtype") == "doi"), None
+    )
+    return Record(
+        source="PUBMED",
+        title=_str(entry.get("title")),
+        authors=tuple(authors),
+        year=int(year) if year.isdigit() else None,
+        venue=entry.get("fulljournalname") or entry.get("source"),
+        doi=doi.lower() if isinstance(doi, str) else None,
+        volume=entry.get("volume") or None,
+        issue=entry.get("issue") or None,
+        pages=entry.get("pages") or None,
     )

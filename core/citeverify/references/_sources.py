@@ -16,7 +16,7 @@ import httpx
 
 from citeverify._lookup import Lookups
 from citeverify._policy import LookupSettings
-from citeverify.references._index import LocalIndex, record_from_work
+from citeverify.references._index import LocalIndex, record_from_esummary, record_from_work
 from citeverify.references._model import Author, ParsedReference, Record
 
 __all__ = ["SOURCE_NAMES", "Source", "make_sources"]
@@ -175,31 +175,8 @@ class PubMedSource(_Remote):
         for uid in ids:
             entry = _at(summary, "result", uid)
             if isinstance(entry, dict) and "error" not in entry:
-                records.append(_from_esummary(entry))
+                records.append(record_from_esummary(entry))
         return records
-
-
-def _from_esummary(entry: dict[str, Any]) -> Record:
-    authors = []
-    for a in entry.get("authors") or []:
-        name = str(a.get("name") or "")
-        family, _, initials = name.rpartition(" ")
-        authors.append(Author(family or name, initials if family else ""))
-    year = str(entry.get("pubdate") or "")[:4]
-    doi = next(
-        (i.get("value") for i in entry.get("articleids") or [] if i.get("idtype") == "doi"), None
-    )
-    return Record(
-        source="PUBMED",
-        title=str(entry.get("title") or "").rstrip(".") or None,
-        authors=tuple(authors),
-        year=int(year) if year.isdigit() else None,
-        venue=entry.get("fulljournalname") or entry.get("source"),
-        doi=doi.lower() if isinstance(doi, str) else None,
-        volume=entry.get("volume") or None,
-        issue=entry.get("issue") or None,
-        pages=entry.get("pages") or None,
-    )
 
 
 class SemanticScholarSource(_Remote):
