@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.documents import Document
@@ -10,6 +9,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage
 
 from citeverify import CitationUnverifiedError, InputError, VerificationResult
+from citeverify._context import coerce_documents
 
 __all__ = ["CitationBlockedError", "answer_text", "document_texts"]
 
@@ -40,23 +40,11 @@ def answer_text(answer: Any, *, where: str = "answer") -> str:
 
 
 def document_texts(context: Any, *, where: str = "context") -> list[str]:
-    """Context documents as strings: Documents, strings, or mappings with content/page_content."""
+    """Context documents as strings: Documents, plus what the core accepts (strings, mappings)."""
     if isinstance(context, str | Document):
         context = [context]
     if not isinstance(context, list | tuple):
         msg = f"{where} must be a list of Documents or strings, got {type(context).__name__}"
         raise InputError(msg, path=where)
-    texts = []
-    for i, doc in enumerate(context):
-        if isinstance(doc, Document):
-            texts.append(doc.page_content)
-        elif isinstance(doc, str):
-            texts.append(doc)
-        elif isinstance(doc, Mapping) and isinstance(
-            doc.get("page_content", doc.get("content")), str
-        ):
-            texts.append(doc.get("page_content", doc.get("content")))
-        else:
-            msg = f"{where}[{i}] must be a Document, a string or a mapping with content"
-            raise InputError(msg, path=f"{where}[{i}]")
-    return texts
+    items = [doc.page_content if isinstance(doc, Document) else doc for doc in context]
+    return coerce_documents(items, where=where)

@@ -37,3 +37,28 @@ def test_every_exported_name_exists_and_is_public_module():
 def test_errors_form_one_tree():
     for cls in (citeverify.PolicyError, citeverify.InputError, citeverify.CitationUnverifiedError):
         assert issubclass(cls, citeverify.CiteVerifyError)
+
+
+ADAPTERS = {
+    "citeverify.references": {
+        "Author", "JobStore", "LocalIndex", "ParsedReference", "Record", "ReferenceResult",
+        "ReferenceVerifier", "apa7", "parse_bibtex", "parse_reference", "record_from_work",
+    },
+    "langchain_citeverify": {
+        "CheckAgainstSourcesInput", "CheckReferencesInput", "CitationBlockedError",
+        "CiteVerifyGuard", "CiteVerifyOutputParser", "CiteVerifyReferenceTool", "CiteVerifyTool",
+    },
+    "llamaindex_citeverify": {
+        "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
+    },
+}  # fmt: skip
+
+
+def test_subpackage_surfaces_are_pinned_and_documented():
+    import importlib
+
+    for name, expected in ADAPTERS.items():
+        module = importlib.import_module(name)
+        assert set(module.__all__) == expected, name
+        for member in module.__all__:
+            assert getattr(module, member).__doc__, f"{name}.{member} has no docstring"

@@ -49,6 +49,13 @@ def test_documents_may_be_any_iterable_and_mix_shapes(verifier):
     assert verifier.verify("The museum opens at nine.", docs).details.groundedness == 1.0
 
 
+def test_documents_may_be_dumped_langchain_documents(verifier):
+    docs = [{"page_content": "The museum opens at nine.", "metadata": {}, "type": "Document"}]
+    assert verifier.verify("The museum opens at nine.", docs).details.groundedness == 1.0
+    with pytest.raises(InputError, match=r"context_documents\[0\]\.page_content must be a string"):
+        verifier.verify("x", [{"page_content": 3}])
+
+
 def test_empty_documents_are_allowed(verifier):
     r = verifier.verify("The museum opens.", ["", "   "])
     assert r.details.groundedness == 0.0

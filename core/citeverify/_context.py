@@ -22,8 +22,17 @@ __all__ = ["ContextCache", "ContextDocument", "coerce_documents"]
 _MAP_CHUNK = 1 << 16
 
 
-def coerce_documents(documents: Iterable[Any] | None) -> list[str]:
-    """Turn context documents (strings, or mappings with ``content``) into strings.
+def coerce_documents(
+    documents: Iterable[Any] | None, *, where: str = "context_documents"
+) -> list[str]:
+    """Turn context documents into strings.
+
+    A document is a string, or a mapping with ``content`` (the seed's shape) or ``page_content``
+    (LangChain's, as dumped).
+
+    Args:
+        documents: The documents.
+        where: How errors name the list (adapters pass their own key).
 
     Raises:
         InputError: naming the document index when one has no text.
@@ -32,29 +41,30 @@ def coerce_documents(documents: Iterable[Any] | None) -> list[str]:
         return []
     if isinstance(documents, str | bytes | Mapping):
         msg = (
-            "context_documents must be a list of documents (strings or mappings with "
-            f"'content'), got a single {type(documents).__name__}; wrap it in a list"
+            f"{where} must be a list of documents (strings or mappings with 'content'), "
+            f"got a single {type(documents).__name__}; wrap it in a list"
         )
-        raise InputError(msg, path="context_documents")
+        raise InputError(msg, path=where)
     try:
         items = list(documents)
     except TypeError:
-        msg = f"context_documents must be a list, got {type(documents).__name__}"
-        raise InputError(msg, path="context_documents") from None
+        msg = f"{where} must be a list, got {type(documents).__name__}"
+        raise InputError(msg, path=where) from None
     texts = []
     for i, doc in enumerate(items):
-        path = f"context_documents[{i}]"
+        path = f"{where}[{i}]"
         if isinstance(doc, str):
             texts.append(doc)
         elif isinstance(doc, Mapping):
-            if "content" not in doc:
+            key = "content" if "content" in doc else "page_content"
+            if key not in doc:
                 keys = ", ".join(sorted(map(str, doc))) or "none"
                 msg = f"{path} has no 'content' key (keys: {keys})"
                 raise InputError(msg, path=f"{path}.content")
-            content = doc["content"]
+            content = doc[key]
             if not isinstance(content, str):
-                msg = f"{path}.content must be a string, got {type(content).__name__}"
-                raise InputError(msg, path=f"{path}.content")
+                msg = f"{path}.{key} must be a string, got {type(content).__name__}"
+                raise InputError(msg, path=f"{path}.{key}")
             texts.append(content)
         else:
             msg = f"{path} must be a string or a mapping with 'content', got {type(doc).__name__}"

@@ -189,15 +189,13 @@ class Lookups:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[httpx.AsyncClient]:
         """The HTTP client for the calls made inside (see the class docstring for which one)."""
-        if self._client is not None or on_background_loop():
-            client = self._client if self._client is not None else _shared_client()
-            token = _CLIENT.set(client)
-            try:
-                yield client
-            finally:
-                _CLIENT.reset(token)
-            return
-        async with _new_client() as client:
+        async with contextlib.AsyncExitStack() as stack:
+            if self._client is not None:
+                client = self._client
+            elif on_background_loop():
+                client = _shared_client()
+            else:
+                client = await stack.enter_async_context(_new_client())
             token = _CLIENT.set(client)
             try:
                 yield client

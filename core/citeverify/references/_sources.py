@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import httpx
 
-from citeverify._lookup import Lookups
+from citeverify._lookup import Lookups, _failure_reason
 from citeverify._policy import LookupSettings
 from citeverify.references._index import LocalIndex, record_from_esummary, record_from_work
 from citeverify.references._model import Author, ParsedReference, Record
@@ -66,7 +66,7 @@ class _Remote:
         except (httpx.HTTPError, TimeoutError, ValueError) as exc:
             # The one place where a source's failure becomes a note. Unexpected JSON shapes do
             # not get here: _at() and _list_at() read the untrusted payloads defensively.
-            self.failures.append(f"{self.name}: {type(exc).__name__}: {exc}"[:300])
+            self.failures.append(f"{self.name}: {_failure_reason(exc, self.settings.timeout)}")
             return []
 
     async def _candidates(self, ref: ParsedReference, limit: int) -> list[Record]:
