@@ -11,7 +11,7 @@ import bisect
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
@@ -49,7 +49,6 @@ class Found:
     values: tuple[str, ...] = ()
     format_ok: bool | None = None
     note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -355,7 +354,6 @@ def _from_eyecite(cite: Any, window: str, offset: int, current_year: int) -> Fou
             cite.corrected_citation(),
             format_ok=not problems,
             note=note,
-            extra={"year": year},
         )
     if kind == "ShortCaseCitation":
         return Found(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 __all__ = ["FIELDS", "Author", "FieldLabel", "ParsedReference", "Record", "Status"]
@@ -70,7 +70,6 @@ class Record:
     issue: str | None = None
     pages: str | None = None
     kind: str | None = None
-    extra: dict[str, object] = field(default_factory=dict, compare=False)
 
     def fields(self) -> dict[str, object]:
         """The seed's ``candidateFields``."""
