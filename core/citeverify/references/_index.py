@@ -3,28 +3,43 @@
 Built by streaming OpenAlex works or Crossref works JSONL (optionally gzipped, the formats of
 their public snapshots) in batches, so memory stays flat whatever the dump size. Queried by DOI
 (exact) and by title (FTS5 with bm25 ranking).
+
+Dumps are untrusted (issue 9), and one rule decides what a bad line does:
+
+- a file that cannot be read as JSON Lines (missing, not gzip although named ``.gz``, truncated,
+  not UTF-8, a line that is not JSON) stops the build with an :class:`InputError` naming the file
+  and the line: the file is broken, and an index built from part of it would look complete;
+- a line that is JSON but not a work we can read (not an object, neither format, nested deeper
+  than the JSON reader goes, a number of more than 4,300 digits, a line over 16 MiB) is skipped
+  and counted in :attr:`LocalIndex.last_build`;
+- a work with a field of the wrong type keeps its other fields (see :func:`record_from_work`).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import logging
 import re
 import sqlite3
 import threading
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rapidfuzz import fuzz
 
 from citeverify._errors import InputError
 from citeverify.references._compare import CANDIDATE_MIN_TITLE
-from citeverify.references._model import Author, Record
+from citeverify.references._model import Author, Record, text_field, year_field
 from citeverify.references._text import norm
 
-__all__ = ["LocalIndex", "record_from_esummary", "record_from_work"]
+__all__ = ["DumpReport", "LocalIndex", "record_from_esummary", "record_from_work"]
+
+_log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS works (
@@ -45,6 +60,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row')
 #: shortest posting lists. Benchmark if changing (bench/bench_references.py: p50 <= 10 ms at 1M).
 _SEARCH_TERMS = 4
 _BATCH = 5000
+#: A dump line longer than this is skipped, read in chunks (the largest OpenAlex works are a few
+#: hundred KB), so one line never costs more memory than this.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+#: The columns a works table must have to be ours.
+_COLUMNS = {"doi", "title", "authors", "year", "venue", "volume", "issue", "pages", "kind", "url"}
 _STOP = frozenset(
     {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
      "or", "the", "to", "with"}
@@ -59,10 +79,25 @@ class LocalIndex:
     """
 
     def __init__(self, path: str | Path) -> None:
+        self._db = connect_sqlite(path, what="index")
         self.path = str(path)
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(works)")}
+        except sqlite3.Error as exc:
+            self._db.close()
+            msg = f"{path} cannot be used as an index: {exc}"
+            raise InputError(msg, path=self.path) from None
+        if missing := _COLUMNS - columns:
+            self._db.close()
+            msg = (
+                f"{path} is a SQLite database but not a citeverify index "
+                f"(its works table has no {', '.join(sorted(missing))})"
+            )
+            raise InputError(msg, path=self.path)
         self._lock = threading.Lock()
+        #: What the last :meth:`build` read (None before the first).
+        self.last_build: DumpReport | None = None
 
     def close(self) -> None:
         """Close the database."""
@@ -75,14 +110,19 @@ class LocalIndex:
         count = 0
         rows: list[tuple[Any, ...]] = []
         with self._lock:
-            for record in records:
-                rows.append(_row(record))
-                if len(rows) >= _BATCH:
-                    count += self._insert(rows)
-                    rows = []
-            count += self._insert(rows)
-            self._db.execute("INSERT INTO works_fts(works_fts) VALUES ('rebuild')")
-            self._db.commit()
+            try:
+                for record in records:
+                    rows.append(_row(record))
+                    if len(rows) >= _BATCH:
+                        count += self._insert(rows)
+                        rows = []
+                count += self._insert(rows)
+                self._db.execute("INSERT INTO works_fts(works_fts) VALUES ('rebuild')")
+                self._db.commit()
+            except BaseException:
+                # A dump that turns out broken halfway adds nothing: no index that looks complete.
+                self._db.rollback()
+                raise
         return count
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> int:
@@ -97,10 +137,28 @@ class LocalIndex:
     def build(self, dump: str | Path, *, progress: Callable[[int], None] | None = None) -> int:
         """Add every work of an OpenAlex or Crossref JSONL dump (``.jsonl`` or ``.jsonl.gz``).
 
+        Lines that are JSON but not works are skipped: :attr:`last_build` counts them and gives
+        the first few line numbers and reasons. Nothing is added when the file is broken.
+
+        Returns:
+            How many records were added.
+
         Raises:
-            InputError: the file is missing or a line is not JSON (with its line number).
+            InputError: the file is missing or cannot be read as JSON Lines (not gzip although
+                named ``.gz``, truncated, not UTF-8, a line that is not JSON); the message names
+                the file and the line.
         """
-        return self.add(_read_dump(Path(dump), progress))
+        if not isinstance(dump, str | Path):
+            msg = f"a dump is a file path, got {type(dump).__name__}"
+            raise InputError(msg, path="dump")
+        report = DumpReport(path=str(dump))
+        self.last_build = report
+        report.records = self.add(_read_dump(Path(dump), progress, report))
+        if report.skipped:
+            _log.warning(
+                "%s: %d line(s) skipped (%s)", dump, report.skipped, "; ".join(report.examples)
+            )
+        return report.records
 
     def stats(self) -> dict[str, Any]:
         """Record counts for ``citeverify index stats``."""
@@ -114,6 +172,8 @@ class LocalIndex:
 
     def by_doi(self, doi: str) -> Record | None:
         """The record with this DOI (case-insensitive), or None."""
+        if not _encodable(doi):
+            return None
         with self._lock:
             row = self._db.execute(
                 "SELECT doi, title, authors, year, venue, volume, issue, pages, kind, url "
@@ -124,6 +184,8 @@ class LocalIndex:
 
     def search(self, title: str, *, limit: int = 5) -> list[Record]:
         """Records whose title best matches ``title`` (bm25), best first."""
+        if not _encodable(title):
+            return []
         folded = unicodedata.normalize("NFKD", title.casefold())
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
         words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[
@@ -196,103 +258,257 @@ def _record(row: tuple[Any, ...]) -> Record:
     )
 
 
-def _read_dump(path: Path, progress: Callable[[int], None] | None) -> Iterator[Record]:
+@dataclass
+class DumpReport:
+    """What :meth:`LocalIndex.build` read from one dump.
+
+    Attributes:
+        path: The dump file.
+        records: Records added.
+        skipped: Lines skipped because they are JSON but not works.
+        examples: The first few skipped lines, as ``"line 12: not a JSON object"``.
+    """
+
+    path: str
+    records: int = 0
+    skipped: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def skip(self, number: int, reason: str) -> None:
+        """Count a skipped line."""
+        self.skipped += 1
+        if len(self.examples) < 5:
+            self.examples.append(f"line {number}: {reason}")
+
+
+def connect_sqlite(path: Any, *, what: str) -> sqlite3.Connection:
+    """A connection to a SQLite file, or an InputError that says why it cannot be opened.
+
+    SQLite opens lazily: a file that is not a database fails at the first statement, so one is
+    run here.
+    """
+    if not isinstance(path, str | Path):
+        msg = f"the {what} path must be a string or a Path, got {type(path).__name__}"
+        raise InputError(msg, path=what)
+    name = str(path)
+    if name != ":memory:":
+        folder = Path(name).parent
+        if not folder.is_dir():
+            msg = f"cannot open the {what} {name}: no such folder {folder}"
+            raise InputError(msg, path=name)
+        if Path(name).is_dir():
+            msg = f"cannot open the {what} {name}: it is a folder, not a file"
+            raise InputError(msg, path=name)
+    try:
+        db = sqlite3.connect(name, check_same_thread=False, timeout=30.0)
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: a NUL in the path
+        msg = f"cannot open the {what} {name}: {exc}"
+        raise InputError(msg, path=name) from None
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        msg = f"{name} is not a SQLite database, so not a citeverify {what} ({exc})"
+        raise InputError(msg, path=name) from None
+    return db
+
+
+def _encodable(text: Any) -> bool:
+    """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
+    if not isinstance(text, str):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class _Readable(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def _lines(stream: _Readable) -> Iterator[bytes | None]:
+    """The lines of a binary stream; None for a line over ``MAX_LINE_BYTES`` (read in chunks)."""
+    while line := stream.readline(MAX_LINE_BYTES):
+        if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (chunk := stream.readline(MAX_LINE_BYTES)) and not chunk.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield line
+
+
+def _read_dump(
+    path: Path, progress: Callable[[int], None] | None, report: DumpReport
+) -> Iterator[Record]:
+    """The works of a JSONL(.gz) dump; see the module docstring for what a bad line does."""
     if not path.is_file():
         msg = f"no such dump file: {path}"
         raise InputError(msg, path=str(path))
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                work = json.loads(line)
-            except json.JSONDecodeError as exc:
-                msg = f"{path}:{number}: not JSON ({exc.msg})"
-                raise InputError(msg, path=f"{path}:{number}") from None
-            record = record_from_work(work)
-            if record is not None:
+    number = 0
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as stream:
+            for number, raw in enumerate(_lines(stream), 1):
+                if progress is not None and number % 10_000 == 0:
+                    progress(number)
+                if raw is None:
+                    report.skip(number, f"longer than {MAX_LINE_BYTES:,} bytes")
+                    continue
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    msg = f"{path}:{number}: not UTF-8 (byte {exc.start + 1} of the line)"
+                    raise InputError(msg, path=f"{path}:{number}") from None
+                if not line.strip():
+                    continue
+                try:
+                    work = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    msg = f"{path}:{number}: not JSON ({exc.msg})"
+                    raise InputError(msg, path=f"{path}:{number}") from None
+                except RecursionError:
+                    report.skip(number, "JSON nested too deeply")
+                    continue
+                except ValueError:  # a number of more than 4,300 digits (Python's int limit)
+                    report.skip(number, "a number too long to read")
+                    continue
+                if not isinstance(work, dict):
+                    report.skip(number, "not a JSON object")
+                    continue
+                record = record_from_work(work)
+                if record is None:
+                    report.skip(number, "not an OpenAlex or Crossref work")
+                    continue
                 yield record
-            if progress is not None and number % 10_000 == 0:
-                progress(number)
+    except (OSError, EOFError, zlib.error) as exc:
+        # gzip.BadGzipFile is an OSError; a truncated gzip file ends in EOFError.
+        where = f"{path}:{number + 1}" if number else str(path)
+        msg = f"{where}: cannot read the dump ({exc or type(exc).__name__})"
+        raise InputError(msg, path=str(path)) from None
 
 
 def record_from_work(work: Any) -> Record | None:
-    """A Record from an OpenAlex work or a Crossref work (``message`` or bare), else None."""
+    """A Record from an OpenAlex work or a Crossref work (``message`` or bare), else None.
+
+    Never raises: dumps and API answers are untrusted. A value of the wrong type where the
+    format has text or a number (a dict ``volume``, ``date-parts: [[1e400]]``, a number for a
+    title) is dropped and the other fields kept. A payload whose structure is not the format's
+    (authors that are not a list of objects, ``date-parts`` that are not a list of lists), or a
+    value that is not a work of either format, gives None: a record with half its authors would
+    be compared as if it were whole.
+    """
     if not isinstance(work, dict):
         return None
-    if "message" in work and isinstance(work["message"], dict):
+    if isinstance(work.get("message"), dict):
         work = work["message"]
-    try:
-        if "authorships" in work or "display_name" in work or "publication_year" in work:
-            return _from_openalex(work)
-        if "DOI" in work or "container-title" in work:
-            return _from_crossref(work)
-    except (AttributeError, TypeError, ValueError):
-        # Dumps and API answers are untrusted: a work whose fields have the wrong types is
-        # skipped, like a work of neither format.
-        return None
+    if "authorships" in work or "display_name" in work or "publication_year" in work:
+        return _from_openalex(work)
+    if "DOI" in work or "container-title" in work:
+        return _from_crossref(work)
     return None
 
 
-def _str(value: Any) -> str | None:
-    """A non-empty string field, or None (payloads are untrusted: a title may be a number)."""
-    return value if isinstance(value, str) and value else None
+# Readers of untrusted payloads: each returns the shape the API documents, or an empty value.
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _objects(value: Any) -> list[dict[str, Any]] | None:
+    """A list of objects (None or absent: empty), or None when it is something else."""
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return value
+    return None
+
+
+def _first_str(value: Any) -> str | None:
+    """A string, or the first item of a list of strings (Crossref's ``title: ["..."]``)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return text_field(value)
 
 
 def _doi(value: Any) -> str | None:
-    if not isinstance(value, str) or not value:
+    text = text_field(value)
+    if text is None:
         return None
-    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", value.strip()).lower()
+    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", text.strip()).lower() or None
 
 
-def _from_openalex(w: dict[str, Any]) -> Record:
+def _split_name(name: str) -> Author | None:
+    """An author from a display name: "Thomas S. Kuhn" -> ``Author("Kuhn", "Thomas S.")``."""
+    parts = name.split()
+    return Author(parts[-1], " ".join(parts[:-1])) if parts else None
+
+
+def _from_openalex(w: dict[str, Any]) -> Record | None:
+    authorships = _objects(w.get("authorships"))
+    if authorships is None:
+        return None
     authors = []
-    for a in w.get("authorships") or []:
-        name = (a.get("author") or {}).get("display_name") or a.get("raw_author_name") or ""
-        if name:
-            parts = name.split()
-            authors.append(Author(parts[-1], " ".join(parts[:-1])))
-    location = w.get("primary_location") or {}
-    source = (location.get("source") or {}) if isinstance(location, dict) else {}
-    biblio = w.get("biblio") or {}
-    pages = "-".join(p for p in (biblio.get("first_page"), biblio.get("last_page")) if p) or None
-    year = w.get("publication_year")
+    for a in authorships:
+        name = text_field(_dict(a.get("author")).get("display_name")) or text_field(
+            a.get("raw_author_name")
+        )
+        if name and (author := _split_name(name)):
+            authors.append(author)
+    source = _dict(_dict(w.get("primary_location")).get("source"))
+    biblio = _dict(w.get("biblio"))
+    pages = "-".join(
+        p
+        for p in (
+            text_field(biblio.get("first_page"), numbers=True),
+            text_field(biblio.get("last_page"), numbers=True),
+        )
+        if p
+    )
     return Record(
         source="OPENALEX",
-        title=_str(w.get("title")) or _str(w.get("display_name")),
+        title=text_field(w.get("title")) or text_field(w.get("display_name")),
         authors=tuple(authors),
-        year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
-        venue=_str(source.get("display_name")) or _str(source.get("host_organization_name")),
+        year=year_field(w.get("publication_year")),
+        venue=text_field(source.get("display_name"))
+        or text_field(source.get("host_organization_name")),
         doi=_doi(w.get("doi")),
         volume=biblio.get("volume"),
         issue=biblio.get("issue"),
-        pages=pages,
+        pages=pages or None,
         kind=w.get("type"),
     )
 
 
-def _from_crossref(w: dict[str, Any]) -> Record:
+def _from_crossref(w: dict[str, Any]) -> Record | None:
+    listed = _objects(w.get("author"))
+    if listed is None:
+        return None
     authors = tuple(
-        Author(a.get("family") or a.get("name") or "", a.get("given") or "")
-        for a in w.get("author") or []
-        if isinstance(a, dict) and (a.get("family") or a.get("name"))
+        Author(family, text_field(a.get("given")) or "")
+        for a in listed
+        if (family := text_field(a.get("family")) or text_field(a.get("name")))
     )
     year = None
     for key in ("issued", "published", "published-print", "published-online"):
-        parts = (w.get(key) or {}).get("date-parts") or [[None]]
-        if parts and parts[0] and parts[0][0]:
-            year = int(parts[0][0])
+        parts = _dict(w.get(key)).get("date-parts")
+        if parts is None:
+            continue
+        if not isinstance(parts, list) or not all(isinstance(p, list) for p in parts):
+            return None  # "date-parts": "soon" is not Crossref's format
+        if parts and parts[0] and (year := year_field(parts[0][0])) is not None:
             break
-    titles = w.get("title") or []
-    containers = w.get("container-title") or []
-    venue = _str(containers[0]) if containers else _str(w.get("publisher"))
     return Record(
         source="CROSSREF",
-        title=_str(titles[0]) if titles else None,
+        title=_first_str(w.get("title")),
         authors=authors,
         year=year,
-        venue=venue,
+        venue=_first_str(w.get("container-title")) or text_field(w.get("publisher")),
         doi=_doi(w.get("DOI")),
         volume=w.get("volume"),
         issue=w.get("issue"),
@@ -301,25 +517,38 @@ def _from_crossref(w: dict[str, Any]) -> Record:
     )
 
 
-def record_from_esummary(entry: dict[str, Any]) -> Record:
-    """A Record from one NCBI E-utilities esummary entry (``result[uid]``)."""
+def record_from_esummary(entry: Any) -> Record:
+    """A Record from one NCBI E-utilities esummary entry (``result[uid]``).
+
+    Never raises: a field of the wrong type (``authors: ["x"]``, a dict ``volume``) is dropped;
+    an entry that is not an object gives a record without fields. (Unlike
+    :func:`record_from_work`, always a Record: the entry was asked for by its PubMed id.)
+    """
+    entry = _dict(entry)
     authors = []
-    for a in entry.get("authors") or []:
-        name = str(a.get("name") or "")
-        family, _, initials = name.rpartition(" ")
-        authors.append(Author(family or name, initials if family else ""))
-    year = str(entry.get("pubdate") or "")[:4]
+    for a in _list(entry.get("authors")):
+        name = text_field(_dict(a).get("name"))
+        if name is None:
+            continue
+        family, _, initials = name.strip().rpartition(" ")
+        authors.append(Author(family or name.strip(), initials if family else ""))
+    pubdate = text_field(entry.get("pubdate")) or ""
     doi = next(
-        (i.get("value") for i in entry.get("articleids") or [] if i.get("idtype") == "doi"), None
+        (
+            i.get("value")
+            for i in map(_dict, _list(entry.get("articleids")))
+            if i.get("idtype") == "doi"
+        ),
+        None,
     )
     return Record(
         source="PUBMED",
-        title=_str(entry.get("title")),
+        title=text_field(entry.get("title")),
         authors=tuple(authors),
-        year=int(year) if year.isdigit() else None,
-        venue=entry.get("fulljournalname") or entry.get("source"),
-        doi=doi.lower() if isinstance(doi, str) else None,
-        volume=entry.get("volume") or None,
-        issue=entry.get("issue") or None,
-        pages=entry.get("pages") or None,
+        year=year_field(pubdate[:4]),
+        venue=text_field(entry.get("fulljournalname")) or text_field(entry.get("source")),
+        doi=_doi(doi),
+        volume=entry.get("volume"),
+        issue=entry.get("issue"),
+        pages=entry.get("pages"),
     )

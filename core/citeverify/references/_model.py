@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["FIELDS", "Author", "FieldLabel", "ParsedReference", "Record", "Status"]
+__all__ = [
+    "FIELDS",
+    "Author",
+    "FieldLabel",
+    "ParsedReference",
+    "Record",
+    "Status",
+    "text_field",
+    "year_field",
+]
 
 FieldLabel = Literal[
     "MATCH", "MATCH_WITH_TYPO", "CONTAINS", "ABSENT", "UNCONFIRMED", "CONTRADICTION"
@@ -71,6 +81,28 @@ class Record:
     pages: str | None = None
     kind: str | None = None
 
+    def __post_init__(self) -> None:
+        # Records are built from untrusted payloads (API answers, dumps; issue 9): a field of the
+        # wrong type is dropped here, once, so nothing downstream (comparing, APA 7, SQLite, JSON)
+        # meets a dict where it expects a string, or a lone surrogate that cannot be encoded.
+        for name in ("title", "venue", "doi", "url", "kind"):
+            value = getattr(self, name)
+            clean = text_field(value)
+            if clean is not value:
+                object.__setattr__(self, name, clean)
+        for name in ("volume", "issue", "pages"):
+            value = getattr(self, name)
+            clean = text_field(value, numbers=True)
+            if clean is not value:
+                object.__setattr__(self, name, clean)
+        year = year_field(self.year)
+        if year is not self.year:
+            object.__setattr__(self, "year", year)
+        authors = self.authors if isinstance(self.authors, tuple) else ()
+        clean_authors = tuple(a for a in map(_author, authors) if a is not None)
+        if clean_authors != self.authors:
+            object.__setattr__(self, "authors", clean_authors)
+
     def fields(self) -> dict[str, object]:
         """The seed's ``candidateFields``."""
         return {
@@ -80,3 +112,49 @@ class Record:
             "venue": self.venue,
             "doi": self.doi,
         }
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Years a record may carry; anything else in a payload (0, 1e400, 99999) is dropped.
+MIN_YEAR, MAX_YEAR = 1, 9999
+
+
+def text_field(value: Any, *, numbers: bool = False) -> str | None:
+    """``value`` as a non-empty string field, or None when a payload put something else there.
+
+    A string keeps its text, with lone surrogates (valid in JSON escapes, not in UTF-8) replaced
+    by U+FFFD. With ``numbers``, an integer becomes its digits (a volume given as ``12``).
+    """
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+        return value
+    if numbers and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
+        return str(value)
+    return None
+
+
+def year_field(value: Any) -> int | None:
+    """A year from an untrusted payload: an int, an integral float or 4 ASCII digits, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None  # inf and nan are not integers
+    elif isinstance(value, str):
+        value = int(value) if value.isascii() and value.isdigit() and len(value) <= 4 else None
+    if isinstance(value, int) and MIN_YEAR <= value <= MAX_YEAR:
+        return value
+    return None
+
+
+def _author(value: Any) -> Author | None:
+    """An author whose family name is text, or None."""
+    if not isinstance(value, Author) or (family := text_field(value.family)) is None:
+        return None
+    given = text_field(value.given) or ""
+    return value if (family, given) == (value.family, value.given) else Author(family, given)
