@@ -59,13 +59,17 @@ _PAIRS = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 def _trim(text: str, start: int, end: int) -> int:
     """Trim trailing punctuation and unbalanced closing brackets; return the new end."""
+    balance: dict[str, int] = {}  # closers minus openers in text[start:end], counted once
     while end > start:
         ch = text[end - 1]
         if ch in _TRAILING:
             end -= 1
         elif ch in _PAIRS:
-            piece = text[start:end]
-            if piece.count(ch) > piece.count(_PAIRS[ch]):
+            if ch not in balance:
+                piece = text[start:end]
+                balance[ch] = piece.count(ch) - piece.count(_PAIRS[ch])
+            if balance[ch] > 0:
+                balance[ch] -= 1
                 end -= 1
             else:
                 break
@@ -80,7 +84,7 @@ class _Taken:
     def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
         self._starts: list[int] = []  # disjoint, sorted intervals
         self._ends: list[int] = []
-        for start, end in spans:
+        for start, end in sorted(spans):  # in order, each add appends: linear
             self.add(start, end)
 
     def overlaps(self, start: int, end: int) -> bool:
@@ -247,31 +251,52 @@ _CASE_HINTS = (
 )
 
 # A case name and a "volume reporter page" that eyecite may not know (fabricated reporters).
+# Every token and gap is bounded: the pattern is tried at each capital letter of a window, and an
+# unbounded token made a long run of capitals quadratic (issue 9: 40,000 letters took 16 s).
 _CASE_LIKE = re.compile(
-    r"(?P<name>(?:[A-Z][\w.'&-]*\s+){1,5}v\.\s+(?:[A-Z][\w.'&-]*,?\s+){0,5}?[A-Z][\w.'&-]*),\s+"
-    r"(?P<volume>\d{1,4})\s+(?P<reporter>[A-Z][A-Za-z.']*(?:\s+(?:\d[a-z]{1,2}|[A-Z][A-Za-z.']*)){0,4})"
-    r"\s+(?P<page>\d{1,5})"
+    r"(?P<name>(?:[A-Z][\w.'&-]{0,40}\s{1,3}){1,5}v\.\s{1,3}"
+    r"(?:[A-Z][\w.'&-]{0,40},?\s{1,3}){0,5}?[A-Z][\w.'&-]{0,40}),\s{1,3}"
+    r"(?P<volume>\d{1,4})\s{1,3}"
+    r"(?P<reporter>[A-Z][A-Za-z.']{0,20}(?:\s{1,3}(?:\d[a-z]{1,2}|[A-Z][A-Za-z.']{0,20})){0,4})"
+    r"\s{1,3}(?P<page>\d{1,5})"
 )
 _WINDOW = 200
+#: Widening a window to whitespace stops after this many characters (a token that long is no
+#: part of a citation; unbounded, a text without spaces made each window the whole text).
+_WIDEN = 64
+#: At most this many characters of windows go to eyecite in one answer. eyecite reads dense
+#: legal text at 100-250 KB/s, so this bounds case-law extraction to about half a second
+#: whatever the answer (issue 9: 100,000 characters of "Id. supra" took 7 s, 1 MB over 90 s).
+#: Citations past the budget are not found; docs/citations.md says so.
+MAX_CASE_LAW_CHARS = 100_000
 
 
 def _windows(text: str, taken: _Taken) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     hints = sorted(m.span() for pattern, gate in _CASE_HINTS for m in _scan(text, pattern, gate))
+    budget = MAX_CASE_LAW_CHARS
     for hint_start, hint_end in hints:
         if taken.overlaps(hint_start, hint_end):
             continue  # "42 U.S.C." looks like "5 U.S." but is a statute, already found
         start = max(0, hint_start - _WINDOW)
         end = min(len(text), hint_end + _WINDOW)
         # Widen to whitespace so that no token is cut.
-        while start > 0 and not text[start - 1].isspace():
+        floor, ceiling = max(0, start - _WIDEN), min(len(text), end + _WIDEN)
+        while start > floor and not text[start - 1].isspace():
             start -= 1
-        while end < len(text) and not text[end].isspace():
+        while end < ceiling and not text[end].isspace():
             end += 1
         if spans and start <= spans[-1][1]:
+            grown = max(0, end - spans[-1][1])
+            if grown > budget:
+                break
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         else:
+            grown = end - start
+            if grown > budget:
+                break
             spans.append((start, end))
+        budget -= grown
     return spans
 
 
@@ -299,13 +324,19 @@ def extract_case_law(
     if not windows:
         return found
     get_citations = _eyecite()
+    starts: set[int] = set()
     for w_start, w_end in windows:
         window = text[w_start:w_end]
+        in_window: list[Found] = []
         for cite in get_citations(window):
             f = _from_eyecite(cite, window, w_start, current_year)
-            if f is not None and not any(g.start == f.start for g in found):
-                found.append(f)
-        known = _Taken((f.start, f.end) for f in found)
+            if f is not None and f.start not in starts:
+                starts.add(f.start)
+                in_window.append(f)
+        found.extend(in_window)
+        if "v." not in window:
+            continue  # the fallback below needs a case name
+        known = _Taken((f.start, f.end) for f in in_window)
         for m in _CASE_LIKE.finditer(window):
             start, end = w_start + m.start("volume"), w_start + m.end("page")
             if known.overlaps(start, end):
@@ -473,15 +504,22 @@ def _canon(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+#: Longer digit runs are not statistics (and Python refuses to turn more than 4,300 digits into
+#: an int: issue 9).
+MAX_NUMBER_CHARS = 40
+
+
 def extract_statistics(text: str) -> list[Found]:
     """Percentages, currency amounts, amounts with units, p-values, sample sizes, ratios."""
     found: list[Found] = []
     last_end = -1
     for m in _NUMBER.finditer(text):
         start = m.start()
-        number = _THOUSANDS.match(m.group())  # "1,2" in a list is 1, not 12
-        assert number is not None
-        end = start + number.end()
+        number = _THOUSANDS.match(text, start, min(m.end(), start + MAX_NUMBER_CHARS + 1))
+        assert number is not None  # "1,2" in a list is 1, not 12
+        end = number.end()
+        if end - start > MAX_NUMBER_CHARS:
+            continue
         before = text[start - 1] if start else " "
         if before == "." and not (start > 1 and text[start - 2].isdigit()):
             start -= 1  # ".05"
@@ -542,30 +580,81 @@ def _stat(
 
 
 class NumberIndex:
-    """Answers "does the context contain this number?" without tokenizing the context.
+    """Answers "does the context contain this number?".
 
-    Each question is a few ``str.find`` calls (C speed) over the documents for the number's
-    written forms (``1250``, ``1,250``; ``0.05``, ``.05``), with the neighbours of each hit checked:
-    not inside another number or word; ``12.0`` counts as ``12``; a percentage needs a percent
-    sign or word after it, so "9 percent" is not backed by "9 million". Digits are compared as
-    written (no NFKC): full-width digits in a document do not count.
+    The first questions are a few ``str.find`` calls (C speed) over the documents for the
+    number's written forms (``1250``, ``1,250``; ``0.05``, ``.05``), with the neighbours of each
+    hit checked: not inside another number or word; ``12.0`` counts as ``12``; a percentage needs
+    a percent sign or word after it, so "9 percent" is not backed by "9 million". Digits are
+    compared as written (no NFKC): full-width digits in a document do not count.
+
+    After ``scan_after`` distinct questions the documents are scanned once and every number in
+    them is indexed, with the same rules, so that an answer with thousands of numbers costs one
+    pass over the context instead of one per number (issue 9: 10,000 percentages against 10 MB
+    took 116 s). Both paths are checked against each other by tests/test_hostile_numbers.py.
     """
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    def __init__(self, texts: Iterable[str], *, scan_after: int = 16) -> None:
         self._texts = list(texts)
         self._memo: dict[tuple[str, bool], bool] = {}
+        self._scan_after = scan_after
+        self._index: tuple[set[str], set[str]] | None = None
 
     def contains(self, value: str, *, percent: bool = False) -> bool:
         """Whether a document holds the normalized number ``value``."""
         key = (value, percent)
         if key not in self._memo:
-            self._memo[key] = any(
-                _number_at(t, pos, len(form), percent)
-                for form in _forms(value)
-                for t in self._texts
-                for pos in _find_all(t, form)
-            )
+            if self._index is None and len(self._memo) >= self._scan_after:
+                self._index = _index_numbers(self._texts)
+            if self._index is not None:
+                written = self._index[1] if percent else self._index[0]
+                self._memo[key] = any(form in written for form in _forms(value))
+            else:
+                self._memo[key] = any(
+                    _number_at(t, pos, len(form), percent)
+                    for form in _forms(value)
+                    for t in self._texts
+                    for pos in _find_all(t, form)
+                )
         return self._memo[key]
+
+
+# A maximal run of ASCII digits with inner separators: the unit at which _number_at accepts a
+# form (a form that is only part of such a run is rejected by its neighbour checks).
+_WRITTEN_NUMBER = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
+_TRAILING_ZEROS = re.compile(r"\.0+\Z")
+
+
+def _index_numbers(texts: Iterable[str]) -> tuple[set[str], set[str]]:
+    """The numbers written in ``texts``, in the forms that ``_number_at`` accepts.
+
+    Returns all of them, and those followed by a percent sign or word.
+    """
+    plain: set[str] = set()
+    percent: set[str] = set()
+    for text in texts:
+        for m in _WRITTEN_NUMBER.finditer(text):
+            start, end = m.span()
+            if len(m.group()) > MAX_NUMBER_CHARS:
+                continue  # _forms never asks for such a number
+            after = text[end : end + 2]
+            if after[:1].isdigit() or (after[:1] in {".", ","} and after[1:2].isdigit()):
+                continue  # followed by a digit that is not ASCII
+            forms = []
+            if _free_before(text, start):
+                forms.append(m.group())
+                if "." in m.group() and (z := _TRAILING_ZEROS.search(m.group())):
+                    head = m.group()[: z.start()]
+                    if "." not in head:
+                        forms.append(head)  # "12.0" counts as 12
+            if start and text[start - 1] == "." and _free_before(text, start - 1):
+                forms.append("." + m.group())  # ".05"
+            if not forms:
+                continue
+            plain.update(forms)
+            if _PERCENT_AFTER.match(text, end):
+                percent.update(forms)
+    return plain, percent
 
 
 def _find_all(text: str, needle: str) -> Iterator[int]:
@@ -578,7 +667,7 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 def _forms(value: str) -> list[str]:
     whole, dot, frac = value.partition(".")
     forms = [value]
-    if len(whole) > 3:
+    if 3 < len(whole) <= MAX_NUMBER_CHARS:
         forms.append(f"{int(whole):,}" + dot + frac)
     if whole == "0" and frac:
         forms.append("." + frac)
@@ -589,11 +678,18 @@ _PERCENT_AFTER = re.compile(r"\s?(?:%|percent\b|per\s?cent\b|pct\b)", re.IGNOREC
 _ZEROS = re.compile(r"\.0+(?!\d)")
 
 
-def _number_at(text: str, pos: int, length: int, percent: bool) -> bool:
+def _free_before(text: str, pos: int) -> bool:
+    """No word or number right before ``pos``."""
     if pos:
         before = text[pos - 1]
         if before.isalnum() or (before in ".," and pos > 1 and text[pos - 2].isdigit()):
             return False
+    return True
+
+
+def _number_at(text: str, pos: int, length: int, percent: bool) -> bool:
+    if not _free_before(text, pos):
+        return False
     end = pos + length
     if "." not in text[pos:end] and (zeros := _ZEROS.match(text, end)):
         end = zeros.end()  # "12.0" is 12
