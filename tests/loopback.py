@@ -6,7 +6,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +20,11 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds before the status line
     trickle: float = 0.0  # seconds between 1 KB body chunks (a slow body)
+    # A body generated while it is sent (never held in memory): chunks in turn, announced with
+    # ``length`` as Content-Length, or sent chunked when ``length`` is None.
+    stream: Callable[[], Iterable[bytes]] | None = None
+    length: int | None = None
+    raw: bytes | None = None  # written as is instead of a response (a broken protocol)
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -66,6 +71,13 @@ class Loopback:
                 server.seen.append(seen)
                 reply = server._reply(seen)
                 time.sleep(reply.delay)
+                if reply.raw is not None:
+                    self.wfile.write(reply.raw)
+                    self.close_connection = True
+                    return
+                if reply.stream is not None:
+                    self._stream(reply)
+                    return
                 data = reply.payload()
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
@@ -82,9 +94,32 @@ class Loopback:
                 else:
                     self.wfile.write(data)
 
+            def _stream(self, reply: Reply) -> None:
+                assert reply.stream is not None
+                self.send_response(reply.status)
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                if reply.length is None:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(reply.length))
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                for chunk in reply.stream():
+                    if reply.length is None:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    else:
+                        self.wfile.write(chunk)
+                    if reply.trickle:
+                        self.wfile.flush()
+                        time.sleep(reply.trickle)
+                if reply.length is None:
+                    self.wfile.write(b"0\r\n\r\n")
+
             def handle_one_request(self) -> None:
                 # The client may give up first (timeouts, bounded reads): expected in tests.
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError, TimeoutError):
                     super().handle_one_request()
 
             do_GET = do_HEAD = do_POST = _handle

@@ -7,6 +7,11 @@ URL checks treat the answer as hostile: only http(s), never loopback, private, l
 multicast or reserved addresses (checked after DNS resolution and again after every redirect, and
 the connection is pinned to the address that was checked, so a second DNS answer cannot swap it),
 no cookies or credentials, a bounded number of bytes read.
+
+Services are untrusted too (issue 9): bodies are streamed and decompressed here, never past a
+byte limit (``max_response_bytes``, ``url_max_bytes``), so a huge body or a compression bomb costs
+that limit and no more; JSON is decoded with bounded nesting and finite numbers only; every
+identifier put into a URL path is encoded so that it stays inside its segment.
 """
 
 from __future__ import annotations
@@ -16,30 +21,42 @@ import contextlib
 import contextvars
 import ipaddress
 import json
+import logging
+import math
 import os
 import re
 import socket
 import sqlite3
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-from urllib.parse import quote, urljoin
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 import httpx
+import pydantic
 
+from citeverify._errors import InputError
 from citeverify._policy import LookupSettings
 from citeverify._result import LookupRecord
 from citeverify._runner import on_background_loop
 
-__all__ = ["LookupCache", "Lookups", "Target"]
+__all__ = ["LOOKUP_ERRORS", "LookupCache", "Lookups", "Target", "decode_json", "quote_path"]
 
+T = TypeVar("T")
 Service = Literal["crossref", "pubmed", "url", "courtlistener"]
 _REDIRECTS = {301, 302, 303, 307, 308}
 _RETRY_STATUSES = {429, 503}
+# Only what _read_body can decompress within its limit: httpx would also offer zstd (and br when
+# installed), and decode a whole chunk at once, so a bomb could expand past any limit.
+_ACCEPT_ENCODING = "gzip, deflate"
+_MAX_JSON_DEPTH = 64  # real answers nest under 10 levels; json.loads recurses (RecursionError)
+_MAX_REASON = 500  # characters of a failure reason (it may quote what a service said)
+_log = logging.getLogger("citeverify.lookups")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +71,51 @@ class _Failure(Exception):
     """A lookup that failed for a reason we can state (blocked address, bad shape, ...)."""
 
 
+#: Everything a lookup or a source may raise: each is turned into a reason by
+#: :func:`_failure_reason`, the one mapping. ``httpx.InvalidURL`` is not an ``httpx.HTTPError``;
+#: h11's protocol errors arrive as ``httpx.RemoteProtocolError``/``LocalProtocolError``; IDNA and
+#: UTF-8 errors are ``ValueError``s; ``zlib.error`` comes from a corrupt compressed body.
+LOOKUP_ERRORS: tuple[type[BaseException], ...] = (
+    httpx.HTTPError,
+    httpx.InvalidURL,
+    OSError,
+    TimeoutError,
+    ValueError,
+    zlib.error,
+    _Failure,
+)
+
+#: What a parser of an untrusted payload raises when the payload's shape surprises it: an
+#: ``AttributeError`` from ``"x".get`` is a bad answer, not a crash (see :func:`parse_payload`).
+_PAYLOAD_ERRORS = (AttributeError, TypeError, KeyError, IndexError, OverflowError, ValueError)
+
+
+def parse_payload(parser: Callable[[Any], T], payload: Any, what: str) -> T:
+    """``parser(payload)``; a payload of a shape the parser does not expect is a failed lookup.
+
+    The one place where a parser's exception on an untrusted answer is caught; the reason keeps
+    the exception's type, so a parser bug stays visible in ``external_lookup``.
+    """
+    try:
+        return parser(payload)
+    except _PAYLOAD_ERRORS as exc:
+        msg = f"unexpected {what} response ({type(exc).__name__}: {exc})"
+        raise _Failure(msg) from exc
+
+
 class LookupCache:
     """Results of lookups, in memory with a TTL, and optionally in a SQLite file.
 
     Only definitive outcomes are stored: found (``ttl``) and not found (``negative_ttl``, shorter).
     Timeouts and server errors are not cached: the next call tries again.
+
+    The file is a cache, not a record: a row that cannot be read (a corrupted payload, a value of
+    the wrong type) is a miss, and a write or read that SQLite refuses later (disk full, a locked
+    or damaged file) is logged and skipped, never raised into a verification.
+
+    Raises:
+        InputError: ``path`` cannot be opened as a lookup cache (not a SQLite database, a
+            directory, a database whose ``lookups`` table has other columns).
     """
 
     def __init__(self, path: str | Path | None = None, *, max_entries: int = 10_000) -> None:
@@ -67,15 +124,10 @@ class LookupCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
-            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS lookups (service TEXT NOT NULL, key TEXT NOT NULL, "
-                "expires REAL NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (service, key))"
-            )
+            self._db = _open_cache(path)
 
     def get(self, service: str, key: str) -> dict[str, Any] | None:
-        """The stored payload, or None when absent or expired."""
+        """The stored payload, or None when absent, expired or unreadable."""
         now = time.time()
         with self._lock:
             item = self._memory.get((service, key))
@@ -86,13 +138,26 @@ class LookupCache:
                 del self._memory[(service, key)]
             if self._db is None:
                 return None
-            row = self._db.execute(
-                "SELECT expires, payload FROM lookups WHERE service = ? AND key = ?", (service, key)
-            ).fetchone()
-        if row is None or row[0] <= now:
+            try:
+                row = self._db.execute(
+                    "SELECT expires, payload FROM lookups WHERE service = ? AND key = ?",
+                    (service, key),
+                ).fetchone()
+            except (sqlite3.Error, UnicodeEncodeError) as exc:  # a key with a lone surrogate
+                _log.warning("lookup cache: read skipped (%s)", exc)
+                return None
+        if row is None:
             return None
-        payload: dict[str, Any] = json.loads(row[1])
-        self._remember(service, key, row[0], payload)
+        expires, text = row
+        if not isinstance(expires, int | float) or expires <= now or not isinstance(text, str):
+            return None
+        try:
+            payload = json.loads(text)
+        except (ValueError, RecursionError):  # a corrupted row is a miss (issue 9)
+            return None
+        if not isinstance(payload, dict):
+            return None
+        self._remember(service, key, float(expires), payload)
         return payload
 
     def put(self, service: str, key: str, payload: dict[str, Any], ttl: float) -> None:
@@ -103,10 +168,13 @@ class LookupCache:
         self._remember(service, key, expires, payload)
         if self._db is not None:
             with self._lock:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO lookups VALUES (?, ?, ?, ?)",
-                    (service, key, expires, json.dumps(payload)),
-                )
+                try:
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO lookups VALUES (?, ?, ?, ?)",
+                        (service, key, expires, json.dumps(payload)),
+                    )
+                except (sqlite3.Error, UnicodeEncodeError) as exc:
+                    _log.warning("lookup cache: write skipped (%s)", exc)
 
     def _remember(self, service: str, key: str, expires: float, payload: dict[str, Any]) -> None:
         with self._lock:
@@ -120,6 +188,27 @@ class LookupCache:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _open_cache(path: str | Path) -> sqlite3.Connection:
+    db: sqlite3.Connection | None = None
+    try:
+        db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")  # the first read: "file is not a database" here
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS lookups (service TEXT NOT NULL, key TEXT NOT NULL, "
+            "expires REAL NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (service, key))"
+        )
+        db.execute("SELECT service, key, expires, payload FROM lookups LIMIT 0")
+    except (sqlite3.Error, UnicodeEncodeError) as exc:
+        if db is not None:
+            db.close()
+        msg = (
+            f"cannot use {str(path)!r} as the lookup cache ({exc}): give cache_path a new file "
+            "or one that citeverify created"
+        )
+        raise InputError(msg, path="extensions.lookups.cache_path") from None
+    return db
 
 
 class _RateLimiter:
@@ -211,25 +300,30 @@ class Lookups:
     ) -> tuple[int, Any]:
         """GET inside :meth:`session`, with the retries; returns ``(status, parsed JSON or None)``.
 
+        The body is read up to ``max_response_bytes`` and decoded by :func:`decode_json`.
+
         Raises:
-            httpx.HTTPError, ValueError: transport failures and malformed JSON, for the caller's
-                single failure mapping.
+            One of :data:`LOOKUP_ERRORS` (transport failures, a body too large, malformed JSON),
+                for the caller's single failure mapping.
         """
-        response = await self._get(
-            url, params=params, headers={"User-Agent": self.settings.user_agent, **(headers or {})}
+        response, body = await self._call(
+            "GET",
+            url,
+            params=params,
+            headers={"User-Agent": self.settings.user_agent, **(headers or {})},
         )
         if response.status_code != 200:
             return response.status_code, None
-        return 200, response.json()
+        return 200, decode_json(body)
 
     async def _run(self, targets: list[Target]) -> list[LookupRecord]:
         targets = list(dict.fromkeys(targets))[: self.settings.max_lookups]
         records: dict[Target, LookupRecord] = {}
         todo: list[Target] = []
         for t in targets:
-            payload = self.cache.get(t.service, t.key)
-            if payload is not None:
-                records[t] = LookupRecord(**payload, cached=True, elapsed_ms=0.0)
+            record = _cached_record(self.cache.get(t.service, t.key))
+            if record is not None:
+                records[t] = record
             else:
                 todo.append(t)
         jobs: list[tuple[list[Target], Callable[[], Awaitable[list[_Outcome]]]]] = []
@@ -270,7 +364,7 @@ class Lookups:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await job()
-        except (httpx.HTTPError, OSError, TimeoutError, ValueError, _Failure) as exc:
+        except LOOKUP_ERRORS as exc:
             elapsed = (time.perf_counter() - start) * 1000
             reason = _failure_reason(exc, self.settings.timeout)
             return [_Outcome.failed(t, reason, elapsed) for t in group]
@@ -282,26 +376,46 @@ class Lookups:
             payload = r.model_dump(exclude={"cached", "elapsed_ms"})
             self.cache.put(r.service, r.target, payload, ttl)
 
-    async def _get(
+    async def _call(
         self,
+        method: str,
         url: str,
         *,
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
-    ) -> httpx.Response:
-        """GET with retries on 429/503 honouring Retry-After, within the call's deadline."""
+        data: dict[str, str] | None = None,
+        retry: bool = True,
+    ) -> tuple[httpx.Response, bytes]:
+        """One API call: retries on 429/503 honouring Retry-After within the call's deadline.
+
+        Returns the (closed) response and, for a 200, its body read up to
+        ``max_response_bytes``; other statuses are not read.
+        """
         deadline = time.monotonic() + self.settings.timeout
+        headers = {"Accept-Encoding": _ACCEPT_ENCODING, **(headers or {})}
+        client = self._http()
         attempt = 0
         while True:
             self.calls += 1
-            response = await self._http().get(
-                url, params=params, headers=headers, timeout=self._timeout()
+            request = client.build_request(
+                method, url, params=params, headers=headers, data=data, timeout=self._timeout()
             )
-            if response.status_code not in _RETRY_STATUSES or attempt >= self.settings.retries:
-                return response
+            response = await client.send(request, stream=True)
+            try:
+                body = b""
+                if response.status_code == 200:
+                    body = await _read_body(response, self.settings.max_response_bytes)
+            finally:
+                await response.aclose()
+            if (
+                not retry
+                or response.status_code not in _RETRY_STATUSES
+                or attempt >= self.settings.retries
+            ):
+                return response, body
             delay = _retry_after(response) or 0.25 * 2**attempt
             if time.monotonic() + delay >= deadline:
-                return response  # waiting longer would break the call's deadline
+                return response, body  # waiting longer would break the call's deadline
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -310,10 +424,10 @@ class Lookups:
     async def _crossref(self, doi: str) -> _Outcome:
         s = self.settings
         start = time.perf_counter()
-        url = f"{s.crossref_base_url.rstrip('/')}/works/{quote(doi, safe='/:;()<>[]')}"
+        url = f"{s.crossref_base_url.rstrip('/')}/works/{quote_path(doi, safe='/:;()<>[]')}"
         params = {"mailto": s.mailto} if s.mailto else None
         agent = f"{s.user_agent} (mailto:{s.mailto})" if s.mailto else s.user_agent
-        response = await self._get(url, params=params, headers={"User-Agent": agent})
+        response, body = await self._call("GET", url, params=params, headers={"User-Agent": agent})
         elapsed = (time.perf_counter() - start) * 1000
         target = Target("crossref", doi)
         if response.status_code == 404:
@@ -322,12 +436,13 @@ class Lookups:
             )
         if response.status_code != 200:
             return _Outcome.of(target, False, response.status_code, elapsed, _http_error(response))
-        data = response.json()
+        data = decode_json(body)
         message = data.get("message") if isinstance(data, dict) else None
         if not isinstance(message, dict):
             msg = "unexpected Crossref response (no message object)"
             raise _Failure(msg)
-        return _Outcome.of(target, True, 200, elapsed, None, _crossref_metadata(message), True)
+        metadata = parse_payload(_crossref_metadata, message, "Crossref")
+        return _Outcome.of(target, True, 200, elapsed, None, metadata, True)
 
     # --- PubMed -------------------------------------------------------------------------------
 
@@ -340,7 +455,8 @@ class Lookups:
             params["email"] = s.mailto
         if s.ncbi_api_key:
             params["api_key"] = s.ncbi_api_key
-        response = await self._get(
+        response, body = await self._call(
+            "GET",
             f"{s.ncbi_base_url.rstrip('/')}/esummary.fcgi",
             params=params,
             headers={"User-Agent": s.user_agent},
@@ -350,7 +466,7 @@ class Lookups:
         if response.status_code != 200:
             err = _http_error(response)
             return [_Outcome.of(t, False, response.status_code, elapsed, err) for t in targets]
-        data = response.json()
+        data = decode_json(body)
         if not isinstance(data, dict):
             msg = "unexpected E-utilities response (not an object)"
             raise _Failure(msg)
@@ -359,10 +475,10 @@ class Lookups:
         for t in targets:
             entry = result.get(t.key) if isinstance(result, dict) else None
             if isinstance(entry, dict) and "error" not in entry and entry.get("uid") == t.key:
-                meta = _pubmed_metadata(entry)
+                meta = parse_payload(_pubmed_metadata, entry, "E-utilities")
                 outcomes.append(_Outcome.of(t, True, 200, elapsed, None, meta, True))
             else:
-                why = (entry or {}).get("error") if isinstance(entry, dict) else data.get("error")
+                why = _text(entry.get("error") if isinstance(entry, dict) else data.get("error"))
                 error = f"PMID not found at PubMed ({why})" if why else "PMID not found at PubMed"
                 outcomes.append(_Outcome.of(t, False, 200, elapsed, error, definitive=True))
         return outcomes
@@ -371,16 +487,16 @@ class Lookups:
 
     async def _url(self, url: str) -> _Outcome:
         start = time.perf_counter()
-        current = url
+        current = _parse_url(url)
         metadata: dict[str, Any] = {}
         for _hop in range(self.settings.url_max_redirects + 1):
             response, metadata = await self._fetch(current)
             location = response.headers.get("location")
             if response.status_code in _REDIRECTS and location:
-                current = urljoin(current, location)
+                current = _parse_url(location, base=current, what="redirect to")
                 continue
             elapsed = (time.perf_counter() - start) * 1000
-            metadata["final_url"] = current
+            metadata["final_url"] = str(current.copy_with(username=None, password=None))
             status = response.status_code
             ok = status < 400
             error = None if ok else _http_error(response)
@@ -389,65 +505,71 @@ class Lookups:
         msg = f"more than {self.settings.url_max_redirects} redirects"
         raise _Failure(msg)
 
-    async def _fetch(self, url: str) -> tuple[httpx.Response, dict[str, Any]]:
+    async def _fetch(self, target: httpx.URL) -> tuple[httpx.Response, dict[str, Any]]:
         """HEAD, then a bounded GET when HEAD is refused; the address is vetted and pinned."""
-        target = httpx.URL(url)
         if target.scheme not in {"http", "https"}:
             msg = f"blocked: scheme {target.scheme!r} is not http(s)"
             raise _Failure(msg)
         address = await self._vet(target)
         pinned = target.copy_with(host=address, username=None, password=None)
-        host_header = target.host if target.port is None else f"{target.host}:{target.port}"
-        headers = {"Host": host_header, "User-Agent": self.settings.user_agent, "Accept": "*/*"}
+        headers = {
+            "Host": target.netloc.decode("ascii"),  # IDNA-encoded, IPv6 in brackets, no userinfo
+            "User-Agent": self.settings.user_agent,
+            "Accept": "*/*",
+            "Accept-Encoding": _ACCEPT_ENCODING,
+        }
         extensions: dict[str, Any] = (
-            {"sni_hostname": target.host} if target.scheme == "https" else {}
+            {"sni_hostname": target.raw_host.decode("ascii")} if target.scheme == "https" else {}
         )
         client = self._http()
+        metadata: dict[str, Any] = {}
         self.calls += 1
         request = httpx.Request("HEAD", pinned, headers=headers, extensions=extensions)
-        response = await client.send(request, follow_redirects=False, auth=None)
-        metadata: dict[str, Any] = {}
+        response = await client.send(request, stream=True, follow_redirects=False, auth=None)
+        await response.aclose()
         if response.status_code in {403, 405, 501}:
             self.calls += 1
             request = httpx.Request("GET", pinned, headers=headers, extensions=extensions)
             response = await client.send(request, stream=True, follow_redirects=False, auth=None)
             try:
-                body = await self._read_bounded(response)
+                body = (
+                    await _read_body(response, self.settings.url_max_bytes, truncate=True)
+                    if _decodable(response)
+                    else b""  # an encoding we did not ask for: the status is enough
+                )
             finally:
                 await response.aclose()
             title = re.search(rb"<title[^>]*>([^<]{1,300})", body, re.IGNORECASE)
             if title:
                 metadata["title"] = title.group(1).decode("utf-8", "replace").strip()
         if "content-type" in response.headers:
-            metadata["content_type"] = response.headers["content-type"]
+            metadata["content_type"] = response.headers["content-type"][:200]
         return response, metadata
-
-    async def _read_bounded(self, response: httpx.Response) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_raw():  # raw: a compressed body cannot expand here
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= self.settings.url_max_bytes:
-                break
-        return b"".join(chunks)[: self.settings.url_max_bytes]
 
     async def _vet(self, url: httpx.URL) -> str:
         """Resolve the host and return an address that URL checks may connect to."""
-        host = url.host
+        host = url.raw_host.decode("ascii")  # IDNA-encoded: what DNS sees
         port = url.port or (443 if url.scheme == "https" else 80)
         if host.lower() in self._allow_names:
             return host
+        if _legacy_ipv4(host):
+            # 0177.0.0.1, 0x7f.1, 127.1, 2130706433: inet_aton reads them as 127.0.0.1, browsers
+            # too, but proxies and libraries differ; no reference cites a page that way.
+            msg = f"blocked: {host} is an IPv4 address in a non-standard form"
+            raise _Failure(msg)
         try:
             addresses = [ipaddress.ip_address(host)]
         except ValueError:
             loop = asyncio.get_running_loop()
             try:
                 infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except socket.gaierror as exc:
-                msg = f"cannot resolve host {host!r} ({exc.strerror})"
+            except (socket.gaierror, UnicodeError) as exc:  # UnicodeError: a label over 63
+                msg = f"cannot resolve host {host!r} ({getattr(exc, 'strerror', None) or exc})"
                 raise _Failure(msg) from None
             addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+        if not addresses:
+            msg = f"cannot resolve host {host!r} (no address)"
+            raise _Failure(msg)
         for address in addresses:
             if any(address in net for net in self._allow_nets):
                 continue
@@ -470,27 +592,29 @@ class Lookups:
             )
             return [_Outcome.failed(t, why, 0.0) for t in targets]
         start = time.perf_counter()
-        self.calls += 1
-        response = await self._http().post(
+        response, body = await self._call(
+            "POST",
             f"{s.courtlistener_base_url.rstrip('/')}/api/rest/v4/citation-lookup/",
             data={"text": "; ".join(citations)},
             headers={"Authorization": f"Token {token}", "User-Agent": s.user_agent},
-            timeout=self._timeout(),
+            retry=False,
         )
         elapsed = (time.perf_counter() - start) * 1000
         if response.status_code != 200:
             err = _http_error(response)
             return [_Outcome.of(t, False, response.status_code, elapsed, err) for t in targets]
-        data = response.json()
+        data = decode_json(body)
         if not isinstance(data, list):
             msg = "unexpected CourtListener response (not a list)"
             raise _Failure(msg)
         by_citation: dict[str, dict[str, Any]] = {}
         for item in data:
-            if isinstance(item, dict):
-                for name in [item.get("citation"), *(item.get("normalized_citations") or [])]:
-                    if isinstance(name, str):
-                        by_citation.setdefault(name, item)
+            if not isinstance(item, dict):
+                continue
+            names = item.get("normalized_citations")
+            for name in [item.get("citation"), *(names if isinstance(names, list) else [])]:
+                if isinstance(name, str):
+                    by_citation.setdefault(name, item)
         outcomes = []
         for t in targets:
             item = by_citation.get(t.key)
@@ -499,14 +623,22 @@ class Lookups:
                     _Outcome.of(t, False, 200, elapsed, "not in CourtListener's answer")
                 )
                 continue
+            # Every field is the service's word: a status of another type is no status.
             status = item.get("status")
-            clusters = item.get("clusters") or []
-            meta = {"case_name": clusters[0].get("case_name")} if clusters else {}
+            status = status if type(status) is int else None
+            clusters = item.get("clusters")
+            first = clusters[0] if isinstance(clusters, list) and clusters else None
+            name = _text(first.get("case_name")) if isinstance(first, dict) else None
+            meta = {"case_name": name} if name else {}
             if status == 200:
                 outcomes.append(_Outcome.of(t, True, 200, elapsed, None, meta, True))
             else:
                 known = {300: "ambiguous", 404: "not found"}
-                err = item.get("error_message") or known.get(int(status or 0), f"status {status}")
+                err = (
+                    _text(item.get("error_message"))
+                    or known.get(status or 0)
+                    or (f"status {status}" if status is not None else "no status in the answer")
+                )
                 outcomes.append(_Outcome.of(t, False, status, elapsed, err, meta, status == 404))
         return outcomes
 
@@ -554,7 +686,7 @@ class _Outcome:
             status_code=status,
             elapsed_ms=round(elapsed, 1),
             cached=False,
-            error=error,
+            error=None if error is None else _clean(error, _MAX_REASON),
             metadata=metadata or {},
         )
         return cls(record, definitive)
@@ -564,45 +696,173 @@ class _Outcome:
         return cls.of(target, False, None, elapsed, reason)
 
 
+def _cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
+    """A record from the cache, or None (a miss) when the payload is not one (a damaged file)."""
+    if payload is None:
+        return None
+    try:
+        return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})
+    except pydantic.ValidationError:
+        return None
+
+
 def _failure_reason(exc: BaseException, timeout: float) -> str:
     """The one place where a lookup's exception becomes a reason for people."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return f"timed out after {timeout:g}s"
     if isinstance(exc, _Failure):
         return str(exc)
+    if isinstance(exc, httpx.InvalidURL):
+        return f"invalid URL: {exc}"
     if isinstance(exc, httpx.ConnectError):
         return f"connection failed: {exc}"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"the server broke HTTP: {exc}"
     if isinstance(exc, httpx.HTTPError):
         return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, zlib.error):
+        return f"malformed compressed response ({exc})"
     if isinstance(exc, json.JSONDecodeError):
         return f"malformed JSON in the response ({exc.msg})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"malformed response: not UTF-8 at byte {exc.start}"
+    if isinstance(exc, UnicodeEncodeError):
+        return f"cannot encode the request ({exc.reason} at {exc.start})"
+    if isinstance(exc, UnicodeError):  # IDNA
+        return f"invalid host name: {exc}"
     if isinstance(exc, ValueError):
         return f"malformed response: {exc}"
     return f"{type(exc).__name__}: {exc}"
 
 
+def _clean(text: str, limit: int) -> str:
+    """Text from a service made safe to serialize: lone surrogates replaced, length capped."""
+    text = text[: limit + 1].encode("utf-8", "replace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _text(value: Any, limit: int = 1000) -> str | None:
+    """A non-empty string field of an untrusted payload, cleaned; anything else is None."""
+    return _clean(value, limit) if isinstance(value, str) and value.strip() else None
+
+
 def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
+    value = response.headers.get("retry-after", "").strip()
+    if not value:
         return None
-    if value.strip().isdigit():
-        return float(value)
+    if value.isascii() and value.isdigit():  # not "²" or "٣": str.isdigit says yes to those
+        return float(value)  # a 5,000-digit value is inf: beyond any deadline
     from email.utils import parsedate_to_datetime  # noqa: PLC0415
 
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return max(0.0, when.timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _http_error(response: httpx.Response) -> str:
     return f"HTTP {response.status_code} {response.reason_phrase}".strip()
 
 
+# --- URLs -------------------------------------------------------------------------------------
+
+
+def quote_path(value: str, *, safe: str = "/") -> str:
+    """``value`` percent-encoded for a URL path, its ``.`` and ``..`` segments included.
+
+    httpx, like every RFC 3986 client, removes dot segments before sending, so
+    ``/works/10.1234/../../admin`` would request ``/admin``; ``%2E%2E`` is not a dot segment.
+    Slashes stay when ``safe`` keeps them (a DOI's suffix may contain them, and the services
+    expect them as they are).
+    """
+    quoted = quote(value, safe=safe)
+    return "/".join(
+        part.replace(".", "%2E") if part in {".", ".."} else part for part in quoted.split("/")
+    )
+
+
+def _parse_url(text: str, *, base: httpx.URL | None = None, what: str = "URL") -> httpx.URL:
+    """``text`` (resolved against ``base``) as a URL we can fetch, else a failure that says why.
+
+    httpx raises ``InvalidURL`` (a bad port, ``[::1``, ``0177.0.0.1``) and ``UnicodeError`` (a
+    host that fails IDNA); urllib-style joining raises ``ValueError``. Parsing is where an answer
+    or a ``Location`` header first touches the network code, so the reason names the URL.
+    """
+    shown = _clean(repr(text), 200)
+    try:
+        url = httpx.URL(text) if base is None else base.join(text)
+        port = url.port
+        raw_host = url.raw_host
+    except (httpx.InvalidURL, ValueError) as exc:
+        msg = f"invalid {what} {shown}: {exc}"
+        raise _Failure(msg) from None
+    if url.scheme not in {"http", "https"}:
+        msg = f"blocked: scheme {url.scheme!r} is not http(s)"
+        raise _Failure(msg)
+    if not raw_host:
+        msg = f"invalid {what} {shown}: no host"
+        raise _Failure(msg)
+    if port is not None and not 0 < port < 65536:
+        msg = f"invalid {what} {shown}: port {port} out of range"
+        raise _Failure(msg)
+    return url
+
+
+_IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
+
+
+def _legacy_ipv4(host: str) -> bool:
+    """Whether a host is an IPv4 address written other than as four decimal numbers.
+
+    The WHATWG URL standard reads a host whose last label is a number as IPv4 (octal ``0177``,
+    hex ``0x7f``, fewer than four parts, one 32-bit number, a trailing dot); ``inet_aton`` does
+    too. Only the dotted-quad form is judged by address; the others are refused outright.
+    """
+    if ":" in host:  # IPv6, even with a dotted tail (::ffff:1.2.3.4)
+        return False
+    labels = host.split(".")
+    if labels and labels[-1] == "":
+        labels.pop()  # "127.0.0.1." resolves like "127.0.0.1"
+    if not labels or not _IPV4_PART.fullmatch(labels[-1]):
+        return False
+    try:
+        ipaddress.IPv4Address(host)
+    except ValueError:
+        return True
+    return False
+
+
+# Prefixes whose IPv6 addresses carry an IPv4 address a gateway may forward to (issue 9):
+# 6to4 (2002::/16, RFC 3056), Teredo (2001::/32, RFC 4380; the client is XOR-obfuscated),
+# NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48 is local use), IPv4-compatible (::/96) and
+# IPv4-translated (::ffff:0:0/96, RFC 2765).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0/96")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    embedded: list[ipaddress.IPv4Address] = []
+    if address.sixtofour is not None:
+        embedded.append(address.sixtofour)
+    if address.teredo is not None:
+        embedded.extend(address.teredo)
+    compatible = address in _COMPATIBLE and int(address) > 1  # :: and ::1 are judged as such
+    if compatible or address in _NAT64 or address in _TRANSLATED:
+        embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return embedded
+
+
 def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Why a URL check may not connect to ``address``, or None when it may."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # the connection goes to the IPv4 address
+            return _forbidden(address.ipv4_mapped)
+        for inner in _embedded_ipv4(address):
+            problem = _forbidden(inner)
+            if problem:
+                return f"which embeds {inner}, {problem}"
     for flag in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
         if getattr(address, f"is_{flag}"):
             return f"a {flag.replace('_', '-')} address"
@@ -624,6 +884,158 @@ def _parse_allow_list(
     return names, nets
 
 
+# --- bodies -----------------------------------------------------------------------------------
+
+
+_WBITS = {
+    "": None,
+    "identity": None,
+    "gzip": zlib.MAX_WBITS | 16,
+    "x-gzip": zlib.MAX_WBITS | 16,
+    "deflate": zlib.MAX_WBITS | 32,  # zlib-wrapped or gzip; raw deflate: see _inflate
+}
+
+
+def _decodable(response: httpx.Response) -> bool:
+    return _content_encoding(response) in _WBITS
+
+
+def _content_encoding(response: httpx.Response) -> str:
+    value: str = response.headers.get("content-encoding", "")
+    return value.strip().lower()
+
+
+async def _read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """The decompressed body, never more than ``limit`` bytes of it.
+
+    Raw bytes are read and decompressed here with ``max_length``, so a compression bomb stops at
+    the limit (httpx's own decoders inflate a whole network chunk at once, ~1000x for deflate).
+    Reading stops at the first byte past the limit, and closing the response drops the
+    connection: a 1 GiB body costs the limit's transfer, not the gigabyte.
+
+    Raises:
+        _Failure: the body is over ``limit`` (unless ``truncate``), or compressed in a way we did
+            not ask for.
+    """
+    encoding = _content_encoding(response)
+    if encoding not in _WBITS:
+        msg = f"unsupported content encoding {_clean(repr(encoding), 60)} in the response"
+        raise _Failure(msg)
+    wbits = _WBITS[encoding]
+    decoder = None if wbits is None else zlib.decompressobj(wbits)
+    body = bytearray()
+    async for chunk in response.aiter_raw():
+        room = limit + 1 - len(body)  # >= 1: zlib reads max_length=0 as "no limit"
+        if decoder is None:
+            body += chunk[:room]
+        else:
+            decoder = _inflate(decoder, chunk, room, body)
+        if len(body) > limit:
+            if truncate:
+                return bytes(body[:limit])
+            msg = f"response larger than {limit} bytes"
+            raise _Failure(msg)
+    return bytes(body)
+
+
+def _inflate(
+    decoder: zlib._Decompress, chunk: bytes, room: int, body: bytearray
+) -> zlib._Decompress:
+    """Append at most ``room`` decompressed bytes of ``chunk`` to ``body``; the decoder to go on.
+
+    When fewer than ``room`` bytes come out, zlib has consumed all of ``chunk``, so nothing is
+    left behind. Raw deflate (no zlib header, sent by some servers as "deflate") is retried as
+    such on the first chunk, as httpx does.
+    """
+    try:
+        body += decoder.decompress(chunk, room)
+    except zlib.error:
+        if body or decoder.eof:
+            raise
+        decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+        body += decoder.decompress(chunk, room)
+    return decoder
+
+
+# --- JSON -------------------------------------------------------------------------------------
+
+# A JSON string, or an unterminated one up to the end: never fails once it starts, so removing
+# strings is one linear pass (an alternative that can fail rescans from every quote).
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*(?:"|\Z)')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_EMPTY_PAIR = re.compile(rb"\[\]|\{\}")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def decode_json(body: bytes) -> Any:
+    """An untrusted JSON answer, decoded within bounds, or a ``ValueError``/``_Failure``.
+
+    - Nesting deeper than 64 levels is refused before parsing: ``json.loads`` recurses, and
+      200,000 ``[`` raise ``RecursionError``. The check drops strings, keeps the brackets, and
+      removes innermost pairs once per level (C-speed passes, at most 64).
+    - UTF-8 only (RFC 8259, section 8.1).
+    - Numbers must be finite and integers within 64 bits: ``1e400`` would be ``inf`` and
+      ``int(inf)`` raises downstream; ``NaN``/``Infinity`` are not JSON.
+    - Escaped lone surrogates (``"\ud800"``) become U+FFFD: they cannot be encoded as UTF-8,
+      so the result could not be serialized.
+    """
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    for _level in range(_MAX_JSON_DEPTH):
+        if not brackets:
+            break
+        inner = _EMPTY_PAIR.sub(b"", brackets)
+        if len(inner) == len(brackets):
+            msg = "malformed JSON in the response (unbalanced brackets)"
+            raise _Failure(msg)
+        brackets = inner
+    if brackets:
+        msg = f"malformed JSON in the response (nested deeper than {_MAX_JSON_DEPTH} levels)"
+        raise _Failure(msg)
+    text = body.decode("utf-8-sig")  # UnicodeDecodeError: mapped by _failure_reason
+    data = json.loads(
+        text, parse_float=_finite_float, parse_int=_int64, parse_constant=_no_constant
+    )
+    if _SURROGATE_ESCAPE.search(body):
+        data = _scrub(data)
+    return data
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        msg = f"malformed JSON in the response (number out of range: {text[:40]})"
+        raise _Failure(msg)
+    return value
+
+
+def _int64(text: str) -> int:
+    # Length first: int() of over 4,300 digits raises ValueError with a message about sys.
+    value = int(text) if len(text) <= 20 else 1 << 64
+    if not -(1 << 63) <= value < 1 << 63:
+        msg = f"malformed JSON in the response (integer out of range: {text[:40]})"
+        raise _Failure(msg)
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    msg = f"malformed JSON in the response ({text} is not a JSON number)"
+    raise _Failure(msg)
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with lone surrogates in its strings replaced (depth is bounded by now)."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+# --- metadata ---------------------------------------------------------------------------------
+
+
 def _crossref_metadata(message: dict[str, Any]) -> dict[str, Any]:
     # One parser for bibliographic payloads, shared with the reference verifier. Imported here:
     # citeverify.references imports this module.
@@ -643,12 +1055,18 @@ def _pubmed_metadata(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _metadata(record: Any) -> dict[str, Any]:
-    """What a UI shows about the work a DOI or PMID really is."""
+    """What a UI shows about the work a DOI or PMID really is (every field type-checked)."""
+    authors = []
+    for a in record.authors:
+        name = " ".join(p for p in (a.given, a.family) if isinstance(p, str) and p)
+        if name:
+            authors.append(_clean(name, 300))
+    year = record.year
     return {
-        "title": record.title,
-        "authors": [" ".join(p for p in (a.given, a.family) if p) for a in record.authors],
-        "year": record.year,
-        "container": record.venue,
-        "type": record.kind,
-        "doi": record.doi,
+        "title": _text(record.title),
+        "authors": authors,
+        "year": year if type(year) is int else None,
+        "container": _text(record.venue),
+        "type": _text(record.kind, 100),
+        "doi": _text(record.doi, 300),
     }

@@ -118,7 +118,20 @@ class LookupSettings(_Strict):
     ncbi_api_key: str | None = Field(default=None, description="Raises NCBI's limit to 10/s.")
     ncbi_tool: str = Field(default="citeverify", min_length=1)
     url_max_redirects: int = Field(default=5, ge=0, le=20)
-    url_max_bytes: int = Field(default=65536, ge=0, le=10_000_000)
+    url_max_bytes: int = Field(
+        default=65536,
+        ge=0,
+        le=10_000_000,
+        description="Bytes of a page read at most (decompressed) when a URL check GETs it for its "
+        "title; the rest is not downloaded.",
+    )
+    max_response_bytes: int = Field(
+        default=8_000_000,
+        ge=1024,
+        le=200_000_000,
+        description="Bytes read at most (decompressed) of an API's answer (Crossref, E-utilities, "
+        "OpenAlex, Semantic Scholar, CourtListener); a larger answer is a failed lookup.",
+    )
     url_allow_hosts: tuple[str, ...] = Field(
         default=(),
         strict=False,

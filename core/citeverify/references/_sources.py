@@ -1,8 +1,11 @@
 """Where candidates come from: the local index (the embedded default) and the public APIs.
 
 Every source answers ``candidates(ref)`` with records; remote failures (timeouts, HTTP errors,
-malformed JSON) become an empty answer plus a note in ``failures``, never an exception, so one
-source failing never fails a reference.
+malformed JSON, a body over ``max_response_bytes``, an answer of an unexpected shape) become an
+empty answer plus a note in ``failures``, never an exception, so one source failing never fails
+a reference. Payloads are untrusted (issue 9): read with :func:`_at` / :func:`_list_at`, parsed
+through :func:`~citeverify._lookup.parse_payload`, and identifiers in URL paths are encoded with
+:func:`~citeverify._lookup.quote_path`.
 """
 
 from __future__ import annotations
@@ -10,11 +13,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
-from urllib.parse import quote
 
-import httpx
-
-from citeverify._lookup import Lookups, _failure_reason
+from citeverify._lookup import LOOKUP_ERRORS, Lookups, _failure_reason, parse_payload, quote_path
 from citeverify._policy import LookupSettings
 from citeverify.references._index import LocalIndex, record_from_esummary, record_from_work
 from citeverify.references._model import Author, ParsedReference, Record
@@ -63,9 +63,8 @@ class _Remote:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await self._candidates(ref, limit)
-        except (httpx.HTTPError, TimeoutError, ValueError) as exc:
-            # The one place where a source's failure becomes a note. Unexpected JSON shapes do
-            # not get here: _at() and _list_at() read the untrusted payloads defensively.
+        except LOOKUP_ERRORS as exc:
+            # The one place where a source's failure becomes a note, by the lookups' mapping.
             self.failures.append(f"{self.name}: {_failure_reason(exc, self.settings.timeout)}")
             return []
 
@@ -114,15 +113,15 @@ class OpenAlexSource(_Remote):
         mail = {"mailto": self.settings.mailto} if self.settings.mailto else {}
         found: list[Record] = []
         if ref.doi:
-            data = await self._json(f"{base}/works/doi:{quote(ref.doi, safe='/')}", mail)
-            if isinstance(data, dict) and (r := record_from_work(data)):
+            data = await self._json(f"{base}/works/doi:{quote_path(ref.doi)}", mail)
+            if isinstance(data, dict) and (r := _work(data, "OpenAlex")):
                 found.append(r)
         if ref.title:
             data = await self._json(
                 f"{base}/works", {"search": ref.title, "per-page": str(limit), **mail}
             )
-            for work in _list_at(data, "results"):
-                if r := record_from_work(work):
+            for work in _list_at(data, "results")[:limit]:
+                if r := _work(work, "OpenAlex"):
                     found.append(r)
         return found
 
@@ -137,15 +136,17 @@ class CrossrefSource(_Remote):
         mail = {"mailto": self.settings.mailto} if self.settings.mailto else {}
         found: list[Record] = []
         if ref.doi:
-            data = await self._json(f"{base}/works/{quote(ref.doi, safe='/:;()')}", mail or None)
-            if isinstance(data, dict) and (r := record_from_work(data)):
+            data = await self._json(
+                f"{base}/works/{quote_path(ref.doi, safe='/:;()')}", mail or None
+            )
+            if isinstance(data, dict) and (r := _work(data, "Crossref")):
                 found.append(r)
         query = ref.raw if len(ref.raw) < 1000 else (ref.title or "")
         data = await self._json(
             f"{base}/works", {"query.bibliographic": query, "rows": str(limit), **mail}
         )
-        for item in _list_at(data, "message", "items"):
-            if r := record_from_work(item):
+        for item in _list_at(data, "message", "items")[:limit]:
+            if r := _work(item, "Crossref"):
                 found.append(r)
         return found
 
@@ -167,7 +168,8 @@ class PubMedSource(_Remote):
         search = await self._json(
             f"{base}/esearch.fcgi", {**common, "term": f"{ref.title}[Title]", "retmax": str(limit)}
         )
-        ids = [i for i in _list_at(search, "esearchresult", "idlist") if isinstance(i, str)]
+        # A hostile esearch could list a million ids, or text, for the esummary query.
+        ids = [i for i in _list_at(search, "esearchresult", "idlist") if _is_pmid(i)][:limit]
         if not ids:
             return []
         summary = await self._json(f"{base}/esummary.fcgi", {**common, "id": ",".join(ids)})
@@ -175,7 +177,7 @@ class PubMedSource(_Remote):
         for uid in ids:
             entry = _at(summary, "result", uid)
             if isinstance(entry, dict) and "error" not in entry:
-                records.append(record_from_esummary(entry))
+                records.append(parse_payload(record_from_esummary, entry, "E-utilities"))
         return records
 
 
@@ -197,28 +199,43 @@ class SemanticScholarSource(_Remote):
         data = await self._json(
             f"{base}/graph/v1/paper/search/match", {"query": ref.title, "fields": fields}, headers
         )
-        records = []
-        for paper in _list_at(data, "data"):
-            if not isinstance(paper, dict):
-                continue
-            authors = []
-            for a in paper.get("authors") or []:
-                parts = str(a.get("name") or "").split()
-                if parts:
-                    authors.append(Author(parts[-1], " ".join(parts[:-1])))
-            doi = (paper.get("externalIds") or {}).get("DOI")
-            venue = paper.get("venue") or (paper.get("journal") or {}).get("name")
-            records.append(
-                Record(
-                    source="SEMANTIC_SCHOLAR",
-                    title=paper.get("title"),
-                    authors=tuple(authors),
-                    year=paper.get("year"),
-                    venue=venue or None,
-                    doi=doi.lower() if isinstance(doi, str) else None,
-                )
-            )
-        return records
+        return [
+            parse_payload(_s2_record, paper, "Semantic Scholar")
+            for paper in _list_at(data, "data")[:limit]
+            if isinstance(paper, dict)
+        ]
+
+
+def _s2_record(paper: dict[str, Any]) -> Record:
+    """A Record from one Semantic Scholar paper, every field type-checked (untrusted answer)."""
+    authors = []
+    for a in _list_at(paper, "authors"):
+        name = _at(a, "name")
+        parts = name.split() if isinstance(name, str) else []
+        if parts:
+            authors.append(Author(parts[-1], " ".join(parts[:-1])))
+    doi = _at(paper, "externalIds", "DOI")
+    venue = _at(paper, "venue")
+    if not isinstance(venue, str) or not venue:
+        venue = _at(paper, "journal", "name")
+    year = _at(paper, "year")
+    title = _at(paper, "title")
+    return Record(
+        source="SEMANTIC_SCHOLAR",
+        title=title if isinstance(title, str) else None,
+        authors=tuple(authors),
+        year=year if type(year) is int else None,
+        venue=venue if isinstance(venue, str) and venue else None,
+        doi=doi.lower() if isinstance(doi, str) else None,
+    )
+
+
+def _work(payload: Any, service: str) -> Record | None:
+    return parse_payload(record_from_work, payload, service)
+
+
+def _is_pmid(value: Any) -> bool:
+    return isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 12
 
 
 def make_sources(names: Sequence[str], *, index: LocalIndex | None, lookups: Lookups) -> list[Any]:
