@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from citeverify import InputError
-from citeverify.references import JobStore, LocalIndex, ReferenceVerifier
+from citeverify.references import JobStore, LocalIndex, ReferenceVerifier, _jobs
 
 DATA = Path(__file__).parent / "data"
 KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
@@ -98,18 +98,23 @@ def test_history_pagination(store):
         store.history(limit=51)
 
 
-def test_jobs_survive_a_restart(tmp_path, verifier):
+def test_jobs_survive_a_restart(tmp_path, verifier, monkeypatch):
     path = tmp_path / "jobs.sqlite"
-    store = JobStore(path, verifier)
+    store = JobStore(path, verifier, lease=5)
     done = store.submit([KUHN])
     store.process()
     pending = store.submit([LECUN_WRONG_YEAR])
-    # A process that died while verifying: the job is left active.
+    # A process that died while verifying: the job is left active, under its lease.
     store._claim(10)
     assert store.results(pending["jobIds"])["jobs"][0]["state"] == "active"
     store.close()
-    reopened = JobStore(path, verifier)
-    assert reopened.results(pending["jobIds"])["jobs"][0]["state"] == "waiting"
+    reopened = JobStore(path, verifier, lease=5)
+    # Opening never takes a job from its worker: it may be alive, in another process.
+    assert reopened.results(pending["jobIds"])["jobs"][0]["state"] == "active"
+    assert reopened.process() == 0
+    # Once the lease has expired, the worker is gone: the job runs again.
+    later = _jobs._clock() + 6
+    monkeypatch.setattr(_jobs, "_clock", lambda: later)
     assert reopened.process() == 1
     assert (
         reopened.results(pending["jobIds"])["jobs"][0]["result"]["status"] == "verified-with-error"

@@ -172,7 +172,7 @@ class LocalIndex:
 
     def by_doi(self, doi: str) -> Record | None:
         """The record with this DOI (case-insensitive), or None."""
-        if not _encodable(doi):
+        if not encodable(doi):
             return None
         with self._lock:
             row = self._db.execute(
@@ -184,7 +184,7 @@ class LocalIndex:
 
     def search(self, title: str, *, limit: int = 5) -> list[Record]:
         """Records whose title best matches ``title`` (bm25), best first."""
-        if not _encodable(title):
+        if not encodable(title):
             return []
         folded = unicodedata.normalize("NFKD", title.casefold())
         folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
@@ -313,7 +313,7 @@ def connect_sqlite(path: Any, *, what: str) -> sqlite3.Connection:
     return db
 
 
-def _encodable(text: Any) -> bool:
+def encodable(text: Any) -> bool:
     """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
     if not isinstance(text, str):
         return False

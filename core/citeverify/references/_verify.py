@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,7 +24,12 @@ from citeverify.references._result import ReferenceResult, build_result
 from citeverify.references._sources import make_sources
 from citeverify.references._text import norm
 
-__all__ = ["ReferenceVerifier"]
+__all__ = ["ReferenceVerifier", "check_reference"]
+
+_log = logging.getLogger(__name__)
+#: How much of an unexpected exception's message a result keeps.
+_MAX_ERROR_CHARS = 300
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 Progress = Callable[[int, int], None]
 
@@ -71,18 +78,22 @@ class ReferenceVerifier:
         """Verify one reference string (works inside a running event loop too).
 
         Raises:
-            InputError: the reference is empty, not a string, or over 1,200 characters.
+            InputError: the reference is empty, not a string, over 1,200 characters (a BibTeX
+                entry: its bibliographic fields), or not valid Unicode (a lone surrogate).
         """
         return run_sync(self.averify(reference))
 
     async def averify(self, reference: str) -> ReferenceResult:
         """Async :meth:`verify`: the sources are asked concurrently."""
         async with self.lookups.session():
-            return await self._verify(reference)
+            result, error = await self._checked(reference)
+        if error is not None:
+            raise error
+        return result
 
     async def _verify(self, reference: str) -> ReferenceResult:
         start = time.perf_counter()
-        ref = parse_reference(reference)
+        ref = parse_reference(check_reference(reference))
         answers = await asyncio.gather(*(s.candidates(ref, self.candidates) for s in self.sources))
         records = _merge(ref, [r for answer in answers for r in answer])
         comparisons = [compare(ref, r) for r in records]
@@ -93,18 +104,43 @@ class ReferenceVerifier:
             ref, comparisons, status, best, reasoning, sources=names, elapsed_ms=elapsed
         )
 
+    async def _checked(self, reference: str) -> tuple[ReferenceResult, InputError | None]:
+        """The one per-reference boundary: a result, and the InputError if it was unreadable."""
+        try:
+            return await self._verify(reference), None
+        except InputError as exc:
+            return _unreadable(str(exc)), exc
+        except Exception as exc:
+            # Issue 9: whatever one reference meets (a parser bug, an answer from a source that
+            # nothing foresaw) fails that reference alone, never the batch or the job store's
+            # worker. Not hidden: the result names the exception, and the log has the traceback.
+            # CancelledError and KeyboardInterrupt are not Exceptions and still stop the work.
+            _log.exception("a reference could not be checked: %.100r", reference)
+            return _failed(exc), None
+
     # --- batches --------------------------------------------------------------------------------
 
     def verify_references(
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
-        """Verify several references; one that cannot be checked never fails the others."""
+        """Verify several references; one that cannot be checked never fails the others.
+
+        A reference that cannot be read (empty, too long, not text) gets an ``unverified``
+        result with ``error``; one whose check fails unexpectedly gets a ``needs-human`` result
+        with ``error`` naming the exception.
+
+        Raises:
+            InputError: ``references`` is not a list of references.
+        """
         return run_sync(self.averify_references(references, progress=progress))
 
     async def averify_references(
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
         """Async :meth:`verify_references`: ``max_concurrency`` references at a time."""
+        if isinstance(references, str) or not isinstance(references, Sequence):
+            msg = f"references must be a list of strings, got {type(references).__name__}"
+            raise InputError(msg, path="references")
         semaphore = asyncio.Semaphore(self.max_concurrency)
         done = 0
 
@@ -121,20 +157,66 @@ class ReferenceVerifier:
             return list(await asyncio.gather(*(one(r) for r in references)))
 
     async def averify_or_error(self, reference: str) -> ReferenceResult:
-        """:meth:`averify`, but a reference that cannot be read gives a result with ``error``."""
-        try:
-            return await self._verify(reference)
-        except InputError as exc:
-            return ReferenceResult(
-                status="unverified",
-                message=f"**Reference Match:** Unverified\n\n### Summary\n\n{exc}.",
-                reference="The reference could not be read.",
-                field_results={},
-                match_set_size=0,
-                contained_set_size=0,
-                verificationGraph=None,
-                error=str(exc),
-            )
+        """:meth:`averify`, but never raises: a failure is a result with ``error``.
+
+        ``unverified`` when the reference cannot be read, ``needs-human`` when its check failed.
+        """
+        result, _ = await self._checked(reference)
+        return result
+
+
+def check_reference(reference: object, *, path: str = "reference") -> str:
+    """``reference`` if it is text that SQLite and HTTP can carry.
+
+    Lone surrogates are valid in a Python string but not in UTF-8: they would fail later, in
+    SQLite or in a request. Searched for, not encoded, so a long string costs no copy: the length
+    limit is :func:`parse_reference`'s, checked there before any other work.
+
+    Raises:
+        InputError: not a string, or with a lone surrogate.
+    """
+    if not isinstance(reference, str):
+        msg = f"a reference must be a string, got {type(reference).__name__}"
+        raise InputError(msg, path=path)
+    if (bad := _SURROGATE.search(reference)) is not None:
+        msg = (
+            f"a reference must be valid Unicode text: character {bad.start() + 1:,} is a lone "
+            f"surrogate ({bad.group()!a})"
+        )
+        raise InputError(msg, path=path)
+    return reference
+
+
+def _unreadable(error: str) -> ReferenceResult:
+    return ReferenceResult(
+        status="unverified",
+        message=f"**Reference Match:** Unverified\n\n### Summary\n\n{error}.",
+        reference="The reference could not be read.",
+        field_results={},
+        match_set_size=0,
+        contained_set_size=0,
+        verificationGraph=None,
+        error=error,
+    )
+
+
+def _failed(exc: Exception) -> ReferenceResult:
+    error = f"{type(exc).__name__}: {exc}"
+    if len(error) > _MAX_ERROR_CHARS:
+        error = error[: _MAX_ERROR_CHARS - 1] + "…"
+    return ReferenceResult(
+        status="needs-human",
+        message=(
+            "**Reference Match:** Needs human review\n\n### Summary\n\n"
+            f"The reference could not be checked ({error}); check it by hand."
+        ),
+        reference="The reference could not be checked.",
+        field_results={},
+        match_set_size=0,
+        contained_set_size=0,
+        verificationGraph=None,
+        error=error,
+    )
 
 
 def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
