@@ -116,37 +116,88 @@ def _title(cited: str | None, found: str | None) -> FieldComparison:
     )
 
 
+def _same_name(cited: str, found: str) -> int:
+    """2: the same family name, 1: a misspelling of it, 0: another name.
+
+    Compound and particle names match on their words ("van lierde" / "lierde",
+    "galan puchades" / "galan-puchades", "fuentes i ferrer" / "ferrer").
+    """
+    if cited == found:
+        return 2
+    a, b = cited.split(), found.split()
+    if a and b and (set(a) <= set(b) or set(b) <= set(a)):
+        return 2
+    if cited.replace(" ", "") == found.replace(" ", ""):
+        return 2
+    return 1 if fuzz.ratio(cited, found) >= AUTHOR_TYPO else 0
+
+
 def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
-    cited = [norm(a.family) for a in ref.authors if a.family]
-    found = [norm(a.family) for a in record.authors if a.family]
+    """Names and their order (issue 10).
+
+    "A, B" cited for "B, A" is an error, like a dropped or an added author; "et al." and APA's
+    "A, B, ... Z" elision are not.
+    """
+    cited = [norm(a.family) for a in ref.authors if norm(a.family)]
+    found = [norm(a.family) for a in record.authors if norm(a.family)]
     shown_cited = [a.family for a in ref.authors]
     shown_found = [str(a) for a in record.authors]
     if not cited:
         return _absent("authors", shown_found)
     if not found:
         return _unconfirmed("authors", shown_cited)
-    exact, typo, missing = 0, [], []
+
+    def field(label: FieldLabel, why: str) -> FieldComparison:
+        return FieldComparison("authors", label, shown_cited, shown_found, why)
+
+    # Which record name each cited name is (the best one, exact before a typo).
+    unknown: list[str] = []
+    typos: list[tuple[str, str]] = []
     for name in cited:
-        if name in found:
-            exact += 1
-            continue
-        best = max(found, key=lambda f: fuzz.ratio(name, f))
-        if fuzz.ratio(name, best) >= AUTHOR_TYPO:
-            typo.append((name, best))
-        else:
-            missing.append(name)
-    if missing:
-        why = f"not among the record's authors: {', '.join(missing)}"
-        return FieldComparison("authors", "CONTRADICTION", shown_cited, shown_found, why)
-    if typo:
-        why = "; ".join(f"{a!r} looks like {b!r}" for a, b in typo)
-        return FieldComparison("authors", "MATCH_WITH_TYPO", shown_cited, shown_found, why)
-    if len(cited) < len(found) and not ref.et_al:
-        why = f"{len(cited)} of the record's {len(found)} authors are listed"
-        return FieldComparison("authors", "CONTAINS", shown_cited, shown_found, why)
-    return FieldComparison(
-        "authors", "MATCH", shown_cited, shown_found, "every cited author is on the record"
+        scores = [_same_name(name, f) for f in found]
+        best = max(scores)
+        if best == 0:
+            unknown.append(name)
+        elif best == 1:
+            typos.append((name, found[scores.index(1)]))
+    if unknown:
+        return field("CONTRADICTION", f"not among the record's authors: {', '.join(unknown)}")
+    # Positions: the cited list is the record's list, its beginning ("et al."), or its
+    # beginning and its last name (the elision).
+    elided = bool(getattr(ref, "elided", False))
+    if elided and len(cited) >= 2:
+        expected = [*found[: len(cited) - 1], found[-1]]
+    else:
+        expected = found[: len(cited)]
+    in_order = len(expected) == len(cited) and all(
+        _same_name(c, e) for c, e in zip(cited, expected, strict=True)
     )
+    if not in_order:
+        if len(cited) < len(found) and _subsequence(cited, found):
+            why = f"{len(cited)} of the record's {len(found)} authors are listed (one left out)"
+            return field("CONTAINS", why)
+        if len(cited) > len(found):
+            why = f"{len(cited)} authors cited, the record lists {len(found)}"
+        else:
+            why = "the authors are listed in another order than on the record"
+        return field("CONTRADICTION", why)
+    if typos:
+        return field("MATCH_WITH_TYPO", "; ".join(f"{a!r} looks like {b!r}" for a, b in typos))
+    if len(cited) < len(found) and not ref.et_al and not elided:
+        return field("CONTAINS", f"{len(cited)} of the record's {len(found)} authors are listed")
+    return field("MATCH", "the cited authors are the record's, in its order")
+
+
+def _subsequence(cited: list[str], found: list[str]) -> bool:
+    """Whether the cited names appear in the record's list in the same order."""
+    j = 0
+    for name in cited:
+        while j < len(found) and not _same_name(name, found[j]):
+            j += 1
+        if j == len(found):
+            return False
+        j += 1
+    return True
 
 
 def _year(cited: int | None, found: int | None) -> FieldComparison:
@@ -159,22 +210,70 @@ def _year(cited: int | None, found: int | None) -> FieldComparison:
     return FieldComparison("year", "CONTRADICTION", cited, found, f"the record says {found}")
 
 
-def _abbreviates(short: str, long: str) -> bool:
-    """Whether ``short`` abbreviates ``long`` word by word ("anal biochem", "analytical ...")."""
-    s, l_ = (
-        short.split(),
-        [w for w in long.split() if w not in {"of", "the", "and", "for", "in", "de", "und"}],
-    )
-    if not s or len(s) > len(l_):
+#: Words a venue abbreviation leaves out (ISO 4 drops articles, prepositions, conjunctions).
+_VENUE_STOP = frozenset(
+    {"of", "the", "and", "for", "in", "on", "at", "a", "an", "de", "des", "du", "la", "le",
+     "les", "und", "der", "die", "das", "fur", "et", "y", "e", "di", "del", "della", "to"}
+)  # fmt: skip
+#: Words an abbreviated proceedings name may add or leave out ("Proc.", "In").
+_VENUE_OPTIONAL = frozenset({"proc", "proceedings", "proceeding", "in", "conf"})
+_ORDINAL = frozenset(
+    {"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+     "tenth", "annual"}
+)  # fmt: skip
+
+
+def _venue_words(venue: str) -> list[str]:
+    """Content words of a venue: no stop words, years or ordinals ("2016", "5th", "first")."""
+    return [
+        w
+        for w in venue.split()
+        if w not in _VENUE_STOP
+        and w not in _ORDINAL
+        and not w.isdigit()
+        and not (w[:1].isdigit() and w[-2:] in {"st", "nd", "rd", "th"})
+    ]
+
+
+def _abbreviates_word(short: str, long: str) -> bool:
+    """ISO 4 style: "phys" for "physical", "natl" for "national".
+
+    Same first letter, and the abbreviation's letters in order.
+    """
+    if short == long or long.startswith(short):
+        return True
+    if len(short) < 2 or short[0] != long[0] or len(short) >= len(long):
         return False
-    j = 0
-    for word in s:
-        while j < len(l_) and not l_[j].startswith(word):
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def _abbreviates(short: str, long: str) -> bool:
+    """Whether venue ``short`` abbreviates ``long`` word by word, or is its acronym.
+
+    "anal biochem" / "analytical biochemistry"; "proc ieee conf comput vis pattern recognit
+    cvpr" / "2016 ieee conference on computer vision and pattern recognition cvpr"; "jama" /
+    "journal of the american medical association".
+    """
+    s, l_ = _venue_words(short), _venue_words(long)
+    if not s or not l_:
+        return False
+    if len(s) == 1 and len(l_) >= 2 and s[0] == "".join(w[0] for w in l_):
+        return True
+    i = j = 0
+    while i < len(s) and j < len(l_):
+        if _abbreviates_word(s[i], l_[j]):
+            i += 1
             j += 1
-        if j == len(l_):
+        elif s[i] in _VENUE_OPTIONAL:
+            i += 1
+        elif l_[j] in _VENUE_OPTIONAL:
+            j += 1
+        else:
             return False
-        j += 1
-    return True
+    rest_s = [w for w in s[i:] if w not in _VENUE_OPTIONAL]
+    rest_l = [w for w in l_[j:] if w not in _VENUE_OPTIONAL]
+    return not rest_s and not rest_l
 
 
 def _venue(cited: str | None, found: str | None) -> FieldComparison:
@@ -183,18 +282,24 @@ def _venue(cited: str | None, found: str | None) -> FieldComparison:
     if not found:
         return _unconfirmed("venue", cited)
     a, b = norm(cited), norm(found)
-    if a == b:
+    if a == b or _venue_words(a) == _venue_words(b):
         return FieldComparison("venue", "MATCH", cited, found, "same venue")
-    if _abbreviates(a, b) or _abbreviates(b, a) or a in b or b in a:
-        return FieldComparison(
-            "venue", "CONTAINS", cited, found, "an abbreviated or partial venue name"
-        )
+    if _abbreviates(a, b) or _abbreviates(b, a):
+        return FieldComparison("venue", "CONTAINS", cited, found, "an abbreviated venue name")
+    if _contained(a, b):
+        return FieldComparison("venue", "CONTAINS", cited, found, "a partial venue name")
     ratio = fuzz.ratio(a, b)
     if ratio >= VENUE_TYPO:
         return FieldComparison("venue", "MATCH_WITH_TYPO", cited, found, f"{ratio:.0f}% similar")
     return FieldComparison(
         "venue", "CONTRADICTION", cited, found, f"the record's venue is {found!r}"
     )
+
+
+def _contained(a: str, b: str) -> bool:
+    """One venue is a run of the other's words ("physica b" in "physica b condensed matter")."""
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 4 and f" {short} " in f" {long} "
 
 
 def _identifier(ref: ParsedReference, record: Record) -> FieldComparison:

@@ -1,84 +1,138 @@
-"""Parse a reference string into title, authors, year, venue, DOI and URL.
+"""Parse a reference string into title, authors, year, venue, volume, issue, pages, DOI and URL.
 
-Styles: APA, Harvard, MLA, Chicago, Vancouver, IEEE, numbered lists, bare DOIs or URLs, BibTeX.
+Styles: APA, Harvard, MLA, Chicago, Vancouver, IEEE (with or without a space after ``[n]``),
+numbered lists, bare DOIs or URLs, BibTeX.
 
 No maintained Python parser covers these styles without a model, so this is ours: a few cheap
-clues (a quoted title, a parenthesized year, the first sentence of author names) decide the
-layout, and a field the parser had to guess is listed in ``ParsedReference.unsure``.
+clues decide the layout (a quoted title; an author list closed by a year; "Authors. Title.
+Venue" sentences), the numeric tail (volume, issue, pages, month, year) marks where the venue
+ends, and a field the parser had to guess is listed in ``ParsedReference.unsure``.
+Hot path: ``bench/bench_references.py`` measures it (benchmark if changing).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
 from citeverify._errors import InputError
 from citeverify._extract import extract_academic, extract_urls
 from citeverify.references._model import Author, ParsedReference
 
-__all__ = ["MAX_REFERENCE_CHARS", "parse_bibtex", "parse_reference"]
+__all__ = [
+    "MAX_BIBTEX_CHARS",
+    "MAX_REFERENCE_CHARS",
+    "ParsedCitation",
+    "bibtex_entries",
+    "parse_bibtex",
+    "parse_reference",
+]
 
 #: The seed's limit on one reference string.
 MAX_REFERENCE_CHARS = 1200
+#: A BibTeX entry may be longer (abstracts, keywords, files and notes do not count towards the
+#: 1,200 characters, issue 10), but not without bound.
+MAX_BIBTEX_CHARS = 20_000
+#: BibTeX fields that say nothing about which work is cited: not counted towards the limit.
+_NON_BIBLIOGRAPHIC = frozenset(
+    {"abstract", "keywords", "file", "note", "annote", "annotation", "comment", "comments",
+     "mendeley-tags", "mendeley-groups", "groups", "owner", "timestamp", "urldate", "language"}
+)  # fmt: skip
 
-_NUMBERING = re.compile(r"^\s*(?:\[\d{1,4}\]|\d{1,4}[.)]|\(\d{1,4}\))\s+")
-_YEAR_PAREN = re.compile(
-    r"\((?P<year>(?:1[5-9]|20)\d{2})[a-z]?(?:,[^)]{0,30})?\)|\((?P<nd>n\.\s?d\.|in press)\)", re.I
+
+@dataclass(frozen=True, slots=True)
+class ParsedCitation(ParsedReference):
+    """A parsed reference with the numeric fields and the author-list elision.
+
+    ``elided``: APA 7's "A, B, ... Z" (the first 19 authors, an ellipsis, the last one).
+    """
+
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    elided: bool = False
+
+    @property
+    def first_page(self) -> str | None:
+        """The first page (or article number) of ``pages``."""
+        if not self.pages:
+            return None
+        return re.split(r"\s*[-–—]\s*", self.pages, maxsplit=1)[0] or None
+
+
+# "[1]", "[1] ", "(1) ", "1. ", "1 R. W. Jones" (AIP), never a year.
+_NUMBERING = re.compile(
+    r"^\s*(?:\[\d{1,4}\]\s*|\(\d{1,4}\)\s+|\d{1,3}[.)]\s+|\d{1,3}\s+(?=[^\W\d_]\.))"
 )
-_YEAR_ANY = re.compile(r"(?<![\d/.])(?P<year>(?:1[5-9]|20)\d{2})[a-z]?(?![\d/])")
-_QUOTED = re.compile(r"[\"“”](?P<title>[^\"“”]{3,400}?)[,.?!]?[\"“”]")
-_ET_AL = re.compile(r"\bet\.?\s+al\.?", re.I)
-# A sentence end: a period, ? or ! followed by a space, not after an initial ("T. S."), nor
-# inside "et al." or "Vol.".
-_SENTENCE_END = re.compile(r"(?<!\b[A-Z])(?<!\bet al)(?<!\bVol)(?<!\bno)(?<!\bpp)[.?!](?=\s+|$)")
-_DOI_TAIL = re.compile(r"\s*(?:doi:|https?://\S+|DOI\s*:?).*$", re.I)
-_PAGES = re.compile(r"\b(?:pp?\.\s*)?\d+\s*[-–]\s*\d+\b")
-_INITIALS = re.compile(r"^(?:[A-Z]\.?-?\s?){1,4}$")
-_NAME_TOKEN = re.compile(r"[^\W\d_][\w'’\-]*", re.UNICODE)
-# Candidate sentence ends for "Authors. Title. Venue" layouts, initials included: which pieces
-# are names is decided afterwards by _namey().
-_SEGMENT_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"“(\[])")
-_TRAILING_YEAR = re.compile(r"[,\s]\s*\(?((?:1[5-9]|20)\d{2})[a-z]?\)?$")
-_BARE_YEAR = re.compile(r"^\(?(?:1[5-9]|20)\d{2}[a-z]?\)?\.?$")
-_CONNECTORS = {"and", "&", "et", "al", "al.", "et.", "jr", "jr.", "sr", "sr."}
-_PARTICLES = {
-    "van",
-    "von",
-    "der",
-    "den",
-    "de",
-    "del",
-    "della",
-    "di",
-    "da",
-    "du",
-    "le",
-    "la",
-    "dos",
-    "v.",
-}
+_YEAR = re.compile(r"(?<![\w/.:–\-])((?:1[5-9]|20)\d{2})(?![\w–\-/]|\.\d|\s?[-–]\s?\d)[a-z]?")
+_YEAR_PAREN = re.compile(
+    r"\(\s*(?P<year>(?:1[5-9]|20)\d{2})[a-z]?(?:[,/][^()]{0,30})?\)|\((?P<nd>n\.\s?d\.|in press)\)",
+    re.I,
+)
+_QUOTED = re.compile(
+    r"(?:^|(?<=[\s,.:;(\]]))[\"“”‘](?P<title>[^\"“”]{2,600}?)[,.?!]?[\"“”](?=[\s,.;:)]|$)"
+)
+_ET_AL = re.compile(r",?\s*\bet\.?\s+al\b\.?|,?\s*\bu\.\s?a\.(?=\s|$)", re.I)
+_ELISION = re.compile(r",?\s*(?:\.\s?\.\s?\.|…)\s*,?\s*&?\s*")
+_DOI_TAIL = re.compile(
+    r"[\s,.;]*(?:\bdoi\s*:|https?://|\bDOI\b|\bAvailable\s+(?:at|from)\b).*$", re.I
+)
+_MONTH = (
+    r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Spring|Summer|Fall|Autumn|Winter)"
+    r"[a-z]*\.?"
+)
+# Where a venue ends: the numeric tail (", vol. 86", " 86 (9)", " 86.9 (1982)", ", 151(1), ",
+# ": 75-80", ", Apr. 1982", ". 1982;86(9)").
+_TAIL = re.compile(
+    rf"(?:,\s*|\s+)(?:vol(?:\.|ume)?\s*\d|no\.\s*\d|pp?\.\s*\w|\d+(?![^\W\d_])|\(\s*(?:\d|{_MONTH})|{_MONTH}\s+\d)"
+    r"|[:;]\s*\d|\.\s+\d",
+    re.I,
+)
+_SPLIT = re.compile(r"(?<=[.?!])\s+(?=[\"“‘(\[]?[^\W_])")
+_SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "2nd", "3rd"})
+_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la", "dos", "das",
+     "do", "ten", "ter", "zu", "v."}
+)  # fmt: skip
+_CONNECTOR_WORDS = frozenset({"and", "&", "und", "et", "y"})
+_ANONYMOUS = frozenset({"anon", "anon.", "anonymous", "n.n.", "unknown"})
+_INITIAL_WORD = re.compile(r"^(?:[^\W\d_][a-z]?\.)+(?:-(?:[^\W\d_][a-z]?\.?)+)*$|^[^\W\d_]$")
+_VANCOUVER_INITIALS = re.compile(r"^[^\W\d_a-z]{1,4}$")
+_NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-.]*$")
+_EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
+_PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
 
 
-def parse_reference(text: str) -> ParsedReference:
+def parse_reference(text: str) -> ParsedCitation:
     """Parse one reference string.
 
+    The length is checked before anything else: an oversized string costs nothing.
+
     Raises:
-        InputError: the reference is not a string, is empty, or is longer than 1,200 characters.
+        InputError: the reference is not a string, is empty, or is longer than 1,200 characters
+            (a BibTeX entry: its bibliographic fields).
     """
     if not isinstance(text, str):
         msg = f"a reference must be a string, got {type(text).__name__}"
+        raise InputError(msg, path="reference")
+    size = len(text)
+    if size > MAX_REFERENCE_CHARS:
+        if size <= MAX_BIBTEX_CHARS and text.lstrip()[:1] == "@":
+            return parse_bibtex(text)
+        msg = f"a reference is at most {MAX_REFERENCE_CHARS:,} characters, got {size:,}"
         raise InputError(msg, path="reference")
     raw = text
     text = unicodedata.normalize("NFC", " ".join(text.split()))
     if not text:
         raise InputError("a reference must not be empty", path="reference")
-    if len(raw) > MAX_REFERENCE_CHARS:
-        msg = f"a reference is at most {MAX_REFERENCE_CHARS:,} characters, got {len(raw):,}"
-        raise InputError(msg, path="reference")
-    if text.lstrip().startswith("@"):
-        return parse_bibtex(text)
-    text = _NUMBERING.sub("", text)
+    if text[0] == "@":
+        return parse_bibtex(raw)
+    return _parse_text(raw, text)
 
+
+def _parse_text(raw: str, text: str) -> ParsedCitation:
+    text = _NUMBERING.sub("", text, count=1)
     doi = url = None
     for found in extract_academic(text):
         if found.kind == "doi":
@@ -88,131 +142,276 @@ def parse_reference(text: str) -> ParsedReference:
     if urls:
         url = urls[0].text
     body = _DOI_TAIL.sub("", text) if (doi or url) else text
-    body = body.strip().rstrip(".")
+    body = body.strip(" ,;")
     if not body or (doi and len(body) < 8):
-        return ParsedReference(raw=raw, doi=doi, url=url, style="identifier")
+        return ParsedCitation(raw=raw, doi=doi, url=url, style="identifier")
 
     unsure: set[str] = set()
-    et_al = bool(_ET_AL.search(body))
     quoted = _QUOTED.search(body)
-    paren = _YEAR_PAREN.search(body)
-    if quoted:  # MLA, IEEE, Chicago, Harvard with quotes
+    head = _author_date_head(body)
+    if quoted and (head is None or head[2] >= quoted.start()):
+        # MLA, IEEE, Chicago: Authors[. Year]. "Title." Venue ...
         style = "quoted"
-        title = quoted.group("title").strip()
-        authors_part = body[: quoted.start()]
-        rest = body[quoted.end() :]
-        year = _year(paren) if paren else _last_year(rest) or _last_year(authors_part)
-        authors_part = _YEAR_PAREN.sub("", authors_part)
-        authors_part = re.sub(r"[.,]?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$", "", authors_part.strip())
-        venue = _venue(rest)
-    elif paren and (paren.start() < len(body) // 2 or _namey(body[: paren.start()])):
-        # APA, Harvard: "Authors (Year). Title. Venue" (a long author list may pass mid-string)
+        title: str | None = quoted.group("title")
+        authors_part = body[: quoted.start()].strip()
+        rest = body[quoted.end() :].strip(" ,.")
+        years = _years(authors_part)
+        authors_part = _strip_trailing_year(authors_part)
+        year = years[-1] if years else _pick_year(rest, prefer_last=True)
+        venue, tail = _split_tail(
+            re.sub(r"^(?:in:?|in\s+proc\w*\.?\s+of)\s+", "", rest, flags=re.I)
+        )
+    elif head is not None:
+        # APA, Harvard, Chicago author-date: Authors (Year). Title. Venue ... / Authors, Year. ...
         style = "author-date"
-        year = _year(paren)
-        authors_part = body[: paren.start()]
-        after = body[paren.end() :].lstrip(" .,:")
-        title, rest = _first_sentence(after)
-        venue = _venue(rest)
-    else:  # Vancouver, Chicago notes, plain: "Authors. Title. Venue ..."
+        authors_part, year, end = head
+        title, venue, tail = _title_venue(body[end:].lstrip(" .,:"))
+        if not authors_part.strip(" .,") and title and venue is None:
+            unsure.add("title")
+    else:
+        # Vancouver, Chicago notes, plain: Authors. Title. Venue. Year;Volume(Issue):Pages.
         style = "sentences"
-        # Deposited strings often lose the space after a period ("et al.Short", "design.Eur").
         spaced = re.sub(r"(\bet al\.|[a-z]{2}\.|\b[A-Z]{1,3}\.)(?=[A-Z][a-z])", r"\1 ", body)
-        segments = [s.strip() for s in _SEGMENT_END.split(spaced) if s.strip()]
-        # "Authors: Title. Venue" (a colon after the names, common in Springer journals).
-        head, colon, tail = segments[0].partition(": ") if segments else ("", "", "")
-        if colon and _namey(head.replace(";", ",")) and tail:
-            segments[:1] = [head, tail]
-        n_names = 0
-        year = None
-        names: list[str] = []
-        while n_names < len(segments) - 1:
-            # "Dentler, R. and Hafner, A., 1997" / "Gottlieb, J.;Leyser, Y. 1981": a year may
-            # close the author list (Harvard without parentheses).
-            seg = segments[n_names].rstrip(".")
-            tail = _TRAILING_YEAR.search(seg)
-            core = seg[: tail.start()] if tail else seg
-            if not _namey(core.replace(";", ",")):
-                break
-            names.append(core)
-            n_names += 1
-            if tail:
-                year = int(tail.group(1))
-                break
-        if year is None and n_names < len(segments) - 1 and _BARE_YEAR.match(segments[n_names]):
-            year = int(segments[n_names][:4])  # "Authors. 1981. Title."
-            n_names += 1
-        authors_part = ". ".join(names)
-        title = segments[n_names] if n_names < len(segments) else None
-        rest = ". ".join(segments[n_names + 1 :])
-        venue = _venue(rest)
-        year = year or _last_year(rest) or _last_year(body)
-        if not n_names:
+        authors_part, after = _leading_authors(spaced)
+        title, venue, tail = _title_venue(after)
+        year = _pick_year(tail, prefer_last=False) or _pick_year(venue or "", prefer_last=True)
+        if year is None:
+            year = _pick_year(after.replace(title or "", " "), prefer_last=True)
+        if year is None:
+            year = _pick_year(body, prefer_last=True)
+        if not authors_part:
             unsure.add("authors")
         unsure.add("title")
-    authors = _authors(authors_part)
+    authors, et_al, elided = _authors(authors_part)
+    volume, issue, pages = _numbers(tail)
+    title = _clean_title(title)
     if title is None:
         unsure.add("title")
-    if year is None and not (paren and paren.group("nd")):
+    if year is None:
         unsure.add("year")
-    return ParsedReference(
+    return ParsedCitation(
         raw=raw,
-        title=_clean_title(title),
+        title=title,
         authors=authors,
         et_al=et_al,
         year=year,
-        venue=venue,
+        venue=_clean_venue(venue),
         doi=doi,
         url=url,
         style=style,
         unsure=frozenset(unsure),
+        volume=volume,
+        issue=issue,
+        pages=pages,
+        elided=elided,
     )
 
 
-def _year(m: re.Match[str] | None) -> int | None:
-    if m is None or not m.group("year"):
-        return None
-    return int(m.group("year"))
+# --- layout -------------------------------------------------------------------------------------
 
 
-def _last_year(text: str) -> int | None:
-    years = [int(m.group("year")) for m in _YEAR_ANY.finditer(text)]
-    return years[-1] if years else None
+def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
+    """``(authors, year, end)`` when the string opens with an author list closed by a year."""
+    paren = _YEAR_PAREN.search(body, 0, 900)
+    if paren is not None:
+        before = body[: paren.start()]
+        if paren.start() < len(body) // 2 or _namey(before) or not before.strip():
+            year = int(paren.group("year")) if paren.group("year") else None
+            return before, year, paren.end()
+    # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
+    for m in re.finditer(r"(?:,|\.)?\s+((?:1[5-9]|20)\d{2})[a-z]?[.,:]\s+", body[:900]):
+        before = body[: m.start()]
+        if _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
+            return before, int(m.group(1)), m.end()
+        if len(before) > 600:
+            break
+    return None
 
 
-def _first_sentence(text: str) -> tuple[str | None, str]:
+def _leading_authors(body: str) -> tuple[str, str]:
+    """Split "Authors. Title. ..." into the author list and the rest."""
+    segments = _segments(body)
+    if len(segments) < 2:
+        return "", body
+    first = body[: segments[1][0]].strip()
+    name_part, colon, title_part = first.partition(": ")
+    if colon and _namey(name_part.replace(";", ",")):
+        # "Authors: Title. Venue" (a colon after the names, common in Springer journals).
+        return name_part, title_part + " " + body[segments[1][0] :]
+    end = 0
+    for start, stop in segments[:-1]:
+        seg = body[start:stop].strip().rstrip(".")
+        if not _namey(seg.replace(";", ",")):
+            break
+        end = stop
+    if end == 0:
+        return "", body
+    return body[:end].strip(), body[end:].strip()
+
+
+def _segments(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``[start, end)``: split after ``.?!`` and a space, before a capital."""
+    spans = []
+    start = 0
+    for m in _SPLIT.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def _is_abbreviation(word: str) -> bool:
+    """A journal-abbreviation word ("J", "Phys", "Chem", "Proc"), or an initial."""
+    bare = word.strip(".")
+    return 0 < len(bare) <= 5 and bare[0].isupper() and " " not in bare
+
+
+def _title_venue(text: str) -> tuple[str | None, str | None, str]:
+    """Split "Title. Venue, 86(9), 1-10." into title, venue and the numeric tail."""
     text = text.strip()
     if not text:
-        return None, ""
-    m = _SENTENCE_END.search(text)
-    if m is None:
-        return text, ""
-    head = text[: m.end() if text[m.start()] in "?!" else m.start()].strip()
-    return head or None, text[m.end() :].strip()
+        return None, None, ""
+    spans = _segments(text)
+    pieces = [text[a:b] for a, b in spans]
+    # The segment where the numeric tail starts (a segment of numbers only counts as tail).
+    for k, piece in enumerate(pieces):
+        if k == 0:
+            continue
+        m = _TAIL.search(" " + piece)
+        if m is not None and (m.start() == 0 or re.match(r"\s*\d", piece)):
+            # the whole segment is tail: the venue is the previous segment
+            if k >= 2:
+                return _join_title_venue(pieces[:k], " ".join(pieces[k:]))
+            return pieces[0], None, " ".join(pieces[k:])
+    if len(pieces) == 1:
+        m = _TAIL.search(text)
+        if m is not None and m.start() > 0 and re.match(r"[.,;:]?\s*\d", text[m.start() :]):
+            return text[: m.start()], None, text[m.start() :]
+        return text, None, ""
+    venue_piece = pieces[-1]
+    m = _TAIL.search(venue_piece)
+    if m is not None:
+        venue_text, tail = venue_piece[: m.start()], venue_piece[m.start() :]
+    else:
+        venue_text, tail = venue_piece, ""
+    title, venue, _ = _join_title_venue([*pieces[:-1], venue_text], "")
+    return title, venue, tail
 
 
-def _venue(rest: str) -> str | None:
+def _join_title_venue(pieces: list[str], tail: str) -> tuple[str | None, str | None, str]:
+    """The last piece is the venue, with the abbreviation pieces before it ("J. Phys. Chem.")."""
+    j = len(pieces) - 1
+    while j > 1 and _is_abbreviation(pieces[j - 1]):
+        j -= 1
+    title = " ".join(pieces[:j]).strip() or None
+    venue, more = _split_tail(" ".join(pieces[j:]))
+    return title, venue, f"{more} {tail}".strip()
+
+
+def _split_tail(rest: str) -> tuple[str | None, str]:
+    """Venue and numeric tail of what follows a quoted title."""
     rest = rest.strip(" .,;:")
-    rest = re.sub(r"^(?:in:?\s+)", "", rest, flags=re.I)
     if not rest:
-        return None
-    # The venue ends at the first volume, number, page, year or publisher detail.
-    cut = re.split(
-        r",\s*(?:vol\.|no\.|pp?\.|\d)|\.\s+(?:\d|vol|pp)|\s+\d+\s*\(|;\s*\d|\s+(?:1[5-9]|20)\d{2}\b|,\s*(?:1[5-9]|20)\d{2}|\(\d|\.\s*$",
-        rest,
-        maxsplit=1,
-        flags=re.I,
-    )
-    venue = cut[0].strip(" .,;:")
-    venue = re.sub(r"^[A-Z][\w .]+:\s+(?=\S)", "", venue)  # "Chicago: University of Chicago Press"
-    return venue or None
+        return None, ""
+    m = _TAIL.search(rest)
+    if m is None:
+        return rest, ""
+    return rest[: m.start()] or None, rest[m.start() :]
 
 
 def _clean_title(title: str | None) -> str | None:
     if title is None:
         return None
-    title = title.strip(' .,;:"“”')
-    title = re.sub(r"\s*\[[^\]]*\]$", "", title)  # "[Doctoral dissertation]", "[Internet]"
+    title = title.strip(' ,;:"“”‘’')
+    title = re.sub(r"\s*\[[^\]]*\]\.?$", "", title)  # "[Doctoral dissertation]", "[Internet]"
+    title = title.rstrip(" .,;:")
     return title or None
+
+
+def _clean_venue(venue: str | None) -> str | None:
+    if not venue:
+        return None
+    venue = venue.strip(" .,;:")
+    venue = re.sub(r"^(?:in:?\s+)", "", venue, flags=re.I)
+    venue = re.sub(r"\s*\((?:[^()]*\d[^()]*)\)$", "", venue)  # "(October 31)", "(2012)"
+    if re.search(r"\b(?:Press|Publish\w*|Verlag|Books|Wiley|Springer|Elsevier)\b", venue):
+        venue = _PUBLISHER_PLACE.sub("", venue)  # "Chicago: University of Chicago Press"
+    return venue.strip(" .,;:") or None
+
+
+# --- years and numbers ----------------------------------------------------------------------------
+
+
+def _years(text: str) -> list[int]:
+    """Years in ``text``, never a page (``pp. 1735-1780``), a volume (``1502 (1)``) or an id."""
+    out = []
+    for m in _YEAR.finditer(text):
+        before = text[max(0, m.start() - 6) : m.start()]
+        if re.search(r"(?:\bpp?|\b[Vv]ol|\b[Nn]o|\b[Nn]r|\b[Aa]rt)\.?\s*$", before):
+            continue  # "pp. 1735", "p. 2001", "vol. 1999", "no. 2004"
+        after = text[m.end() : m.end() + 4]
+        if re.match(r"\s?\(\s?\d", after):  # "1502 (1)": a volume and its issue
+            continue
+        out.append(int(m.group(1)))
+    return out
+
+
+def _pick_year(text: str, *, prefer_last: bool) -> int | None:
+    paren = _YEAR_PAREN.search(text)
+    if paren is not None and paren.group("year"):
+        return int(paren.group("year"))
+    years = _years(text)
+    if not years:
+        return None
+    return years[-1] if prefer_last else years[0]
+
+
+def _strip_trailing_year(text: str) -> str:
+    text = _YEAR_PAREN.sub("", text)
+    return re.sub(r"[.,]?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$", "", text.strip())
+
+
+_VOLUME_PATTERNS = (
+    re.compile(r"\bvol(?:\.|ume\b)?\s*(?P<v>\d[\w\-–]*)", re.I),
+    re.compile(r"(?:^|[\s,])(?P<v>\d{1,5})\.(?P<i>\d{1,4})\b(?!\.\d)"),  # MLA 86.9
+    re.compile(  # 86(9), 86 (9), never "(1982)"
+        r"(?:^|[\s,;.])(?P<v>\d{1,5})\s*\(\s*(?!(?:1[5-9]|20)\d{2}\))(?P<i>[\w\-–/ ]{1,12}?)\s*\)"
+    ),
+    re.compile(r";\s*(?P<v>\d{1,5})\s*(?::|$)"),  # Vancouver 1982;86:1-9
+    re.compile(r"^[\s,.]*(?P<v>\d{1,5})(?=\s*[,:]\s*(?:pp?\.\s*)?\w?\d)"),  # "86, 1669-1674"
+    re.compile(r"^[\s,.]*(?P<v>\d{1,5})[\s.]*$"),  # "AAPG Bulletin, 65."
+)
+_ISSUE = re.compile(r"\b(?:no|nr|issue)\.?\s*(?P<i>\d[\w\-–/]*)", re.I)
+_PAGES_PATTERNS = (
+    re.compile(r"\bpp?\.\s*(?P<p>\w?\d+(?:\s*[-–—]\s*\w?\d+)?)", re.I),
+    re.compile(r"[,:]\s*(?P<p>[A-Za-z]?\d+\s*[-–—]\s*[A-Za-z]?\d+)"),
+    re.compile(r"\)\s*[,:]\s*(?P<p>[A-Za-z]?\d+)\b(?!\s*\()"),
+    re.compile(r"^[\s,.]*\d{1,5}\s*,\s*(?P<p>[A-Za-z]?\d+)\b(?!\s*\()"),
+)
+
+
+def _numbers(tail: str) -> tuple[str | None, str | None, str | None]:
+    """Volume, issue and pages of the numeric tail."""
+    if not tail:
+        return None, None, None
+    volume = issue = pages = None
+    for pattern in _VOLUME_PATTERNS:
+        m = pattern.search(tail)
+        if m is not None:
+            volume = m.group("v")
+            issue = m.groupdict().get("i")
+            break
+    if issue is None and (m := _ISSUE.search(tail)) is not None:
+        issue = m.group("i")
+    for pattern in _PAGES_PATTERNS:
+        m = pattern.search(tail)
+        if m is not None and not _YEAR_PAREN.fullmatch(f"({m.group('p')})"):
+            pages = re.sub(r"\s*[-–—]\s*", "-", m.group("p"))
+            break
+    return volume, (issue.strip() if issue else None), pages
+
+
+# --- authors --------------------------------------------------------------------------------------
 
 
 def _namey(segment: str) -> bool:
@@ -221,86 +420,186 @@ def _namey(segment: str) -> bool:
     Only capitalized words, initials, particles and connectors, with a comma, an initial or an
     "and" somewhere.
     """
-    words = segment.rstrip(".").replace(",", " ").split()
-    if not words or len(words) > 150:
+    words = segment.replace(",", " ").replace(";", " ").split()
+    if not words or len(words) > 400:
         return False
     for w in words:
-        bare = w.strip(".")
-        if w.lower() in _CONNECTORS or w.lower() in _PARTICLES or _INITIALS.match(w):
+        low = w.lower()
+        if low in _CONNECTOR_WORDS or low in _PARTICLES or low in _SUFFIXES:
             continue
-        if not bare or not (bare[0].isupper() and bare[0].isalpha()):
+        if low in {"et", "al", "al.", "...", "…", "(eds.)", "(ed.)", "(eds)", "(ed)"}:
+            continue
+        if _initial(w) or _initial(w + "."):
+            continue
+        bare = w.strip(".")
+        if not bare or not (bare[0].isupper() and bare[0].isalpha()) or not _NAME_WORD.match(bare):
             return False
     return (
         "," in segment
-        or any(_INITIALS.match(w) for w in words)
+        or ";" in segment
+        or any(_initial(w) or _initial(w + ".") for w in words if len(w.strip(".")) <= 3)
+        or any(_VANCOUVER_INITIALS.match(w) for w in words[1:])
         or any(w.lower() in {"and", "&"} for w in words)
     )
 
 
-def _authors(text: str | None) -> tuple[Author, ...]:
+def _initial(word: str) -> bool:
+    """An initial: "R.", "R.W.", "J.-L.", "Th.", "R" (capitalized: "v." is a particle)."""
+    return word[:1].isupper() and bool(_INITIAL_WORD.match(word))
+
+
+def _is_initials(chunk: str) -> bool:
+    words = chunk.split()
+    return bool(words) and all(_initial(w) for w in words)
+
+
+def _is_given(chunk: str) -> bool:
+    """A given-names chunk: "Roger W.", "Thomas S.", "Anna", "Jean-Luc" (1-3 words)."""
+    words = chunk.split()
+    return 0 < len(words) <= 3 and all(
+        w[0].isupper() and (_initial(w) or _NAME_WORD.match(w)) for w in words
+    )
+
+
+def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
+    """Authors, whether the list ends in "et al.", and whether it is elided ("A, B, ... Z")."""
     if not text:
-        return ()
-    text = _ET_AL.sub("", text).strip(" ,;&")
-    if text.endswith(".") and not _INITIALS.match(text.split()[-1]):
+        return (), False, False
+    text = text.strip(" ,;:")
+    et_al = bool(_ET_AL.search(text))
+    if et_al:
+        text = _ET_AL.sub("", text)
+    elided = bool(_ELISION.search(text))
+    if elided:
+        text = _ELISION.sub(" & ", text)
+    text = _EDITORS.sub(" ", text).strip(" ,;&")
+    text = re.sub(r",?\s+eds?\.?$", "", text)
+    if text.endswith(".") and not _initial(text.split()[-1] if text.split() else ""):
         text = text[:-1]
-    words = text.replace(",", " ").split()
-    plain = "," not in text and "&" not in text and " and " not in text
-    if plain and (len(words) == 1 or not any(_INITIALS.match(w) for w in words)):
+    if not text or text.lower() in _ANONYMOUS:
+        return (), et_al, elided
+    plain = not re.search(r"[,;&]|\band\b", text)
+    words = text.split()
+    if plain and (
+        len(words) == 1 or not any(_initial(w) or _VANCOUVER_INITIALS.match(w) for w in words[1:])
+    ):
         # A corporate author ("World Health Organization", "WHO", "ASTM"): one name, whole.
-        return (Author(text.strip(" .")),) if text.strip(" .") else ()
-    text = re.sub(r"\s*\((?:eds?\.?|editors?)\)\s*", " ", text, flags=re.I)
-    if not text:
-        return ()
-    parts = [p.strip() for p in re.split(r"\s*(?:;|&|\band\b)\s*", text) if p.strip(" ,.")]
-    authors: list[Author] = []
-    for part in parts:
-        authors.extend(_names(part.strip(" ,")))
-    return tuple(authors)
-
-
-def _names(part: str) -> list[Author]:
-    """One chunk between separators: "Kuhn, T. S.", "Suresh MR, Milstein C", "T. S. Kuhn"."""
-    pieces = [p.strip() for p in part.split(",") if p.strip()]
+        return (Author(text.strip(" .")),), et_al, elided
+    # Chunks between separators; after ";", "&" or "and" a new author starts for sure.
+    chunks: list[tuple[str, bool]] = []
+    for part, sep in _split_keep(text):
+        if part.strip(" .,"):
+            chunks.append((part.strip(), sep))
     out: list[Author] = []
     i = 0
-    while i < len(pieces):
-        piece = pieces[i]
-        nxt = pieces[i + 1] if i + 1 < len(pieces) else None
-        words = piece.split()
-        if len(words) >= 2 and _INITIALS.match(words[0]) and not _INITIALS.match(words[-1]):
-            # "A. Vaswani" (IEEE): given names first
-            out.append(Author(" ".join(words[1:]), words[0]))
+    while i < len(chunks):
+        chunk, _ = chunks[i]
+        nxt = chunks[i + 1] if i + 1 < len(chunks) else None
+        if chunk.lower().rstrip(".") + "." in _SUFFIXES or chunk.lower() in _SUFFIXES:
             i += 1
             continue
-        if nxt is not None and (
-            _INITIALS.match(nxt)
-            or (len(nxt.split()) <= 2 and len(words) <= 3 and not _INITIALS.match(words[-1]))
+        words = chunk.split()
+        bare_family = not any(_initial(w) for w in words) and not (
+            len(words) >= 2 and _VANCOUVER_INITIALS.match(words[-1])
+        )
+        pairs = nxt is not None and not nxt[1] and bare_family
+        if (
+            pairs
+            and nxt is not None
+            and (_is_initials(nxt[0]) or (i == 0 and _family_like(words) and _is_given(nxt[0])))
         ):
-            # "Family, Given" (APA, MLA first author, Chicago)
-            out.append(Author(piece, nxt))
+            # "Jones, R. W." (APA, Harvard), "Jones, Roger W." (first author in MLA, Chicago)
+            out.append(Author(chunk, nxt[0]))
             i += 2
             continue
-        if len(words) >= 2 and _INITIALS.match(words[-1]) and words[-1].isupper():
-            # Vancouver "Suresh MR"
-            out.append(Author(" ".join(words[:-1]), words[-1]))
-        elif len(words) >= 2:
-            # "T. S. Kuhn", "Thomas Kuhn", "Ludwig van Beethoven"
-            family_start = len(words) - 1
-            while family_start > 0 and words[family_start - 1].lower() in _PARTICLES:
-                family_start -= 1
-            out.append(Author(" ".join(words[family_start:]), " ".join(words[:family_start])))
-        elif words and _NAME_TOKEN.match(words[0]):
-            out.append(Author(words[0]))
+        author = _one_name(words)
+        if author is not None:
+            out.append(author)
         i += 1
-    return [a for a in out if a.family and not _INITIALS.match(a.family)]
+    return tuple(out), et_al, elided
 
 
-def parse_bibtex(text: str) -> ParsedReference:
+def _family_like(words: list[str]) -> bool:
+    """One family name, maybe with particles: "Lou", "van der Berg", "Gröschel-Stewart"."""
+    core = [w for w in words if w.lower() not in _PARTICLES]
+    return len(core) == 1
+
+
+def _split_keep(text: str) -> list[tuple[str, bool]]:
+    """Split on "," ";" "&" "and"; each chunk says whether a hard separator preceded it."""
+    out: list[tuple[str, bool]] = []
+    hard = False
+    pos = 0
+    for m in re.finditer(r"\s*(?:(;)|(,)\s*(?:(&|\band\b)\s*)?|\s(&|\band\b)\s*)", text):
+        out.append((text[pos : m.start()], hard))
+        hard = bool(m.group(1) or m.group(3) or m.group(4))
+        pos = m.end()
+    out.append((text[pos:], hard))
+    return out
+
+
+def _one_name(words: list[str]) -> Author | None:
+    """One name without a comma: "R. W. Jones", "Ralph H. Staley", "Jones RW", "Jian Pan"."""
+    while words and words[-1].lower() in _SUFFIXES:
+        words = words[:-1]
+    words = [w for w in words if w.lower() not in _CONNECTOR_WORDS]
+    if not words:
+        return None
+    if len(words) == 1:
+        w = words[0].strip(".")
+        if not w or _initial(words[0]) or w.lower() in _ANONYMOUS:
+            return None
+        return Author(w) if w[0].isalpha() else None
+    if _VANCOUVER_INITIALS.match(words[-1]) and not _initial(words[0]):
+        # Vancouver "Jones RW", "OWEN WJB", "de Reuck J"
+        return Author(" ".join(words[:-1]), words[-1])
+    if all(_initial(w) for w in words[1:]) and not _initial(words[0]):
+        # "Jones R. W." (family first, initials after)
+        return Author(words[0], " ".join(words[1:]))
+    # Given names first: the family starts after the last initial, or at the last word with its
+    # particles ("R. W. Jones", "Ralph H. Staley", "S. Van Lierde", "Ludwig van Beethoven").
+    last_initial = max((k for k, w in enumerate(words) if _initial(w)), default=-1)
+    if 0 <= last_initial < len(words) - 1:
+        start = last_initial + 1
+    else:
+        start = len(words) - 1
+        while start > 0 and words[start - 1].islower() and words[start - 1] in _PARTICLES:
+            start -= 1
+    family = " ".join(words[start:]).strip(" .")
+    if not family:
+        return None
+    return Author(family, " ".join(words[:start]))
+
+
+# --- BibTeX -----------------------------------------------------------------------------------
+
+
+def bibtex_entries(text: str) -> list[str]:
+    """The entries of a .bib file, each as a standalone BibTeX string.
+
+    Read by bibtexparser: ``@string`` macros are expanded, ``@comment`` and ``@preamble`` are
+    not entries, and an "@" inside a field (an e-mail address) is just text.
+    """
+    import bibtexparser  # noqa: PLC0415 - only BibTeX input needs it
+
+    library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]
+    out = []
+    for entry in library.entries:
+        fields = ",\n".join(f"  {f.key} = {{{f.value}}}" for f in entry.fields)
+        out.append(f"@{entry.entry_type}{{{entry.key},\n{fields}\n}}")
+    return out
+
+
+def parse_bibtex(text: str) -> ParsedCitation:
     """Parse one BibTeX entry (with bibtexparser).
 
     Raises:
-        InputError: the text holds no BibTeX entry.
+        InputError: the text holds no BibTeX entry, or its bibliographic fields are longer than
+            1,200 characters.
     """
+    if len(text) > MAX_BIBTEX_CHARS:
+        msg = f"a BibTeX entry is at most {MAX_BIBTEX_CHARS:,} characters, got {len(text):,}"
+        raise InputError(msg, path="reference")
     import bibtexparser  # noqa: PLC0415 - only BibTeX input needs it
 
     library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]
@@ -309,25 +608,47 @@ def parse_bibtex(text: str) -> ParsedReference:
         raise InputError(msg, path="reference")
     entry = library.entries[0]
     fields = {f.key.lower(): str(f.value) for f in entry.fields}
+    size = sum(len(k) + len(v) for k, v in fields.items() if k not in _NON_BIBLIOGRAPHIC)
+    if size > MAX_REFERENCE_CHARS:
+        msg = (
+            f"a reference is at most {MAX_REFERENCE_CHARS:,} characters, got {size:,} "
+            "(bibliographic fields of the BibTeX entry)"
+        )
+        raise InputError(msg, path="reference")
 
     def clean(value: str | None) -> str | None:
-        return re.sub(r"[{}]", "", value).strip() if value else None
+        if not value:
+            return None
+        return " ".join(re.sub(r"[{}]", "", value).split()) or None
 
-    authors = tuple(
-        Author(*(p.strip() for p in name.split(",", 1))) if "," in name else _names(name.strip())[0]
-        for name in re.split(r"\s+and\s+", clean(fields.get("author")) or "")
-        if name.strip() and name.strip().lower() != "others"
-    )
-    year_match = re.search(r"\d{4}", fields.get("year", ""))
-    doi = fields.get("doi")
-    return ParsedReference(
+    names = [n.strip() for n in re.split(r"\s+and\s+", clean(fields.get("author")) or "")]
+    authors: list[Author] = []
+    for name in names:
+        if not name or name.lower() == "others":
+            continue
+        if "," in name:
+            family, _, given = name.partition(",")
+            # "von Last, Jr, First": the given names are after the last comma.
+            given = given.rpartition(",")[2] if given.count(",") else given
+            if family.strip():
+                authors.append(Author(family.strip(), given.strip()))
+            continue
+        one = _one_name(name.split())
+        if one is not None:
+            authors.append(one)
+    year_match = re.search(r"(?:1[5-9]|20)\d{2}", fields.get("year", "") or fields.get("date", ""))
+    doi = clean(fields.get("doi"))
+    return ParsedCitation(
         raw=text,
-        title=clean(fields.get("title")),
-        authors=authors,
-        et_al="others" in (fields.get("author") or ""),
+        title=_clean_title(clean(fields.get("title"))),
+        authors=tuple(authors),
+        et_al="others" in (fields.get("author") or "").split(),
         year=int(year_match.group()) if year_match else None,
         venue=clean(fields.get("journal") or fields.get("booktitle") or fields.get("publisher")),
         doi=doi.lower() if doi else None,
-        url=fields.get("url"),
+        url=clean(fields.get("url")),
         style="bibtex",
+        volume=clean(fields.get("volume")),
+        issue=clean(fields.get("number") or fields.get("issue")),
+        pages=(clean(fields.get("pages")) or "").replace("--", "-") or None,
     )
