@@ -19,7 +19,7 @@ from citeverify._runner import run_sync
 from citeverify.references._compare import CANDIDATE_MIN_TITLE, compare, decide
 from citeverify.references._index import LocalIndex
 from citeverify.references._model import ParsedReference, Record
-from citeverify.references._parse import parse_reference
+from citeverify.references._parse import MAX_REFERENCE_CHARS, parse_reference
 from citeverify.references._result import ReferenceResult, build_result
 from citeverify.references._sources import make_sources
 from citeverify.references._text import norm
@@ -30,6 +30,8 @@ _log = logging.getLogger(__name__)
 #: How much of an unexpected exception's message a result keeps.
 _MAX_ERROR_CHARS = 300
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: No reference, not even a BibTeX entry with an abstract, is longer than this.
+_CEILING = 100 * MAX_REFERENCE_CHARS
 
 Progress = Callable[[int, int], None]
 
@@ -138,7 +140,7 @@ class ReferenceVerifier:
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
         """Async :meth:`verify_references`: ``max_concurrency`` references at a time."""
-        if isinstance(references, str) or not isinstance(references, Sequence):
+        if isinstance(references, str | bytes | bytearray) or not isinstance(references, Sequence):
             msg = f"references must be a list of strings, got {type(references).__name__}"
             raise InputError(msg, path="references")
         semaphore = asyncio.Semaphore(self.max_concurrency)
@@ -166,17 +168,22 @@ class ReferenceVerifier:
 
 
 def check_reference(reference: object, *, path: str = "reference") -> str:
-    """``reference`` if it is text that SQLite and HTTP can carry.
+    """``reference`` if it is text that SQLite and HTTP can carry, checked before any work.
 
     Lone surrogates are valid in a Python string but not in UTF-8: they would fail later, in
-    SQLite or in a request. Searched for, not encoded, so a long string costs no copy: the length
-    limit is :func:`parse_reference`'s, checked there before any other work.
+    SQLite or in a request. They are searched for, not encoded, so a long string costs no copy.
+    The exact length limit is :func:`parse_reference`'s (1,200 characters; a BibTeX entry counts
+    its bibliographic fields); a string far beyond any limit is refused here already, whatever
+    the parser does first (a 50 MB string once cost 1.4 GB before it was refused, issue 9).
 
     Raises:
-        InputError: not a string, or with a lone surrogate.
+        InputError: not a string, far too long, or with a lone surrogate.
     """
     if not isinstance(reference, str):
         msg = f"a reference must be a string, got {type(reference).__name__}"
+        raise InputError(msg, path=path)
+    if len(reference) > _CEILING:
+        msg = f"a reference is at most {MAX_REFERENCE_CHARS:,} characters, got {len(reference):,}"
         raise InputError(msg, path=path)
     if (bad := _SURROGATE.search(reference)) is not None:
         msg = (
