@@ -175,3 +175,51 @@ def test_malformed_exchanges(req, resp, path):
     with pytest.raises(InputError) as info:
         verify_exchange(req, resp)
     assert info.value.path == path
+
+
+# --- what a block or a redaction hands back (issue 9) -----------------------------------------
+
+SECRET = "Dragons guard the entrance with 97% certainty"
+LEAKY = f'The museum opens at nine. {SECRET}. "Dragons guard it."'
+STRICT_BLOCK = {
+    "output_action": {"unverified_action": "block"},
+    "extensions": {"strict_quotes": True, "strict_statistics": True, "lookups": {"enabled": False}},
+}
+
+
+def leaked(body):
+    text = str(body)
+    return [w for w in ("Dragons", "dragons", "guard", "97") if w in text]
+
+
+@pytest.mark.parametrize("policy", [BLOCK, STRICT_BLOCK], ids=["block", "block-strict"])
+def test_a_block_body_carries_verdict_reason_and_counts_not_the_answer(policy):
+    decision = verify_exchange(request(), chat(LEAKY), policy)
+    status, body = decision.to_http()
+    assert status == 400
+    assert body["error"]["code"] == "content_policy_violation"
+    assert leaked(body) == []
+    assert decision.response == {}  # nothing that a server could forward by mistake
+    details = body["verdictan"]["decision"]["details"]
+    assert details["verified"] is False
+    assert details["claim_count"] == 3
+    assert details["unverified_claim_count"] >= 1
+    assert "include_verification_report" in details["withheld"]
+
+
+def test_a_block_body_has_the_report_when_the_policy_asks_for_it():
+    policy = {**BLOCK, "response": {"include_verification_report": True}}
+    status, body = verify_exchange(request(), chat(LEAKY), policy).to_http()
+    assert status == 400
+    texts = [c["text"] for c in body["verdictan"]["decision"]["details"]["unverified_claims"]]
+    assert any(SECRET in t for t in texts)
+
+
+def test_a_redacted_answer_and_its_decision_do_not_carry_the_removed_text():
+    policy = {"output_action": {"unverified_action": "redact"}, "require_sources": False}
+    status, body = verify_exchange(request(), chat(LEAKY), policy).to_http()
+    assert status == 200
+    assert body["choices"][0]["message"]["content"].startswith("The museum opens at nine.")
+    assert leaked(body) == []
+    claims = body["verdictan"]["decision"]["details"]["claims"]
+    assert [c["span"] for c in claims] == [[0, 25], [26, 72], [73, 92]]

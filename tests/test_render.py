@@ -5,10 +5,11 @@ from citeverify import CitationVerifier
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 
 
-def result(**policy):
+def result(include_original=False, **policy):
     answer = 'The museum opens at nine. "Dragons guard it." Tickets cost 12% more <b>[1]</b>.'
     docs = ["The museum opens at nine. Tickets cost 10% more."]
-    return CitationVerifier({**OFFLINE, **policy}).verify(answer, docs)
+    verifier = CitationVerifier({**OFFLINE, **policy}, include_original=include_original)
+    return verifier.verify(answer, docs)
 
 
 def test_html_highlights_claims_quotes_and_citations():
@@ -21,8 +22,16 @@ def test_html_highlights_claims_quotes_and_citations():
     assert "<b>[1]</b>" not in page
 
 
-def test_html_keeps_the_original_text_under_redact():
+def test_html_and_text_of_a_redacted_answer_do_not_show_what_was_removed():
     r = result(output_action={"unverified_action": "redact"})
+    for view in (r._repr_html_(), str(r)):
+        assert "Dragons" not in view
+        assert "12%" not in view
+        assert "The museum opens at nine." in view
+
+
+def test_html_keeps_the_original_text_under_redact_when_asked():
+    r = result(include_original=True, output_action={"unverified_action": "redact"})
     assert r.original_answer.startswith("The museum opens at nine.")
     assert "Dragons" not in r.answer
     page = r._repr_html_()

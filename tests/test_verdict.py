@@ -154,7 +154,21 @@ def test_redact_replaces_each_unverified_claim_with_the_marker():
         extensions={"redaction_marker": "[removed]"},
     )
     assert result.answer == "The museum opens at nine. [removed] The museum opens."
+    # What was removed is not handed back: spans and scores only (issue 9).
+    (removed,) = result.details.unverified_claims
+    assert (removed.text, removed.missing_words, removed.span) == ("[removed]", [], (26, 53))
+    assert removed.groundedness == 0.25  # "the" is in the context
+    assert result.original_answer == ""
+    assert "Dragons" not in result.details.model_dump_json()
+    assert "Dragons" not in str(result)
+
+
+def test_redact_keeps_the_removed_text_only_when_asked():
+    answer = "The museum opens at nine. Dragons guard the entrance. The museum opens."
+    policy = {"output_action": {"unverified_action": "redact"}}
+    result = CitationVerifier(policy, include_original=True).verify(answer, CONTEXT)
     assert [c.text for c in result.details.unverified_claims] == ["Dragons guard the entrance."]
+    assert result.original_answer == answer
 
 
 def test_redact_without_claim_scores_replaces_the_whole_answer():

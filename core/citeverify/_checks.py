@@ -6,9 +6,7 @@ lookup records into :class:`~citeverify.Citation` results with a status and a re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from citeverify._context import ContextDocument
+from citeverify._context import ContextSearch
 from citeverify._extract import Found, NumberIndex
 from citeverify._lookup import Target
 from citeverify._policy import PolicyConfig
@@ -81,7 +79,7 @@ def check_found(
     found: Found,
     *,
     claim_text: str,
-    docs: Sequence[ContextDocument],
+    search: ContextSearch,
     context_numbers: NumberIndex | None,
     record: LookupRecord | None,
     policy: PolicyConfig,
@@ -100,7 +98,7 @@ def check_found(
     elif record is not None:
         verified, status, reason = _from_record(found, record, claim_text)
     elif found.type in {"case_law", "regulatory"}:
-        verified, status, reason = _by_format_and_context(found, docs)
+        verified, status, reason = _by_format_and_context(found, search)
     elif found.type == "academic" and found.kind in {"pmcid", "arxiv"}:
         reason = f"not checked: no lookup service for {found.kind} identifiers"
     elif found.kind in _SERVICE:
@@ -150,15 +148,14 @@ def _from_record(found: Found, record: LookupRecord, claim_text: str) -> tuple[b
     return False, "lookup_failed", f"{service} lookup failed: {error}"
 
 
-def _by_format_and_context(
-    found: Found, docs: Sequence[ContextDocument]
-) -> tuple[bool | None, str, str]:
+def _by_format_and_context(found: Found, search: ContextSearch) -> tuple[bool | None, str, str]:
     if found.format_ok is False:
         return False, "format_invalid", f"format check failed: {found.note}"
-    needle = match_normalize(found.text).strip()
-    alt = match_normalize(found.normalized).strip()
-    for i, d in enumerate(docs):
-        if needle in d.match_text or alt in d.match_text:
-            return True, "in_context", f"also cited in context document {i}"
+    searched, i = search.first(
+        match_normalize(found.text).strip(), match_normalize(found.normalized).strip()
+    )
+    if i is not None:
+        return True, "in_context", f"also cited in context document {i}"
     note = f" ({found.note})" if found.note else ""
-    return None, "format_valid", f"format valid{note}; not looked up"
+    unsearched = "" if searched else "; not searched in the context (too many citations)"
+    return None, "format_valid", f"format valid{note}; not looked up{unsearched}"

@@ -18,7 +18,7 @@ from typing import Any
 from citeverify._errors import InputError
 from citeverify._text import iter_text_chunks, match_normalize, normalize_with_offsets, words
 
-__all__ = ["ContextCache", "ContextDocument", "coerce_documents"]
+__all__ = ["ContextCache", "ContextDocument", "ContextSearch", "coerce_documents"]
 
 #: Size of the windows in which a matched quote is mapped back to document offsets: only the
 #: windows a match spans are walked character by character, so they are small (issue 9: 64 KB
@@ -251,6 +251,35 @@ class ContextCache:
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+class ContextSearch:
+    """Finds normalized texts (case citations, statutes) in the documents.
+
+    Each distinct needle is searched once, and at most ``limit`` distinct needles per answer:
+    every search reads the whole context, so without a bound 100,000 distinct statute citations
+    against 1 MB would take minutes (issue 9).
+    """
+
+    def __init__(self, docs: Sequence[ContextDocument], *, limit: int = 500) -> None:
+        self._docs = docs
+        self._memo: dict[str, int | None] = {}
+        self._limit = limit
+
+    def first(self, *needles: str) -> tuple[bool, int | None]:
+        """``(searched, index of the first document holding one of the needles)``.
+
+        ``searched`` is False when the budget was spent before these needles.
+        """
+        key = "\x00".join(needles)
+        if key not in self._memo:
+            if len(self._memo) >= self._limit:
+                return False, None
+            self._memo[key] = next(
+                (i for i, d in enumerate(self._docs) if any(n in d.match_text for n in needles)),
+                None,
+            )
+        return True, self._memo[key]
 
 
 def tokenize_documents(texts: Sequence[str], cache: ContextCache | None) -> list[ContextDocument]:

@@ -19,7 +19,7 @@ from typing import Any
 from citeverify._policy import CitationType
 from citeverify._text import MARKER_RE
 
-__all__ = ["Found", "NumberIndex", "extract", "find_markers"]
+__all__ = ["MAX_CITATIONS", "Extracted", "Found", "NumberIndex", "extract", "find_markers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +113,55 @@ class _Taken:
 _CHUNK = 4096
 _MARGIN = 256
 
+#: Matches of one pattern examined per answer, and citations kept per answer: an answer is not a
+#: bibliography, and each citation costs a check and a result object (issue 9: 250,000 URLs in
+#: one answer). Past either limit the answer's result says so in ``notes``, and the strict
+#: options fail closed (see ``Extracted.truncated``).
+MAX_MATCHES = 10_000
+MAX_CITATIONS = 2_000
+
+
+class Extracted(list[Found]):
+    """The citations found, in text order; ``truncated`` names the types cut by the limits."""
+
+    def __init__(self, found: Iterable[Found] = (), truncated: Iterable[str] = ()) -> None:
+        super().__init__(found)
+        self.truncated: set[str] = set(truncated)
+
+
+class _Limited:
+    """Counts the matches a scan hands out and stops at ``MAX_MATCHES`` (sets ``hit``)."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self._left = MAX_MATCHES
+
+    def __call__(self, matches: Iterable[re.Match[str]]) -> Iterator[re.Match[str]]:
+        for m in matches:
+            if self._left <= 0:
+                self.hit = True
+                return
+            self._left -= 1
+            yield m
+
 
 def _scan(
-    text: str, pattern: re.Pattern[str], gate: Callable[[str], bool] | None = None
+    text: str,
+    pattern: re.Pattern[str],
+    gate: Callable[[str], bool] | None = None,
+    limited: _Limited | None = None,
 ) -> Iterator[re.Match[str]]:
-    """``pattern.finditer(text)``, restricted to the regions whose chunks pass ``gate``."""
+    """``pattern.finditer(text)``, restricted to the regions whose chunks pass ``gate``.
+
+    At most ``MAX_MATCHES`` matches; ``limited.hit`` is set when there were more.
+    """
+    matches = _scan_all(text, pattern, gate)
+    yield from (limited or _Limited())(matches)
+
+
+def _scan_all(
+    text: str, pattern: re.Pattern[str], gate: Callable[[str], bool] | None
+) -> Iterator[re.Match[str]]:
     if gate is None:
         yield from pattern.finditer(text)
         return
@@ -173,11 +217,11 @@ def _idutils() -> Any:
     return idutils
 
 
-def extract_academic(text: str) -> list[Found]:
+def extract_academic(text: str, *, limited: _Limited | None = None) -> list[Found]:
     """DOIs (bare, ``doi:``, doi.org links), PubMed IDs, PMCIDs and arXiv IDs."""
     idutils = _idutils()
     found: list[Found] = []
-    for m in _scan(text, _DOI, _has("10.")):
+    for m in _scan(text, _DOI, _has("10."), limited):
         prefix = _DOI_PREFIX.search(text, max(0, m.start() - 24), m.start())
         start = prefix.start() if prefix else m.start()
         if (
@@ -192,19 +236,19 @@ def extract_academic(text: str) -> list[Found]:
             continue
         normalized = idutils.normalize_doi(doi).lower()
         found.append(Found("academic", "doi", start, end, text[start:end], normalized))
-    for m in _scan(text, _PMID, _has("pmid", "pubmed", fold=True)):
+    for m in _scan(text, _PMID, _has("pmid", "pubmed", fold=True), limited):
         pmid = m.group(1) or m.group(2)
         if idutils.is_pmid(pmid):
             end = _trim(text, m.start(), m.end())
             found.append(Found("academic", "pmid", m.start(), end, text[m.start() : end], pmid))
-    for m in _scan(text, _PMCID, _has("pmc", fold=True)):
+    for m in _scan(text, _PMCID, _has("pmc", fold=True), limited):
         end = _trim(text, m.start(), m.end())
         pmc = re.search(r"PMC\d+", m.group(), re.IGNORECASE)
         assert pmc is not None
         pmcid = pmc.group().upper()
         if idutils.is_pmcid(pmcid):
             found.append(Found("academic", "pmcid", m.start(), end, text[m.start() : end], pmcid))
-    for m in _scan(text, _ARXIV, _has("arxiv", fold=True)):
+    for m in _scan(text, _ARXIV, _has("arxiv", fold=True), limited):
         ident = m.group(1)
         if idutils.is_arxiv(f"arXiv:{ident}"):
             normalized = idutils.normalize_arxiv(f"arXiv:{ident}")
@@ -217,14 +261,16 @@ def extract_academic(text: str) -> list[Found]:
 _URL = re.compile(r"https?://[^\s<>\"'`“”‘’{}|\\^]+", re.IGNORECASE)
 
 
-def extract_urls(text: str, *, taken: Iterable[tuple[int, int]] = ()) -> list[Found]:
+def extract_urls(
+    text: str, *, taken: Iterable[tuple[int, int]] = (), limited: _Limited | None = None
+) -> list[Found]:
     """http(s) URLs, trailing punctuation and unbalanced brackets trimmed.
 
     URLs inside ``taken`` spans (already found as DOIs, PubMed or arXiv links) are skipped.
     """
     claimed = _Taken(taken)
     found = []
-    for m in _scan(text, _URL, _has("://")):
+    for m in _scan(text, _URL, _has("://"), limited):
         if m.start() and text[m.start() - 1].isalnum():
             continue  # "xhttp://" is not a URL start
         end = _trim(text, m.start(), m.end())
@@ -271,9 +317,11 @@ _WIDEN = 64
 MAX_CASE_LAW_CHARS = 100_000
 
 
-def _windows(text: str, taken: _Taken) -> list[tuple[int, int]]:
+def _windows(text: str, taken: _Taken, limited: _Limited) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    hints = sorted(m.span() for pattern, gate in _CASE_HINTS for m in _scan(text, pattern, gate))
+    hints = sorted(
+        m.span() for pattern, gate in _CASE_HINTS for m in _scan(text, pattern, gate, limited)
+    )
     budget = MAX_CASE_LAW_CHARS
     for hint_start, hint_end in hints:
         if taken.overlaps(hint_start, hint_end):
@@ -289,11 +337,13 @@ def _windows(text: str, taken: _Taken) -> list[tuple[int, int]]:
         if spans and start <= spans[-1][1]:
             grown = max(0, end - spans[-1][1])
             if grown > budget:
+                limited.hit = True
                 break
             spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
         else:
             grown = end - start
             if grown > budget:
+                limited.hit = True
                 break
             spans.append((start, end))
         budget -= grown
@@ -310,7 +360,11 @@ def _eyecite() -> Callable[[str], list[Any]]:
 
 
 def extract_case_law(
-    text: str, *, current_year: int, taken: Iterable[tuple[int, int]] = ()
+    text: str,
+    *,
+    current_year: int,
+    taken: Iterable[tuple[int, int]] = (),
+    limited: _Limited | None = None,
 ) -> list[Found]:
     """Case citations via eyecite (full, short, id., supra), with a format check.
 
@@ -320,7 +374,7 @@ def extract_case_law(
     (statutes) are not searched for cases.
     """
     found: list[Found] = []
-    windows = _windows(text, _Taken(taken))
+    windows = _windows(text, _Taken(taken), limited or _Limited())
     if not windows:
         return found
     get_citations = _eyecite()
@@ -432,11 +486,11 @@ _REGULATORY_GATES = {
 }
 
 
-def extract_regulatory(text: str) -> list[Found]:
+def extract_regulatory(text: str, *, limited: _Limited | None = None) -> list[Found]:
     """U.S.C., C.F.R., Federal Register, Public Law, and EU regulations and directives."""
     found = []
     for kind, pattern in _REGULATORY:
-        for m in _scan(text, pattern, _REGULATORY_GATES[kind]):
+        for m in _scan(text, pattern, _REGULATORY_GATES[kind], limited):
             if kind == "eu_act" and not (m.group(2) or m.group(5)):
                 continue  # "Decision 3/4" in prose is not an EU act: the series must be named
             normalized = _normalize_regulatory(kind, m)
@@ -509,11 +563,33 @@ def _canon(value: Decimal) -> str:
 MAX_NUMBER_CHARS = 40
 
 
-def extract_statistics(text: str) -> list[Found]:
+# A stretch with none of the characters that can mark a statistic (percent, currency, comparison
+# signs, colons, units and words) holds no statistic: "1 2 3 ..." is skipped at C speed instead
+# of classifying each number in Python (issue 9). The stretch's edges stay live by _EDGE.
+_NO_CUE = re.compile(r"[^%:°µμ$€£¥=<>≤≥A-Za-z]{256,}")
+_EDGE = 64
+
+
+def _live_numbers(text: str, limited: _Limited) -> Iterator[re.Match[str]]:
+    """The numbers of ``text`` that a statistic cue is near, at most ``MAX_MATCHES``."""
+    regions: list[tuple[int, int]] = []
+    pos = 0
+    for m in _NO_CUE.finditer(text):
+        regions.append((pos, m.start() + _EDGE))
+        pos = m.end() - _EDGE
+    regions.append((pos, len(text)))
+    for lo, hi in regions:
+        start, floor = lo, max(0, lo - _EDGE)
+        while start > floor and (text[start - 1].isdigit() or text[start - 1] in ".,"):
+            start -= 1  # at the beginning of a number, not inside it
+        yield from limited(_NUMBER.finditer(text, start, hi))
+
+
+def extract_statistics(text: str, *, limited: _Limited | None = None) -> list[Found]:
     """Percentages, currency amounts, amounts with units, p-values, sample sizes, ratios."""
     found: list[Found] = []
     last_end = -1
-    for m in _NUMBER.finditer(text):
+    for m in _live_numbers(text, limited or _Limited()):
         start = m.start()
         number = _THOUSANDS.match(text, start, min(m.end(), start + MAX_NUMBER_CHARS + 1))
         assert number is not None  # "1,2" in a list is 1, not 12
@@ -727,29 +803,50 @@ def find_markers(text: str) -> list[tuple[int, int, list[int]]]:
 # --- all together --------------------------------------------------------------------------------
 
 
-def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -> list[Found]:
-    """Extract every citation of the given types (``quote`` is handled with the context)."""
+def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -> Extracted:
+    """Extract every citation of the given types (``quote`` is handled with the context).
+
+    At most ``MAX_CITATIONS``, the first in the text; ``truncated`` on the result names the types
+    where a limit was reached.
+    """
     wanted = set(patterns)
     found: list[Found] = []
+    limits = {t: _Limited() for t in ("academic", "url", "case_law", "regulatory", "statistic")}
     if "academic" in wanted:
-        found.extend(extract_academic(text))
+        found.extend(extract_academic(text, limited=limits["academic"]))
     if "url" in wanted:
         # Identifier links (doi.org, PubMed, arXiv) are academic citations, not plain URLs; they
         # are skipped here even when academic extraction is off, so one link is one citation.
         taken = (
-            [(f.start, f.end) for f in extract_academic(text)]
+            [(f.start, f.end) for f in extract_academic(text, limited=limits["academic"])]
             if "academic" not in wanted
             else [(f.start, f.end) for f in found]
         )
-        found.extend(extract_urls(text, taken=taken))
-    statutes = extract_regulatory(text) if wanted & {"case_law", "regulatory"} else []
+        found.extend(extract_urls(text, taken=taken, limited=limits["url"]))
+    statutes = (
+        extract_regulatory(text, limited=limits["regulatory"])
+        if wanted & {"case_law", "regulatory"}
+        else []
+    )
     if "case_law" in wanted:
         spans = [(f.start, f.end) for f in statutes]
-        found.extend(extract_case_law(text, current_year=current_year, taken=spans))
+        found.extend(
+            extract_case_law(
+                text, current_year=current_year, taken=spans, limited=limits["case_law"]
+            )
+        )
     if "regulatory" in wanted:
         found.extend(statutes)
     if "statistic" in wanted:
         claimed = _Taken((f.start, f.end) for f in found)
-        found.extend(f for f in extract_statistics(text) if not claimed.overlaps(f.start, f.end))
+        found.extend(
+            f
+            for f in extract_statistics(text, limited=limits["statistic"])
+            if not claimed.overlaps(f.start, f.end)
+        )
     found.sort(key=lambda f: (f.start, f.end))
-    return found
+    truncated = {t for t, limit in limits.items() if limit.hit and t in wanted}
+    if len(found) > MAX_CITATIONS:
+        truncated |= {f.type for f in found[MAX_CITATIONS:]}
+        del found[MAX_CITATIONS:]
+    return Extracted(found, truncated)

@@ -121,17 +121,22 @@ def render_html(result: VerificationResult) -> str:
         )
         + "</p>"
     )
-    original = result.original_answer or result.answer
-    marks: list[tuple[int, int, str, str]] = []
-    for c in d.claims or []:
-        cls = {True: "ok", False: "no", None: "na"}[c.verified]
-        title = f"groundedness {_pct(c.groundedness).strip()}"
-        if c.missing_words:
-            title += "; not in context: " + ", ".join(c.missing_words[:10])
-        if c.misattributed:
-            title += "; the cited source does not support it"
-        marks.append((c.span[0], c.span[1], cls, title))
-    body = _highlight(original, marks, d.quotes or [])
+    withheld = not result.original_answer and result.action == "redact"
+    if withheld:
+        # The removed text was withheld (include_original=False): the spans index a text we do
+        # not have, so the redacted answer is shown as it is.
+        body = html.escape(result.answer)
+    else:
+        marks: list[tuple[int, int, str, str]] = []
+        for c in d.claims or []:
+            cls = {True: "ok", False: "no", None: "na"}[c.verified]
+            title = f"groundedness {_pct(c.groundedness).strip()}"
+            if c.missing_words:
+                title += "; not in context: " + ", ".join(c.missing_words[:10])
+            if c.misattributed:
+                title += "; the cited source does not support it"
+            marks.append((c.span[0], c.span[1], cls, title))
+        body = _highlight(result.original_answer or result.answer, marks, d.quotes or [])
     parts = [head, f"<p>{body}</p>"]
     if d.citations:
         rows = "".join(
@@ -146,7 +151,7 @@ def render_html(result: VerificationResult) -> str:
     if result.reasons:
         items = "".join(f"<li>{html.escape(r)}</li>" for r in result.reasons)
         parts.append(f"<p>Why unverified:</p><ul>{items}</ul>")
-    if result.action == "redact":
+    if result.action == "redact" and not withheld:
         parts.append(f"<p>Redacted answer: <i>{html.escape(result.answer)}</i></p>")
     parts.append("</div>")
     return "".join(parts)

@@ -268,10 +268,15 @@ class QuoteSpan:
     text: str
 
 
-def find_quotes(text: str) -> list[QuoteSpan]:
-    """Find the quotations in ``text``; quotes without a word are skipped."""
-    found = []
+def find_quotes(text: str, *, limit: int | None = None) -> list[QuoteSpan]:
+    """Find the quotations in ``text``; quotes without a word are skipped.
+
+    With ``limit``, stop after that many quotations.
+    """
+    found: list[QuoteSpan] = []
     for m in _QUOTE.finditer(text):
+        if limit is not None and len(found) >= limit:
+            break
         group = m.lastgroup
         assert group is not None
         inner = m.group(group)

@@ -8,6 +8,7 @@ citations (pure, ``_analyze``) -> look citations up (I/O, ``Lookups.run``) -> ch
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import datetime
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -18,9 +19,22 @@ from typing import Any
 import httpx
 
 from citeverify._checks import check_found, lookup_target
-from citeverify._context import ContextCache, ContextDocument, coerce_documents, tokenize_documents
+from citeverify._context import (
+    ContextCache,
+    ContextDocument,
+    ContextSearch,
+    coerce_documents,
+    tokenize_documents,
+)
 from citeverify._errors import InputError, PolicyError
-from citeverify._extract import Found, NumberIndex, extract, find_markers
+from citeverify._extract import (
+    MAX_CITATIONS,
+    MAX_MATCHES,
+    Found,
+    NumberIndex,
+    extract,
+    find_markers,
+)
 from citeverify._lookup import LookupCache, Lookups, Target
 from citeverify._policy import PolicyConfig
 from citeverify._result import (
@@ -43,11 +57,15 @@ from citeverify._text import (
     words,
 )
 
-__all__ = ["MAX_ANSWER_CHARS", "CitationVerifier", "resolve_policy"]
+__all__ = ["MAX_ANSWER_CHARS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
 
 #: Longest answer accepted, in characters. Far above any model's output; it stops a caller from
 #: passing a whole corpus as the answer by mistake.
 MAX_ANSWER_CHARS = 2_000_000
+#: At most this many quotes of one answer are listed and searched in the context; the result's
+#: notes say when there were more, and ``strict_quotes`` then fails the answer. Each quote costs a
+#: search of every document: unbounded, 100,000 short quotes against 1 MB took minutes (issue 9).
+MAX_QUOTES = 500
 
 PolicyLike = PolicyConfig | Mapping[str, Any] | str | Path | None
 
@@ -80,6 +98,7 @@ class _Analysis:
     claims: list[ClaimResult]
     quotes: list[QuoteResult]
     found: list[Found]
+    truncated: set[str]
     docs: list[ContextDocument]
     context_numbers: NumberIndex | None
     targets: list[Target | None]
@@ -99,6 +118,10 @@ class CitationVerifier:
             citeverify keeps one client per event loop.
         lookup_cache: Where lookup results are kept (in memory by default; give a
             ``LookupCache(path)`` or set ``extensions.lookups.cache_path`` for SQLite on disk).
+        include_original: Under ``redact``, keep what was removed in the result
+            (``original_answer``, the removed claims' texts and missing words, the citations
+            inside them). Off by default: a redacted result carries only the spans and scores of
+            what it removed, so that passing it on does not hand back the removed text.
 
     Example:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
@@ -113,8 +136,10 @@ class CitationVerifier:
         context_cache: ContextCache | bool = False,
         client: httpx.AsyncClient | None = None,
         lookup_cache: LookupCache | None = None,
+        include_original: bool = False,
     ) -> None:
         self.policy = resolve_policy(policy)
+        self.include_original = include_original
         if context_cache is True:
             self.context_cache: ContextCache | None = ContextCache()
         elif context_cache is False or context_cache is None:
@@ -192,12 +217,18 @@ class CitationVerifier:
         ]
 
         quotes: list[QuoteResult] = []
+        truncated: set[str] = set()
         if "quote" in policy.extract_patterns:
             # Step 4 is separate from step 2: quotes are matched whenever documents are given,
             # also with verify_against_context false, where a matching quote is the source
             # evidence that step 7 asks for.
-            quotes = _match_quotes(find_quotes(answer), docs if texts else None)
+            spans = find_quotes(answer, limit=MAX_QUOTES + 1)
+            if len(spans) > MAX_QUOTES:
+                truncated.add("quote")
+                del spans[MAX_QUOTES:]
+            quotes = _match_quotes(spans, docs if texts else None)
         found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
+        truncated |= found.truncated
         context_numbers = NumberIndex(texts) if texts else None
         return _Analysis(
             answer=answer,
@@ -209,6 +240,7 @@ class CitationVerifier:
             claims=claims,
             quotes=quotes,
             found=found,
+            truncated=truncated,
             docs=docs,
             context_numbers=context_numbers,
             targets=[lookup_target(f, policy) for f in found],
@@ -220,6 +252,7 @@ class CitationVerifier:
         policy = self.policy
         by_target = {(r.service, r.target): r for r in lookups}
         citations = [_quote_citation(q) for q in a.quotes]
+        search = ContextSearch(a.docs)
         for f, target in zip(a.found, a.targets, strict=True):
             record = by_target.get((target.service, target.key)) if target else None
             claim = _claim_at(a.claims, f.start)
@@ -227,7 +260,7 @@ class CitationVerifier:
                 check_found(
                     f,
                     claim_text=claim.text if claim else a.answer,
-                    docs=a.docs,
+                    search=search,
                     context_numbers=a.context_numbers,
                     record=record,
                     policy=policy,
@@ -287,19 +320,28 @@ class CitationVerifier:
             if policy.require_sources and not evidence:
                 reasons.append("the answer has no source evidence (require_sources)")
             verified = not reasons
-        strict = [p for c in claims for p in c.problems]
+        strict = [p for c in claims for p in c.problems] + _strict_truncated(a.truncated, policy)
         if strict and not a.empty:
             reasons.extend(strict)
             verified = False
 
         unverified = [c for c in claims if c.verified is False]
-        answer = a.answer
+        answer, original = a.answer, a.answer
         if verified:
             action = "allow"
         else:
             action = policy.output_action.unverified_action
             if action == "redact":
-                answer = _redact(a.answer, unverified, policy.extensions.redaction_marker)
+                marker = policy.extensions.redaction_marker
+                answer = _redact(a.answer, unverified, marker)
+                if not self.include_original:
+                    # What redact removed is not handed back: spans and scores stay, texts go.
+                    original = ""
+                    removed = [c.span for c in unverified] or [(0, len(a.answer))]
+                    claims, citations, lookups, unverified = _withhold(
+                        removed, marker, claims, citations, lookups, unverified
+                    )
+                    a = dataclasses.replace(a, quotes=_withhold_quotes(removed, marker, a.quotes))
 
         report = _Report(a, claims, citations, passing, evidence)
         details = self._details(report, verified, claim_confidence, lookups, unverified)
@@ -308,10 +350,10 @@ class CitationVerifier:
             reason_code="citation.verified" if verified else "citation.unverified",
             action=action,
             answer=answer,
-            original_answer=a.answer,
+            original_answer=original,
             details=details,
             reasons=reasons,
-            notes=policy.notes(),
+            notes=policy.notes() + [_TRUNCATED[t] for t in sorted(a.truncated)],
         )
 
     def _details(
@@ -530,6 +572,69 @@ def _claim_at(claims: list[ClaimResult], pos: int) -> ClaimResult | None:
     return None
 
 
+_TRUNCATED = {
+    t: f"only the first {MAX_CITATIONS:,} citations (and {MAX_MATCHES:,} candidates per pattern) "
+    f"were checked: {t} citations past them were not"
+    for t in ("academic", "url", "case_law", "regulatory", "statistic")
+}
+_TRUNCATED["quote"] = f"only the first {MAX_QUOTES:,} quotes were checked"
+
+
+def _strict_truncated(truncated: set[str], policy: PolicyConfig) -> list[str]:
+    """Strict options fail closed when a limit left some quotes or statistics unchecked."""
+    out = []
+    if policy.extensions.strict_quotes and "quote" in truncated:
+        out.append(f"strict_quotes: more than {MAX_QUOTES:,} quotes; the rest were not checked")
+    if policy.extensions.strict_statistics and "statistic" in truncated:
+        out.append("strict_statistics: too many statistics; the rest were not checked")
+    return out
+
+
+def _inside(span: tuple[int, int], removed: list[tuple[int, int]]) -> bool:
+    i = bisect.bisect_right(removed, span[0], key=lambda r: r[0]) - 1
+    return i >= 0 and span[1] <= removed[i][1]
+
+
+def _withhold(
+    removed: list[tuple[int, int]],
+    marker: str,
+    claims: list[ClaimResult],
+    citations: list[Citation],
+    lookups: list[LookupRecord],
+    unverified: list[ClaimResult],
+) -> tuple[list[ClaimResult], list[Citation], list[LookupRecord], list[ClaimResult]]:
+    """The details without the text of what redact removed (issue 9: no leak through details).
+
+    Removed claims keep their span and scores; their text becomes the marker and their missing
+    words are dropped. Citations inside them lose their text, and lookups made only for them are
+    dropped (their target is the removed text).
+    """
+    removed.sort()
+    gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
+    claims = [c.model_copy(update=gone) if _inside(c.span, removed) else c for c in claims]
+    unverified = [c.model_copy(update=gone) for c in unverified]
+    inside = [_inside(c.span, removed) for c in citations]
+    kept = {c.normalized for c, hidden in zip(citations, inside, strict=True) if not hidden}
+    hidden = {c.normalized for c, h in zip(citations, inside, strict=True) if h} - kept
+    citations = [
+        c.model_copy(update={"text": marker, "normalized": marker, "reason": c.status}) if h else c
+        for c, h in zip(citations, inside, strict=True)
+    ]
+    lookups = [r for r in lookups if r.target not in hidden]
+    return claims, citations, lookups, unverified
+
+
+def _withhold_quotes(
+    removed: list[tuple[int, int]], marker: str, quotes: list[QuoteResult]
+) -> list[QuoteResult]:
+    return [
+        q.model_copy(update={"text": marker, "normalized": marker})
+        if _inside(q.span, removed)
+        else q
+        for q in quotes
+    ]
+
+
 def _apply_strict(
     claims: list[ClaimResult],
     quotes: list[QuoteResult],
@@ -541,13 +646,20 @@ def _apply_strict(
     failing: list[tuple[int, str]] = []
     if ext.strict_quotes:
         failing += [
-            (q.span[0], f'strict_quotes: "{q.text.strip()}" is not in the context')
+            (
+                q.span[0],
+                f"strict_quotes: the quote at {q.span[0]}-{q.span[1]} is not in the context",
+            )
             for q in quotes
             if q.matched is False
         ]
     if ext.strict_statistics:
         failing += [
-            (c.span[0], f"strict_statistics: {c.text} is not in the context")
+            (
+                c.span[0],
+                f"strict_statistics: the {c.kind.replace('_', ' ')} at {c.span[0]}-{c.span[1]} "
+                "is not in the context",
+            )
             for c in citations
             if c.type == "statistic" and c.verified is False
         ]
@@ -565,20 +677,9 @@ def _apply_strict(
     ]
 
 
-#: At most this many quotes of one answer are searched in the context; later ones are reported
-#: unchecked (and fail the answer under ``strict_quotes``). Each quote costs a search of every
-#: document, so without a bound 100,000 short quotes against 1 MB would take minutes (issue 9).
-MAX_QUOTES_CHECKED = 500
-
-_QUOTES_UNCHECKED = f"not checked: the answer has more than {MAX_QUOTES_CHECKED} quotes"
-
-
 def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -> list[QuoteResult]:
     found: dict[str, tuple[int, tuple[int, int] | None] | None] = {}  # the same quote, once
-    results = []
-    for n, q in enumerate(quotes):
-        results.append(_match_quote(q, docs if n < MAX_QUOTES_CHECKED else None, found))
-    return results
+    return [_match_quote(q, docs, found) for q in quotes]
 
 
 def _match_quote(

@@ -43,8 +43,13 @@ class GatewayDecision:
         details: The seed's details mapping (empty when not enforced).
         enforced: False for ``stream: true`` requests, which the seed does not check.
         result: The full verification result, when the control ran.
-        response: The provider response to send on allow (the answer redacted under redact).
+        response: The provider response to send on allow (the answer redacted under redact);
+            empty on block, so that nothing passes on what was blocked.
         notes: Remarks for people (streams, ignored options, unchecked choices).
+        report_on_block: Whether a block's body carries the full details (claim texts, missing
+            words, citations). Only when the policy sets ``response.include_verification_report``
+            explicitly; otherwise a block carries the verdict, reason code and counts (issue 9:
+            a gateway that returns the blocked text in its 400 has not blocked it).
     """
 
     verdict: Literal["allow", "block"]
@@ -54,15 +59,19 @@ class GatewayDecision:
     result: VerificationResult | None
     response: Mapping[str, Any]
     notes: list[str] = field(default_factory=list)
+    report_on_block: bool = False
 
     def decision_body(self) -> dict[str, Any]:
         """The ``verdictan.decision`` object."""
+        details = self.details
+        if self.verdict == "block" and not self.report_on_block:
+            details = _counts(self.details)
         body: dict[str, Any] = {
             "control": CONTROL_NAME,
             "verdict": self.verdict.upper(),
             "reason_code": self.reason_code,
             "enforced": self.enforced,
-            "details": self.details,
+            "details": details,
         }
         if self.notes:
             body["notes"] = list(self.notes)
@@ -133,6 +142,8 @@ def verify_exchange(
     out_response: Mapping[str, Any] = response
     if result.action == "redact":
         out_response = _replace_answer(response, result.answer)
+    elif result.verdict == "block":
+        out_response = {}
     return GatewayDecision(
         verdict=result.verdict,
         reason_code=result.reason_code,
@@ -141,7 +152,39 @@ def verify_exchange(
         result=result,
         response=out_response,
         notes=notes + result.notes,
+        report_on_block=_report_asked(verifier),
     )
+
+
+def _report_asked(verifier: CitationVerifier) -> bool:
+    response = verifier.policy.response
+    return (
+        "include_verification_report" in response.model_fields_set
+        and response.include_verification_report
+    )
+
+
+#: What a block says about the answer when the policy did not ask for the report.
+WITHHELD_NOTE = (
+    "claim texts, missing words and citations are withheld from a block; set "
+    "response.include_verification_report: true in the policy to include them"
+)
+
+
+def _counts(details: Mapping[str, Any]) -> dict[str, Any]:
+    """The details of a block without any text from the answer: scores and counts."""
+    out: dict[str, Any] = {
+        key: details[key]
+        for key in ("verified", "groundedness", "claim_confidence")
+        if key in details
+    }
+    for key in ("claims", "quotes", "citations"):
+        if isinstance(details.get(key), list):
+            out[f"{key[:-1]}_count"] = len(details[key])
+    if "unverified_claim_count" in details:
+        out["unverified_claim_count"] = details["unverified_claim_count"]
+    out["withheld"] = WITHHELD_NOTE
+    return out
 
 
 def extract_context(request: Mapping[str, Any]) -> list[str]:
