@@ -127,13 +127,10 @@ def text_field(value: Any, *, numbers: bool = False) -> str | None:
     by U+FFFD. With ``numbers``, an integer becomes its digits (a volume given as ``12``).
     """
     if isinstance(value, str):
-        if not value.strip():
+        if not value or value.isspace():
             return None
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return _SURROGATE.sub("\ufffd", value)
-        return value
+        # A search, not an encode: no copy of the string (Records are built by the million).
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if numbers and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
         return str(value)
     return None
