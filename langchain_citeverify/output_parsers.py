@@ -27,13 +27,15 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
 
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given
     per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer
-    raises :class:`CitationBlockedError`, an ``OutputParserException``.
+    raises :class:`CitationBlockedError`, an ``OutputParserException``. Under ``redact`` the
+    result carries the removed text only with ``include_original=True``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     documents: list[str] = Field(default_factory=list)
+    include_original: bool = False
 
     _verifier: CitationVerifier = PrivateAttr()
 
@@ -46,7 +48,7 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
-        self._verifier = CitationVerifier(self.policy)
+        self._verifier = CitationVerifier(self.policy, include_original=self.include_original)
 
     @property
     def _type(self) -> str:

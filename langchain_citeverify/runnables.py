@@ -48,6 +48,9 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         output_key: Where the :class:`citeverify.VerificationResult` is put in the output.
         context_cache: Keep the tokenization of documents seen before (on by default: a chain
             often checks many answers against the same retrieved documents).
+        include_original: Under ``redact``, keep the removed text in ``verification``
+            (``original_answer``, the removed claims' texts). Off by default, so that the output
+            passed down the chain does not carry what was removed.
 
     Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
     (the seed's gateway does not check streams at all). Batching respects ``max_concurrency``.
@@ -60,6 +63,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     context_key: str = "context"
     output_key: str = "verification"
     context_cache: bool = True
+    include_original: bool = False
     name: str | None = "CiteVerifyGuard"
 
     _verifier: CitationVerifier = PrivateAttr()
@@ -69,7 +73,9 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier; the context cache makes repeated retrievals cheap."""
         cache = ContextCache() if self.context_cache else False
-        self._verifier = CitationVerifier(self.policy, context_cache=cache)
+        self._verifier = CitationVerifier(
+            self.policy, context_cache=cache, include_original=self.include_original
+        )
 
     @classmethod
     def is_lc_serializable(cls) -> bool:

@@ -43,11 +43,14 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         policy: A :class:`citeverify.PolicyConfig`, the inner policy mapping, or a policy pack
             path; keyword options override it (``unverified_action="block"``,
             ``min_groundedness=0.7``, ``strict_quotes=True``).
+        include_original: Under ``redact``, keep the removed text in the result
+            (``original_answer``, the removed claims' texts). Off by default.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    include_original: bool = False
 
     _verifier: CitationVerifier = PrivateAttr()
 
@@ -55,7 +58,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
-        self._verifier = CitationVerifier(self.policy)
+        self._verifier = CitationVerifier(self.policy, include_original=self.include_original)
 
     @classmethod
     def class_name(cls) -> str:

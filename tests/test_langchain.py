@@ -95,6 +95,16 @@ def test_flag_annotates_and_passes_the_answer_on():
 def test_redact_removes_the_unverified_claim():
     out = rag_chain([UNGROUNDED], guard("redact")).invoke("Tell me about the museum.")
     assert out["answer"] == "The museum opens at nine. [unverified claim removed]"
+    # ... and the verification passed down the chain does not carry it either (issue 9).
+    assert out["verification"].original_answer == ""
+    assert "Dragons" not in json.dumps(out["verification"].to_dict())
+
+
+def test_redact_keeps_the_removed_text_in_the_verification_only_when_asked():
+    keep = CiteVerifyGuard(policy=OFFLINE, unverified_action="redact", include_original=True)
+    out = rag_chain([UNGROUNDED], keep).invoke("Tell me about the museum.")
+    assert out["answer"] == "The museum opens at nine. [unverified claim removed]"
+    assert out["verification"].original_answer == UNGROUNDED
 
 
 def test_message_answers_carry_the_verification_in_response_metadata():

@@ -102,6 +102,11 @@ def test_postprocessor_on_a_response_you_already_have():
     )
     assert checked.response == REDACTED
     assert result_of(checked).details.unverified_claim_count == 1
+    assert "Dragons" not in result_of(checked).details.model_dump_json()  # issue 9: no leak
+    keep = CiteVerifyPostprocessor(
+        policy=OFFLINE, unverified_action="redact", include_original=True
+    )
+    assert result_of(keep.verify_response(response)).original_answer == UNGROUNDED
 
 
 def test_postprocessor_in_node_postprocessors_passes_nodes_through():
