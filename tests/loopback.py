@@ -128,7 +128,9 @@ class Loopback:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )  # shutdown() waits up to one poll interval: 0.5 s by default, per test
 
     def _reply(self, seen: Seen) -> Reply:
         route = self.routes.get((seen.method, seen.path)) or self.routes.get(("*", seen.path))
