@@ -189,3 +189,66 @@ def test_policy_is_immutable():
 def test_verifier_rejects_a_policy_of_the_wrong_type():
     with pytest.raises(PolicyError, match="got int"):
         CitationVerifier(42)  # type: ignore[arg-type]
+
+
+# --- hostile policy files and mappings (issue 9) ------------------------------------------------
+
+_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+)
+HOSTILE_FILES = [
+    pytest.param(
+        _LAUGHS + "policy:\n  citation-verifier:\n    extensions: *i\n",
+        "expands to more than",
+        id="billion-laughs",
+    ),
+    pytest.param(
+        "policy:\n  citation-verifier:\n    extensions: " + "[" * 600 + "]" * 600 + "\n",
+        "nested more than",
+        id="nested-600-deep",
+    ),
+    pytest.param(
+        "policy:\n  citation-verifier:\n    1: 2\n", "citation-verifier.1: keys must be strings",
+        id="integer-key",
+    ),
+    pytest.param("", "must be a mapping", id="empty-file"),
+    pytest.param("x" * 1_000_001, "larger than", id="too-large"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "fragment"), HOSTILE_FILES)
+def test_hostile_policy_files_are_policy_errors(tmp_path, text, fragment):
+    path = tmp_path / "pack.yaml"
+    path.write_text(text)
+    with pytest.raises(PolicyError, match=fragment):
+        PolicyConfig.from_yaml(path)
+
+
+def test_aliases_that_stay_small_are_fine(tmp_path):
+    path = tmp_path / "pack.yaml"
+    path.write_text(
+        "pack: &p {name: p}\npolicy:\n  citation-verifier:\n"
+        "    min_groundedness: &g 0.6\n    rag_context: {min_context_overlap: *g}\n"
+    )
+    policy = PolicyConfig.from_yaml(path)
+    assert policy.rag_context.min_context_overlap == 0.6
+
+
+@pytest.mark.parametrize("path", [None, 5, b"pack.yaml"], ids=["none", "int", "bytes"])
+def test_a_policy_path_of_the_wrong_type_is_a_policy_error(path):
+    with pytest.raises(PolicyError, match="must be a string or a Path"):
+        PolicyConfig.from_yaml(path)
+
+
+@pytest.mark.parametrize(
+    ("mapping", "fragment"),
+    [
+        pytest.param({1: 2}, "1: keys must be strings", id="integer-key"),
+        pytest.param({"extensions": {(1, 2): 2}}, "extensions.(1, 2)", id="tuple-key"),
+        pytest.param({"min_groundedness": 10**5000}, "too large to print", id="huge-int"),
+        pytest.param({"min_groundedness": float("nan")}, "min_groundedness", id="nan"),
+    ],
+)
+def test_hostile_mappings_are_policy_errors(mapping, fragment):
+    with pytest.raises(PolicyError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        PolicyConfig.model_validate(mapping)

@@ -7,6 +7,7 @@ ways (design: "Policy files").
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
@@ -245,9 +246,14 @@ class PolicyConfig(_Strict):
             where = prefix or "policy"
             msg = f"{where}: expected a mapping of options, got {type(obj).__name__}"
             raise PolicyError(msg, path=prefix)
+        bad_key = _non_string_key(obj, prefix)
+        if bad_key is not None:
+            raise PolicyError(f"{bad_key}: keys must be strings", path=bad_key)
         try:
             # Goes through __init__, which turns a ValidationError into a PolicyError.
             return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:  # raised before __init__ (e.g. converting the input)
+            raise _policy_error(exc, prefix) from None
         except PolicyError as exc:
             if not prefix:
                 raise
@@ -288,6 +294,31 @@ class PolicyConfig(_Strict):
         return [f"{name} is accepted but ignored at runtime" for name in self.ignored_options]
 
 
+def _non_string_key(obj: Any, prefix: str, depth: int = 0) -> str | None:
+    """The path of the first key that is not a string, in nested mappings (bounded depth)."""
+    if not isinstance(obj, dict) or depth > MAX_POLICY_DEPTH:
+        return None
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            return f"{prefix}.{_brief(key)}" if prefix else _brief(key)
+        found = _non_string_key(value, f"{prefix}.{key}" if prefix else key, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters.
+
+    Never raises: an int of 5,000 digits cannot be printed.
+    """
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
     problems: list[tuple[str, str]] = []
     for err in exc.errors(include_url=False):
@@ -302,7 +333,7 @@ def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
         if err["type"] == "extra_forbidden":
             message = "unknown key"
         elif "input" in err and not isinstance(err["input"], dict | list):
-            message = f"{message} (got {err['input']!r})"
+            message = f"{message} (got {_brief(err['input'])})"
         problems.append((path, message))
     return _make_policy_error(problems)
 
@@ -313,6 +344,60 @@ def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
 
 
 _PACK_KEYS = {"pack", "policies", "policy"}
+
+#: Limits on a policy file, which may come from anywhere (issue 9: a 1 KB "billion laughs" file
+#: of nested aliases expanded past 4 GiB when validated; YAML nested 600 deep overflowed the
+#: stack). A real pack is a few hundred bytes, a dozen nodes deep at most.
+MAX_POLICY_BYTES = 1_000_000
+MAX_POLICY_DEPTH = 32
+MAX_POLICY_NODES = 10_000
+
+
+def safe_yaml(text: str) -> Any:
+    """``yaml.safe_load`` after a streaming check of the document's shape.
+
+    The events are read once (no recursion, nothing expanded): the nesting depth and the number
+    of nodes that the document stands for, with every alias counted at the size of what it
+    repeats, must stay within the limits above.
+
+    Raises:
+        PolicyError: the document is nested too deeply or expands to too many nodes.
+        yaml.YAMLError: the text is not YAML.
+    """
+    sizes: dict[str, int] = {}  # anchor -> nodes of the anchored node, aliases expanded
+    stack: list[list[Any]] = []  # open collections: [nodes so far, anchor]
+    total = 0
+
+    def attach(nodes: int) -> None:  # a finished node joins its parent (or the document)
+        nonlocal total
+        if stack:
+            stack[-1][0] += nodes
+            nodes = stack[-1][0]
+        else:
+            total += nodes
+            nodes = total
+        if nodes > MAX_POLICY_NODES:
+            msg = f"the document expands to more than {MAX_POLICY_NODES:,} nodes (aliases?)"
+            raise PolicyError(msg)
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            attach(sizes.get(event.anchor or "", 1))
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor:
+                sizes[event.anchor] = 1
+            attach(1)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            stack.append([1, event.anchor])
+            if len(stack) > MAX_POLICY_DEPTH:
+                msg = f"the document is nested more than {MAX_POLICY_DEPTH} levels deep"
+                raise PolicyError(msg)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            nodes, anchor = stack.pop()
+            if anchor:
+                sizes[anchor] = nodes
+            attach(nodes)
+    return yaml.safe_load(text)
 
 
 def load_policy_pack(
@@ -327,9 +412,17 @@ def load_policy_pack(
     Raises:
         PolicyError: naming the file and the key path of each problem.
     """
+    if not isinstance(path, str | os.PathLike):
+        msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
+        raise PolicyError(msg)
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_POLICY_BYTES + 1)
+        if len(raw) > MAX_POLICY_BYTES:
+            msg = f"policy file {path} is larger than {MAX_POLICY_BYTES:,} bytes"
+            raise PolicyError(msg)
+        text = raw.decode("utf-8")
     except OSError as exc:
         msg = f"cannot read policy file {path}: {exc.strerror or exc}"
         raise PolicyError(msg) from None
@@ -337,12 +430,14 @@ def load_policy_pack(
         msg = f"policy file {path} is not UTF-8 text"
         raise PolicyError(msg) from None
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         msg = f"policy file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
         raise PolicyError(msg) from None
+    except PolicyError as exc:
+        raise PolicyError(f"policy file {path}: {exc}") from None
     try:
         return parse_policy_pack(doc, config_cls=config_cls)
     except PolicyError as exc:
