@@ -176,8 +176,11 @@ def test_parse_real_apa_strings():
         "dataset"
     ]
     refs = [parse_reference(item["ref_string"]) for item in data[:500]]
+    assert sum(1 for r in refs if r.title and r.year) / len(refs) >= 0.97
+    # About one work in ten has no authors ("Front Matter. (1902). Journal, 18(2)."): its title
+    # is read from before the year, and it has no authors to find.
     with_all = sum(1 for r in refs if r.title and r.authors and r.year)
-    assert with_all / len(refs) >= 0.9, with_all
+    assert with_all / len(refs) >= 0.85, with_all
 
 
 # --- the local index ----------------------------------------------------------------------------

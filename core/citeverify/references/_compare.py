@@ -19,6 +19,9 @@ TITLE_TYPO = 90
 #: A title at least this long, that is the start of (or contained in) the record's title, is
 #: CONTAINS (a title without its subtitle).
 TITLE_CONTAINED_MIN_CHARS = 15
+#: A title at least this long, found with a typo inside the other title (rapidfuzz
+#: partial_ratio >= TITLE_TYPO), is CONTAINS.
+TITLE_PARTIAL_MIN_CHARS = 25
 #: Author surname similarity for a misspelled surname (MATCH_WITH_TYPO).
 AUTHOR_TYPO = 80
 #: Venue similarity for MATCH_WITH_TYPO.
@@ -110,6 +113,15 @@ def _title(cited: str | None, found: str | None) -> FieldComparison:
             cited,
             found,
             "one title is contained in the other (subtitle or truncation)",
+        )
+    shorter = min(len(a), len(b))
+    if shorter >= TITLE_PARTIAL_MIN_CHARS and fuzz.partial_ratio(a, b) >= TITLE_TYPO:
+        return FieldComparison(
+            "title",
+            "CONTAINS",
+            cited,
+            found,
+            "one title is contained in the other, with a typo (subtitle or extra words)",
         )
     return FieldComparison(
         "title", "CONTRADICTION", cited, found, f"titles differ ({ratio:.0f}% similar)"
@@ -360,6 +372,13 @@ def decide(
     errors += [
         f.field for f in best.fields if f.label == "CONTAINS" and f.field in {"title", "authors"}
     ]
+    if _another_work(ref, best):
+        return (
+            "needs-human",
+            best,
+            "only the title agrees: the authors are none of the record's and another field "
+            "contradicts it (a title shared by several works)",
+        )
     confirmed = best.count("MATCH", "MATCH_WITH_TYPO", "CONTAINS")
     if confirmed < 2:
         return "needs-human", best, "too little evidence: only one field could be compared"
@@ -371,3 +390,17 @@ def decide(
             f"the work exists but the reference has errors in: {fields}",
         )
     return "verified", best, f"{confirmed} of {len(FIELDS)} fields confirmed, none contradicted"
+
+
+def _another_work(ref: ParsedReference, best: Comparison) -> bool:
+    """Another work with the same title (issue 10: generic titles).
+
+    The title matches, but no cited author is on the record and the year or venue contradicts it.
+    """
+    if best.label("identifier") == "MATCH" or best.label("authors") != "CONTRADICTION":
+        return False
+    found = [norm(a.family) for a in best.record.authors if norm(a.family)]
+    cited = [norm(a.family) for a in ref.authors if norm(a.family)]
+    if any(_same_name(c, f) for c in cited for f in found):
+        return False
+    return "CONTRADICTION" in {best.label("year"), best.label("venue")}

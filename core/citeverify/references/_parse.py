@@ -93,13 +93,13 @@ _SPLIT = re.compile(r"(?<=[.?!])\s+(?=[\"“‘(\[]?[^\W_])")
 _SUFFIXES = frozenset({"jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "2nd", "3rd"})
 _PARTICLES = frozenset(
     {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la", "dos", "das",
-     "do", "ten", "ter", "zu", "v."}
+     "do", "ten", "ter", "zu", "v.", "i", "e"}
 )  # fmt: skip
 _CONNECTOR_WORDS = frozenset({"and", "&", "und", "et", "y"})
 _ANONYMOUS = frozenset({"anon", "anon.", "anonymous", "n.n.", "unknown"})
 _INITIAL_WORD = re.compile(r"^(?:[^\W\d_][a-z]?\.)+(?:-(?:[^\W\d_][a-z]?\.?)+)*$|^[^\W\d_]$")
 _VANCOUVER_INITIALS = re.compile(r"^[^\W\d_a-z]{1,4}$")
-_NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-.]*$")
+_NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–.]*$")
 _EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
 _PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
 
@@ -148,6 +148,8 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
 
     unsure: set[str] = set()
     quoted = _QUOTED.search(body)
+    if quoted is not None and not _title_position(body[: quoted.start()]):
+        quoted = None  # quotes inside a title ("... “Qidian” in Ming Dynasty")
     head = _author_date_head(body)
     if quoted and (head is None or head[2] >= quoted.start()):
         # MLA, IEEE, Chicago: Authors[. Year]. "Title." Venue ...
@@ -158,6 +160,8 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         years = _years(authors_part)
         authors_part = _strip_trailing_year(authors_part)
         year = years[-1] if years else _pick_year(rest, prefer_last=True)
+        if m := re.match(r"(?:1[5-9]|20)\d{2}[a-z]?\.\s+", rest):
+            rest = rest[m.end() :]  # Chicago without authors: “Title.” 2014. Venue
         venue, tail = _split_tail(
             re.sub(r"^(?:in:?|in\s+proc\w*\.?\s+of)\s+", "", rest, flags=re.I)
         )
@@ -166,7 +170,15 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         style = "author-date"
         authors_part, year, end = head
         title, venue, tail = _title_venue(body[end:].lstrip(" .,:"))
-        if not authors_part.strip(" .,") and title and venue is None:
+        if (
+            venue is None
+            and title
+            and tail
+            and not _namey(authors_part)
+            and not re.search(r",\s*[^\W\d_]\.|&", authors_part)
+        ):
+            # APA without authors: "Title. (1996). Venue, 141(1), 345."
+            title, venue, authors_part = authors_part, title, ""
             unsure.add("title")
     else:
         # Vancouver, Chicago notes, plain: Authors. Title. Venue. Year;Volume(Issue):Pages.
@@ -260,6 +272,31 @@ def _segments(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _title_position(before: str) -> bool:
+    """Whether a quoted passage after ``before`` is the title.
+
+    The names, a year or nothing come before it, or the end of a sentence.
+    """
+    before = _strip_trailing_year(before.strip())
+    if before.endswith((".", ",")):
+        return True
+    before = before.strip(" ,.")
+    return not before or _namey(before) or before.lower() in _ANONYMOUS
+
+
+def _numeric(piece: str) -> bool:
+    """A segment of numbers only ("1982;86(9):1669-74", "Apr. 1982").
+
+    Not a venue that starts with a year ("2012 6th International Conference ...").
+    """
+    if not re.match(r"\s*(?:\d|" + _MONTH + ")", piece, re.I):
+        return False
+    if re.match(r"\s*(?:1[5-9]|20)\d{2}[a-z]?\s*(?:[;:]|\.?$)", piece):
+        return True  # Vancouver "1982;394(1 The Brattlebo):330-42", "2011."
+    words = re.sub(_MONTH + r"|\b(?:vol|no|pp|suppl|p|n\. pag)\b", " ", piece, flags=re.I)
+    return not re.search(r"[^\W\d_]{3,}", words)
+
+
 def _is_abbreviation(word: str) -> bool:
     """A journal-abbreviation word ("J", "Phys", "Chem", "Proc"), or an initial."""
     bare = word.strip(".")
@@ -278,7 +315,7 @@ def _title_venue(text: str) -> tuple[str | None, str | None, str]:
         if k == 0:
             continue
         m = _TAIL.search(" " + piece)
-        if m is not None and (m.start() == 0 or re.match(r"\s*\d", piece)):
+        if m is not None and m.start() == 0 and (not piece[:1].isdigit() or _numeric(piece)):
             # the whole segment is tail: the venue is the previous segment
             if k >= 2:
                 return _join_title_venue(pieces[:k], " ".join(pieces[k:]))
@@ -429,7 +466,7 @@ def _namey(segment: str) -> bool:
             continue
         if low in {"et", "al", "al.", "...", "…", "(eds.)", "(ed.)", "(eds)", "(ed)"}:
             continue
-        if _initial(w) or _initial(w + "."):
+        if _initial(w) or (len(w) == 1 and _initial(w + ".")):
             continue
         bare = w.strip(".")
         if not bare or not (bare[0].isupper() and bare[0].isalpha()) or not _NAME_WORD.match(bare):
@@ -437,9 +474,17 @@ def _namey(segment: str) -> bool:
     return (
         "," in segment
         or ";" in segment
-        or any(_initial(w) or _initial(w + ".") for w in words if len(w.strip(".")) <= 3)
-        or any(_VANCOUVER_INITIALS.match(w) for w in words[1:])
+        or any(_initial(w) or (len(w) == 1 and w.isupper()) for w in words)
+        or _vancouver_list(segment)
         or any(w.lower() in {"and", "&"} for w in words)
+    )
+
+
+def _vancouver_list(segment: str) -> bool:
+    """Vancouver names, each ending with its initials: "Jones RW, Staley RH", "OWEN WJB"."""
+    chunks = [c.split() for c in re.split(r"[,;]", _ET_AL.sub("", segment).rstrip(" ."))]
+    return all(len(c) >= 2 and _VANCOUVER_INITIALS.match(c[-1]) for c in chunks if c) and any(
+        chunks
     )
 
 
@@ -449,7 +494,10 @@ def _initial(word: str) -> bool:
 
 
 def _is_initials(chunk: str) -> bool:
+    """Initials only: "R. W.", "R.W.", "J.-L.", also before a particle ("W. de", "J. van")."""
     words = chunk.split()
+    while len(words) > 1 and words[-1].islower() and words[-1] in _PARTICLES:
+        words = words[:-1]
     return bool(words) and all(_initial(w) for w in words)
 
 
@@ -506,7 +554,10 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
         if (
             pairs
             and nxt is not None
-            and (_is_initials(nxt[0]) or (i == 0 and _family_like(words) and _is_given(nxt[0])))
+            and (
+                _is_initials(nxt[0])
+                or (i == 0 and "&" not in text and _family_like(words) and _is_given(nxt[0]))
+            )
         ):
             # "Jones, R. W." (APA, Harvard), "Jones, Roger W." (first author in MLA, Chicago)
             out.append(Author(chunk, nxt[0]))
@@ -553,9 +604,12 @@ def _one_name(words: list[str]) -> Author | None:
     if _VANCOUVER_INITIALS.match(words[-1]) and not _initial(words[0]):
         # Vancouver "Jones RW", "OWEN WJB", "de Reuck J"
         return Author(" ".join(words[:-1]), words[-1])
-    if all(_initial(w) for w in words[1:]) and not _initial(words[0]):
-        # "Jones R. W." (family first, initials after)
-        return Author(words[0], " ".join(words[1:]))
+    k = len(words)
+    while k > 0 and _initial(words[k - 1]):
+        k -= 1
+    if 0 < k < len(words) and not _initial(words[0]):
+        # "Jones R. W.", "v. Thurzó E." (family first, initials after)
+        return Author(" ".join(words[:k]), " ".join(words[k:]))
     # Given names first: the family starts after the last initial, or at the last word with its
     # particles ("R. W. Jones", "Ralph H. Staley", "S. Van Lierde", "Ludwig van Beethoven").
     last_initial = max((k for k, w in enumerate(words) if _initial(w)), default=-1)
