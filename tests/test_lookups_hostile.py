@@ -544,6 +544,9 @@ def test_broken_http_from_a_web_page_is_a_failed_lookup(server, raw):
         ),
         pytest.param(Reply(200, b"\x00" * 10, {"Content-Encoding": "br"}), None, id="brotli"),
         pytest.param(
+            Reply(200, b"\x1f\x8b corrupt", {"Content-Encoding": "gzip"}), None, id="corrupt-gzip"
+        ),
+        pytest.param(
             Reply(200, stream=lambda: zeros(200 * MB), length=200 * MB), None, id="200-MB-page"
         ),
     ],
@@ -853,3 +856,27 @@ def test_a_cache_file_damaged_after_opening_is_skipped(server, tmp_path):
     assert result.details.citations[0].status == "verified"
     result = CitationVerifier(policy(server, cache_path=str(path))).verify(f"doi:{DOI}")
     assert result.details.citations[0].status == "verified"
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        pytest.param({"user_agent": "a\nb"}, "illegal header value", id="line-break-in-agent"),
+        pytest.param({"mailto": "x\r\nX-Evil: 1"}, "illegal header value", id="header-injection"),
+        pytest.param({"user_agent": "ü€"}, "cannot encode the request", id="non-ascii-agent"),
+        pytest.param({"crossref_base_url": "http://a:b:c"}, "invalid URL", id="bad-base-url"),
+        pytest.param({"crossref_base_url": "ftp://x"}, "UnsupportedProtocol", id="ftp-base-url"),
+    ],
+)
+def test_unusable_settings_are_failed_lookups(server, extra, fragment):
+    result = CitationVerifier(policy(server, **extra)).verify(f"doi:{DOI}")
+    assert result.details.citations[0].status == "lookup_failed"
+    assert fragment in result.details.citations[0].reason
+
+
+def test_a_token_is_never_echoed_into_a_result(server):
+    result = CitationVerifier(
+        policy(server, case_law_resolver=True, courtlistener_token="SECRET-TOKEN\n")
+    ).verify(CASE)
+    assert "illegal header value" in result.details.external_lookup[0].error
+    assert "SECRET" not in result.model_dump_json()

@@ -531,12 +531,14 @@ class Lookups:
             self.calls += 1
             request = httpx.Request("GET", pinned, headers=headers, extensions=extensions)
             response = await client.send(request, stream=True, follow_redirects=False, auth=None)
+            # The status answers the check; the body is only for a title, so a body we cannot
+            # decode (an encoding we did not ask for, corrupt gzip) just has none.
+            body = b""
             try:
-                body = (
-                    await _read_body(response, self.settings.url_max_bytes, truncate=True)
-                    if _decodable(response)
-                    else b""  # an encoding we did not ask for: the status is enough
-                )
+                if _decodable(response):
+                    body = await _read_body(response, self.settings.url_max_bytes, truncate=True)
+            except zlib.error:
+                pass
             finally:
                 await response.aclose()
             title = re.search(rb"<title[^>]*>([^<]{1,300})", body, re.IGNORECASE)
@@ -718,6 +720,12 @@ def _failure_reason(exc: BaseException, timeout: float) -> str:
         return f"connection failed: {exc}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"the server broke HTTP: {exc}"
+    if isinstance(exc, httpx.LocalProtocolError):
+        # h11 quotes the offending header, which may be a token: never echo it into a result.
+        return (
+            "cannot send the request: an illegal header value (a line break in user_agent, "
+            "mailto or an API token?)"
+        )
     if isinstance(exc, httpx.HTTPError):
         return f"{type(exc).__name__}: {exc}"
     if isinstance(exc, zlib.error):
