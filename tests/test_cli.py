@@ -243,3 +243,58 @@ def test_refs_without_an_index_is_bad_input(tmp_path):
     r = invoke("refs", str(refs), "--index", str(tmp_path / "none.sqlite"))
     assert r.exit_code == 2
     assert "citeverify index build" in r.output
+
+
+# --- hostile input: one line on stderr, exit 2, never a traceback (issue 9) --------------------
+
+
+def _hostile_files(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "bigint.json").write_text("[" + "9" * 5000 + "]")
+    (tmp_path / "answer.txt").write_text("The museum opens at nine.")
+    (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00 not text")
+    (tmp_path / "notdb.sqlite").write_text("not a database " * 100)
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n"
+        for a, b in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    (tmp_path / "laughs.yaml").write_text(laughs + "policy:\n  citation-verifier: *i\n")
+    return tmp_path
+
+
+HOSTILE_ARGS = [
+    pytest.param(["check", "-a", "answer.txt", "-c", "deep.json"], "nested too deeply", id="deep-json"),
+    pytest.param(["check", "-a", "answer.txt", "-c", "bigint.json"], "not usable JSON", id="huge-int"),
+    pytest.param(["check", "-a", "binary.txt"], "not UTF-8", id="binary-answer"),
+    pytest.param(["check", "-a", "."], "cannot read", id="directory"),
+    pytest.param(["check", "-a", "answer.txt", "-p", "laughs.yaml"], "expands to more", id="aliases"),
+    pytest.param(["lint", "laughs.yaml"], "expands to more", id="lint-aliases"),
+    pytest.param(["index", "stats", "--index", "notdb.sqlite"], "not a SQLite", id="index-not-db"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "fragment"), HOSTILE_ARGS)
+def test_hostile_input_is_one_line_and_exit_2(tmp_path, monkeypatch, args, fragment):
+    monkeypatch.chdir(_hostile_files(tmp_path))
+    r = runner.invoke(app, [*args, "--no-lookups"] if args[0] == "check" else args)
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert lines[0].startswith("citeverify: error:")
+    assert fragment in lines[0]
+
+
+def test_a_lone_surrogate_in_an_answer_is_printed_escaped(tmp_path):
+    request = {"verdictan": {"context_documents": [{"content": "The museum opens."}]}}
+    response = {"choices": [{"message": {"content": "The museum \ud800 opens."}}]}
+    (tmp_path / "req.json").write_text(json.dumps(request))
+    (tmp_path / "resp.json").write_text(json.dumps(response))
+    out = subprocess.run(
+        [sys.executable, "-m", "citeverify", "check", "--no-lookups", "--json",
+         "--request", str(tmp_path / "req.json"), "--response", str(tmp_path / "resp.json")],
+        capture_output=True, text=True, encoding="utf-8", errors="replace", check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    assert "\\ud800" in out.stdout

@@ -6,12 +6,17 @@ one line on stderr, never a traceback.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
+import os
 import sys
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
+import click
 import typer
 
 from citeverify._errors import CiteVerifyError, InputError
@@ -35,8 +40,47 @@ app = typer.Typer(
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"citeverify: error: {message}", err=True)
+    line = " ".join(message.split())  # one line, whatever the message holds
+    typer.echo(f"citeverify: error: {line}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_line_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Every failure of a command is one line on stderr and exit 2, never a traceback.
+
+    Library errors carry their own message; anything else is a bug of ours, named as such (set
+    ``CITEVERIFY_DEBUG=1`` to see the traceback). Output that cannot be encoded (a lone
+    surrogate in an answer) is escaped instead of crashing the print.
+    """
+
+    @functools.wraps(command)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, io.TextIOWrapper):
+                stream.reconfigure(errors="backslashreplace")
+        try:
+            return command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, click.ClickException):
+            raise
+        except CiteVerifyError as exc:
+            _fail(str(exc))
+        except RecursionError:
+            _fail("the input is nested too deeply")
+        except MemoryError:
+            _fail("out of memory")
+        except Exception as exc:
+            if os.environ.get("CITEVERIFY_DEBUG"):
+                raise
+            _fail(
+                f"internal error ({type(exc).__name__}: {exc}); please report it "
+                "(CITEVERIFY_DEBUG=1 shows the traceback)"
+            )
+
+    return run
 
 
 def _read_text(path: Path) -> str:
@@ -56,6 +100,10 @@ def _read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         _fail(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")
+    except RecursionError:
+        _fail(f"{path} is JSON nested too deeply")
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        _fail(f"{path} is not usable JSON: {exc}")
 
 
 def _read_documents(paths: list[Path]) -> list[Any]:
@@ -88,6 +136,7 @@ def _load_policy(
 
 
 @app.command()
+@_one_line_errors
 def check(
     answer: Annotated[
         Path | None,
@@ -166,6 +215,7 @@ def check(
 
 
 @app.command()
+@_one_line_errors
 def lint(
     file: Annotated[Path, typer.Argument(help="Policy pack YAML file.")],
     strict: Annotated[
@@ -200,6 +250,7 @@ def lint(
 
 
 @app.command()
+@_one_line_errors
 def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
@@ -234,6 +285,7 @@ DEFAULT_INDEX = Path("citeverify-index.sqlite")
 
 
 @index_app.command("build")
+@_one_line_errors
 def index_build(
     dumps: Annotated[
         list[Path],
@@ -260,6 +312,7 @@ def index_build(
 
 
 @index_app.command("stats")
+@_one_line_errors
 def index_stats(
     index: Annotated[Path, typer.Option(help="The index file.")] = DEFAULT_INDEX,
 ) -> None:
@@ -273,6 +326,7 @@ def index_stats(
 
 
 @app.command()
+@_one_line_errors
 def refs(
     file: Annotated[
         Path, typer.Argument(help="References, one per line (or a .bib file); - for stdin.")
