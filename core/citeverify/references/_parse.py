@@ -98,7 +98,13 @@ _PARTICLES = frozenset(
 _CONNECTOR_WORDS = frozenset({"and", "&", "und", "et", "y"})
 _ANONYMOUS = frozenset({"anon", "anon.", "anonymous", "n.n.", "unknown"})
 _INITIAL_WORD = re.compile(r"^(?:[^\W\d_][a-z]?\.)+(?:-(?:[^\W\d_][a-z]?\.?)+)*$|^[^\W\d_]$")
-_VANCOUVER_INITIALS = re.compile(r"^[^\W\d_a-z]{1,4}$")
+_VANCOUVER_INITIALS = re.compile(r"^[^\W\d_a-z]{1,3}$")
+# Harvard's editors after a chapter title: "Title S. Ourselin & D. R. Haynor, eds. Book".
+_EDITOR_LIST = re.compile(
+    r"\s(?:[^\W\d_]\.\s?-?){1,3}[^\s,.]+(?:\set al\.)?"
+    r"(?:(?:,\s&?|\s&)\s?(?:[^\W\d_]\.\s?-?){1,3}[^\s,.]+)*,\s(?:eds?|hrsg)\.(?=\s)",
+    re.I,
+)
 _NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–.]*$")
 _EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
 _PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
@@ -255,6 +261,8 @@ def _leading_authors(body: str) -> tuple[str, str]:
         seg = body[start:stop].strip().rstrip(".")
         if not _namey(seg.replace(";", ",")):
             break
+        if end and not any(_initial(w) or _initial(w + ".") for w in seg.split()):
+            break  # a second segment of names has initials ("L.R." | "Rabiner and B.")
         end = stop
     if end == 0:
         return "", body
@@ -305,7 +313,7 @@ def _is_abbreviation(word: str) -> bool:
 
 def _title_venue(text: str) -> tuple[str | None, str | None, str]:
     """Split "Title. Venue, 86(9), 1-10." into title, venue and the numeric tail."""
-    text = text.strip()
+    text = _EDITOR_LIST.sub(".", text.strip(), count=1)
     if not text:
         return None, None, ""
     spans = _segments(text)
@@ -471,6 +479,8 @@ def _namey(segment: str) -> bool:
         bare = w.strip(".")
         if not bare or not (bare[0].isupper() and bare[0].isalpha()) or not _NAME_WORD.match(bare):
             return False
+    if "," not in segment and ";" not in segment and len(words) > 6:
+        return False  # "ESTIMATION OF VENTILATION REQUIREMENTS OF A PLASTIC GREENHOUSE"
     return (
         "," in segment
         or ";" in segment
