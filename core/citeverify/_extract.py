@@ -778,6 +778,10 @@ def _number_at(text: str, pos: int, length: int, percent: bool) -> bool:
 # --- inline source markers -----------------------------------------------------------------------
 
 
+_MARKER_LIST = re.compile(r"\s*(?:,|and)\s*")
+_MARKER_RANGE = re.compile(r"\s*[–-]\s*")
+
+
 def find_markers(text: str) -> list[tuple[int, int, list[int]]]:
     """Inline source markers (``[1]``, ``[2, 3]``, ``[1-3]``, ``[Source 2]``, ``【3】``).
 
@@ -786,9 +790,12 @@ def find_markers(text: str) -> list[tuple[int, int, list[int]]]:
     markers = []
     for m in MARKER_RE.finditer(text):
         raw = m.group(1) or m.group(2)
+        if raw.isdigit():  # the common "[3]": no splitting
+            markers.append((m.start(), m.end(), [int(raw)]))
+            continue
         numbers: list[int] = []
-        for part in re.split(r"\s*(?:,|and)\s*", raw):
-            bounds = re.split(r"\s*[–-]\s*", part)
+        for part in _MARKER_LIST.split(raw):
+            bounds = _MARKER_RANGE.split(part)
             if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
                 lo, hi = int(bounds[0]), int(bounds[1])
                 if lo <= hi and hi - lo < 50:

@@ -514,7 +514,7 @@ def _score_claim(
 ) -> ClaimResult:
     # Hot path (benchmark if changing): set operations only, no rescans of the context.
     n = len(claim_words)
-    cited = sorted({num - 1 for _, _, nums in markers for num in nums})
+    cited = sorted({num - 1 for _, _, nums in markers for num in nums}) if markers else []
     if not hits:  # context not checked
         return ClaimResult(
             text=piece.text,
