@@ -880,3 +880,20 @@ def test_a_token_is_never_echoed_into_a_result(server):
     ).verify(CASE)
     assert "illegal header value" in result.details.external_lookup[0].error
     assert "SECRET" not in result.model_dump_json()
+
+
+def test_the_memory_cache_is_bounded_in_bytes():
+    cache = LookupCache(max_bytes=32_000)  # payloads over 1,000 bytes stay out of memory
+    cache.put("OPENALEX", "big", {"data": "x" * 2000}, ttl=60)
+    assert cache.get("OPENALEX", "big") is None
+    for i in range(100):  # 100 payloads of about 510 bytes: 51,000 bytes
+        cache.put("OPENALEX", str(i), {"data": "x" * 500}, ttl=60)
+    kept = [i for i in range(100) if cache.get("OPENALEX", str(i)) is not None]
+    assert kept == list(range(38, 100))  # the most recent ones that fit in 32,000 bytes
+    assert cache._bytes <= 32_000
+
+
+def test_big_payloads_are_still_kept_in_the_file(tmp_path):
+    cache = LookupCache(tmp_path / "cache.sqlite", max_bytes=32_000)
+    cache.put("OPENALEX", "big", {"data": "x" * 2000}, ttl=60)
+    assert cache.get("OPENALEX", "big") == {"data": "x" * 2000}

@@ -113,14 +113,33 @@ class LookupCache:
     the wrong type) is a miss, and a write or read that SQLite refuses later (disk full, a locked
     or damaged file) is logged and skipped, never raised into a verification.
 
+    Memory is bounded by entries and by bytes (issue 9): the reference sources keep whole API
+    answers, up to ``max_response_bytes`` each. Sizes are those of the payloads as JSON; a payload
+    over 1/32 of ``max_bytes`` is kept only in the file.
+
+    Args:
+        path: The SQLite file, or None for memory only.
+        max_entries: Payloads kept in memory at most (least recently used go first).
+        max_bytes: Bytes of payloads (as JSON) kept in memory at most.
+
     Raises:
         InputError: ``path`` cannot be opened as a lookup cache (not a SQLite database, a
             directory, a database whose ``lookups`` table has other columns).
     """
 
-    def __init__(self, path: str | Path | None = None, *, max_entries: int = 10_000) -> None:
-        self._memory: OrderedDict[tuple[str, str], tuple[float, dict[str, Any]]] = OrderedDict()
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        max_entries: int = 10_000,
+        max_bytes: int = 32_000_000,
+    ) -> None:
+        self._memory: OrderedDict[tuple[str, str], tuple[float, dict[str, Any], int]] = (
+            OrderedDict()
+        )
         self._max = max_entries
+        self._max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
@@ -135,7 +154,7 @@ class LookupCache:
                 if item[0] > now:
                     self._memory.move_to_end((service, key))
                     return item[1]
-                del self._memory[(service, key)]
+                self._forget((service, key))
             if self._db is None:
                 return None
             try:
@@ -157,7 +176,7 @@ class LookupCache:
             return None
         if not isinstance(payload, dict):
             return None
-        self._remember(service, key, float(expires), payload)
+        self._remember(service, key, float(expires), payload, len(text))
         return payload
 
     def put(self, service: str, key: str, payload: dict[str, Any], ttl: float) -> None:
@@ -165,23 +184,34 @@ class LookupCache:
         if ttl <= 0:
             return
         expires = time.time() + ttl
-        self._remember(service, key, expires, payload)
+        text = json.dumps(payload)
+        self._remember(service, key, expires, payload, len(text))
         if self._db is not None:
             with self._lock:
                 try:
                     self._db.execute(
                         "INSERT OR REPLACE INTO lookups VALUES (?, ?, ?, ?)",
-                        (service, key, expires, json.dumps(payload)),
+                        (service, key, expires, text),
                     )
                 except (sqlite3.Error, UnicodeEncodeError) as exc:
                     _log.warning("lookup cache: write skipped (%s)", exc)
 
-    def _remember(self, service: str, key: str, expires: float, payload: dict[str, Any]) -> None:
+    def _remember(
+        self, service: str, key: str, expires: float, payload: dict[str, Any], size: int
+    ) -> None:
         with self._lock:
-            self._memory[(service, key)] = (expires, payload)
-            self._memory.move_to_end((service, key))
-            while len(self._memory) > self._max:
-                self._memory.popitem(last=False)
+            self._forget((service, key))
+            if size > self._max_bytes // 32:
+                return
+            self._memory[(service, key)] = (expires, payload, size)
+            self._bytes += size
+            while len(self._memory) > self._max or self._bytes > self._max_bytes:
+                self._forget(next(iter(self._memory)))
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        item = self._memory.pop(key, None)
+        if item is not None:
+            self._bytes -= item[2]
 
     def close(self) -> None:
         """Close the SQLite file, if any."""
