@@ -4,6 +4,7 @@ Whatever a caller sends, the store answers with a result, ``not-found`` or an In
 the field, never a raw exception; a job belongs to its worker until the worker's lease expires.
 """
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -338,3 +339,29 @@ def test_a_job_cancelled_while_running_stays_cancelled(store):
     assert store.cancel(job_ids=[job])["cancelledJobs"] == 1
     store._finish(int(job), "completed", '{"status": "verified"}', None)
     assert store.results([job])["jobs"][0]["error"] == "cancelled"
+
+
+@pytest.mark.asyncio
+async def test_a_cancelled_run_leaves_its_job_to_expire(tmp_path, verifier, monkeypatch):
+    clock = Clock(monkeypatch)
+    started = asyncio.Event()
+
+    class Hanging(ReferenceVerifier):
+        async def averify_or_error(self, reference):
+            started.set()
+            await asyncio.sleep(3600)
+
+    path = tmp_path / "jobs.sqlite"
+    store = JobStore(path, Hanging(verifier.index), lease=10)
+    job = store.submit([KUHN])["jobIds"][0]
+    task = asyncio.create_task(store.aprocess())
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert store.results([job])["jobs"][0]["state"] == "active"
+    clock.now += 5
+    store._extend()  # a later heartbeat of this store: not for a job nobody runs any more
+    clock.now += 6
+    assert JobStore(path, verifier).process() == 1  # expired: another worker takes it
+    assert store.results([job])["jobs"][0]["result"]["status"] == "verified"

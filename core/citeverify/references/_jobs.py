@@ -136,10 +136,15 @@ class JobStore:
         #: This store's name in the ``worker`` column: host, process and instance.
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
+        #: The jobs this store's workers hold now: the heartbeat extends these, and only these.
+        self._running: set[int] = set()
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             with self._transaction():
                 self._migrate()
+        except InputError:
+            self._db.close()
+            raise
         except sqlite3.Error as exc:
             self._db.close()
             msg = f"{path} cannot be used as a job store: {exc}"
@@ -253,8 +258,14 @@ class JobStore:
         processed = 0
 
         async def run(job_id: int, text: str) -> None:
-            async with semaphore:
-                await self._run(job_id, text)
+            try:
+                async with semaphore:
+                    await self._run(job_id, text)
+            finally:
+                # Whatever ended it: no more heartbeats. A job left active (its run was
+                # cancelled) expires like a dead worker's, even while this store lives on.
+                with self._lock:
+                    self._running.discard(job_id)
 
         with self._heartbeat():
             while claimed := self._claim(self.verifier.max_concurrency * 2):
@@ -285,7 +296,9 @@ class JobStore:
                 "RETURNING id, raw_text",
                 {**params, "expires": now + self.lease},
             ).fetchall()
-        return sorted((int(r[0]), str(r[1])) for r in rows)
+            claimed = sorted((int(r[0]), str(r[1])) for r in rows)
+            self._running.update(job_id for job_id, _ in claimed)
+        return claimed
 
     @contextlib.contextmanager
     def _heartbeat(self) -> Iterator[None]:
@@ -309,13 +322,18 @@ class JobStore:
             thread.join()
 
     def _extend(self) -> None:
+        """Extend the leases of the jobs this store is running now."""
         now = _clock()
         try:
             with self._lock:
+                running = sorted(self._running)
+                if not running:
+                    return
+                marks = ",".join("?" * len(running))
                 self._db.execute(
                     "UPDATE jobs SET lease_expires = ?, heartbeat_at = ? "
-                    "WHERE worker = ? AND state = 'active'",
-                    (now + self.lease, now, self.worker_id),
+                    f"WHERE worker = ? AND state = 'active' AND id IN ({marks})",
+                    (now + self.lease, now, self.worker_id, *running),
                 )
         except sqlite3.Error as exc:
             # A busy or failing database: the next beat tries again, within the lease.
