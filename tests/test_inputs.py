@@ -2,7 +2,7 @@
 
 import pytest
 
-from citeverify import CitationVerifier, CiteVerifyError, InputError
+from citeverify import CitationVerifier, CiteVerifyError, ContextCache, InputError
 from citeverify._verifier import MAX_ANSWER_CHARS
 
 
@@ -78,3 +78,16 @@ def test_odd_characters(verifier):
     answer = "Null\x00byte and \ud800 lone surrogate? Emoji 🎉 party!"
     r = verifier.verify(answer, ["null byte and lone surrogate emoji party"])
     assert r.details.groundedness == pytest.approx(7 / 7)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda: CitationVerifier(context_cache="yes"), id="context-cache-str"),
+        pytest.param(lambda: ContextCache(max_documents=0), id="cache-zero"),
+        pytest.param(lambda: ContextCache(max_chars="5"), id="cache-str"),
+    ],
+)
+def test_wrong_options_are_input_errors(build):
+    with pytest.raises(InputError):
+        build()

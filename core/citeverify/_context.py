@@ -212,9 +212,11 @@ class ContextCache:
     """
 
     def __init__(self, *, max_documents: int = 1024, max_chars: int = 64_000_000) -> None:
-        if max_documents < 1 or max_chars < 1:
+        if not (isinstance(max_documents, int) and isinstance(max_chars, int)) or (
+            max_documents < 1 or max_chars < 1
+        ):
             msg = "ContextCache needs max_documents >= 1 and max_chars >= 1"
-            raise ValueError(msg)
+            raise InputError(msg, path="ContextCache")
         self.max_documents = max_documents
         self.max_chars = max_chars
         self._items: OrderedDict[str, ContextDocument] = OrderedDict()

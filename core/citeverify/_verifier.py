@@ -149,7 +149,7 @@ class CitationVerifier:
         else:
             got = type(context_cache).__name__
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
-            raise TypeError(msg)
+            raise InputError(msg, path="context_cache")
         self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
 
     def verify(
