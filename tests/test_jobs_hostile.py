@@ -9,6 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeverify import InputError
 from citeverify.references import JobStore, LocalIndex, ReferenceVerifier, _jobs
@@ -365,3 +367,46 @@ async def test_a_cancelled_run_leaves_its_job_to_expire(tmp_path, verifier, monk
     clock.now += 6
     assert JobStore(path, verifier).process() == 1  # expired: another worker takes it
     assert store.results([job])["jobs"][0]["result"]["status"] == "verified"
+
+
+# --- any value a caller can send -------------------------------------------------------------------
+
+_ANY = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**5000), max_value=10**5000)
+    | st.floats()
+    | st.text(max_size=30)  # lone surrogates included
+    | st.binary(max_size=10)
+    | st.sampled_from(["1", "²", "9" * 30, "-1", KUHN, "x" * 1201]),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150)
+@given(value=_ANY, other=_ANY)
+def test_any_value_gives_an_answer_or_an_input_error(verifier, value, other):
+    store = JobStore(":memory:", verifier)
+    calls = {
+        "results": lambda: store.results(value),
+        "cancel-jobs": lambda: store.cancel(job_ids=value),
+        "cancel-document": lambda: store.cancel(document_id=value),
+        "history": lambda: store.history(limit=value, offset=other),
+        "submit": lambda: store.submit(value, title=other),
+    }
+    refused = []
+    for name, call in calls.items():
+        try:
+            answer = call()
+        except InputError as exc:
+            refused.append(exc)
+            continue
+        if name == "results":
+            assert len(answer["jobs"]) == len(value)
+            assert all(job["state"] in {"not-found", "waiting"} for job in answer["jobs"])
+        elif name == "submit":
+            assert store.results(answer["jobIds"])["jobs"][0]["state"] == "waiting"
+    assert all(str(exc) and exc.path for exc in refused)  # says what, and where
