@@ -160,7 +160,7 @@ HOSTILE_CROSSREF = [
         "nested deeper than 64 levels",
         id="deep-objects",
     ),
-    pytest.param(json_body("[" * 200_000), "unbalanced brackets", id="deep-unterminated"),
+    pytest.param(json_body("[" * 200_000), "nested deeper than 64", id="deep-unterminated"),
     pytest.param(
         Reply(
             200,
@@ -404,6 +404,8 @@ def test_decode_json_accepts(body, expected):
         pytest.param(("[" * 65 + "]" * 65).encode(), "nested deeper than 64", id="65-deep"),
         pytest.param(("[{" * 40 + "}]" * 40).encode(), "nested deeper than 64", id="80-mixed"),
         pytest.param(b"[[}]", "Expecting value", id="mismatched"),  # json.loads' own error
+        pytest.param(b"]]]]" + b"[" * 66, "Expecting value", id="closing-first"),
+        pytest.param(b"[" * 65, "nested deeper than 64", id="65-open"),
         pytest.param(b"[1e400]", "number out of range", id="1e400"),
         pytest.param(b"[-1e400]", "number out of range", id="minus-1e400"),
         pytest.param(b"[" + b"1" * 5000 + b"]", "integer out of range", id="5000-digits"),
