@@ -1,0 +1,171 @@
+"""Hostile answers (issue 9): the time of verify() for every generator of tests/hostile.py.
+
+Targets: under the answer limit, no answer takes more than 1 s against a 1 MB context; time grows
+linearly with the answer (100k -> 1M characters: at most 11x).
+
+Each generator runs at 10k, 100k and 1M characters against a 1 MB context (cases that bring their
+own context get it at 1 MB: one 1 MB document for the quotes, a 1 MB context full of numbers for
+the percentages, 50,000 small documents for the many claims), lookups off, with the strict
+options and redact on (every pass runs). Each measurement runs in a forked child and is cut at a
+cap; the figure is CPU time of the call (a loaded machine stretches wall-clock time, not this),
+the worst of the repeats.
+
+Run: ``uv run python bench/bench_hostile.py`` (``--quick``: 10k and 100k only, a 5 s cap;
+``--only NAME`` for one generator; ``--markdown`` for the README table).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing
+import resource
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from citeverify import CitationVerifier, CiteVerifyError
+from tests.hostile import CASES, Case, english
+
+CONTEXT_CHARS = 1_000_000
+POLICY: dict[str, Any] = {
+    "output_action": {"unverified_action": "redact"},
+    "extensions": {
+        "strict_quotes": True,
+        "strict_statistics": True,
+        "lookups": {"enabled": False},
+    },
+}
+VERIFIER = CitationVerifier(POLICY)
+TARGET_1M = 1.0  # seconds at 1M against 1 MB
+TARGET_GROWTH = 11.0
+
+
+def _child(case: Case, n: int, repeat: int, cap: float, conn: Any) -> None:
+    answer = case.gen(n)
+    context = case.context(CONTEXT_CHARS) if case.context is not None else [english(CONTEXT_CHARS)]
+    # Past the cap (CPU time) the kernel stops the child: SIGXCPU.
+    soft = math.ceil(time.process_time() + cap * repeat) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    worst = 0.0
+    error = ""
+    for _ in range(repeat):
+        start = time.process_time()
+        try:
+            VERIFIER.verify(answer, context)
+        except CiteVerifyError:
+            pass
+        except Exception as exc:  # a crash is a figure too
+            frames = [
+                f for f in traceback.extract_tb(exc.__traceback__) if "citeverify" in f.filename
+            ]
+            where = f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
+            error = f"{type(exc).__name__} ({where})"
+        worst = max(worst, time.process_time() - start)
+        if error or worst > cap:
+            break
+    conn.send((worst if worst <= cap else None, error))
+
+
+def measure(case: Case, n: int, cap: float) -> tuple[float | None, str]:
+    """The worst CPU seconds of the repeats (None: over the cap), and a crash, if any."""
+    repeat = 3 if n <= 100_000 else 1
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(case, n, repeat, cap, child), daemon=True)
+    proc.start()
+    child.close()
+    result: tuple[float | None, str] = (None, "")
+    # Wall-clock backstop for a child that waits instead of working.
+    if parent.poll(10 * cap * repeat + 60):
+        with contextlib.suppress(EOFError):  # EOF: SIGXCPU, over the cap
+            result = parent.recv()
+    proc.kill()
+    proc.join(5)
+    parent.close()
+    return result
+
+
+def fmt(t: float | None, cap: float) -> str:
+    if t is None:
+        return f">{cap:g} s"
+    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    markdown = "--markdown" in sys.argv
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    sizes = (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000)
+    cap = 5.0 if quick else 10.0
+    english(CONTEXT_CHARS)  # built once, before the forks
+    VERIFIER.verify('See 5 U.S. 137 (1803), doi:10.1234/x, "q", 5% [1].', ["x 5%"])  # imports
+    cases = [c for c in CASES if only is None or c.name == only]
+    print(
+        f"verify() of hostile answers against a {CONTEXT_CHARS // 1000} KB context, lookups off "
+        f"(CPU time, worst of the repeats, cap {cap:g} s)"
+    )
+    header = ["generator", "origin", *(f"{n // 1000}k" for n in sizes)]
+    if not quick:
+        header += ["100k->1M", "flag"]
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("| " + " | ".join(["---", "---"] + ["---:"] * (len(header) - 2)) + " |")
+    else:
+        print(f"{header[0]:<24} {header[1]:<8}" + "".join(f"{h:>11}" for h in header[2:]))
+    over, crashes, nonlinear = [], [], []
+    for case in cases:
+        times: list[float | None] = []
+        errors: list[str] = []
+        for n in sizes:
+            t, error = measure(case, n, cap)
+            times.append(t)
+            if error:
+                errors.append(f"{n // 1000}k: {error}")
+            if t is None and not error:
+                times.extend([None] * (len(sizes) - len(times)))
+                break  # over the cap: larger sizes are too
+        cells = [
+            fmt(t, cap) + (" crash" if any(e.startswith(f"{n // 1000}k:") for e in errors) else "")
+            for t, n in zip(times, sizes, strict=True)
+        ]
+        row = [case.name, case.origin, *cells]
+        if not quick:
+            t100, t1m = times[1], times[2]
+            if t100 is None:
+                growth = "n/a"
+            elif t1m is None:
+                growth = f">{cap / max(t100, 1e-3):.0f}x"
+            else:
+                growth = f"{t1m / max(t100, 1e-3):.1f}x"
+            flags = []
+            if t1m is None or t1m > TARGET_1M:
+                flags.append("> 1 s")
+                over.append(case.name)
+            if t100 is not None and t100 >= 0.01 and (t1m is None or t1m / t100 > TARGET_GROWTH):
+                flags.append("superlinear")
+                nonlinear.append(case.name)
+            if errors:
+                flags.append("crash")
+            row += [growth, ", ".join(flags)]
+        if errors:
+            crashes.append(f"{case.name}: {'; '.join(errors)}")
+        if markdown:
+            print("| " + " | ".join(row) + " |", flush=True)
+        else:
+            print(f"{row[0]:<24} {row[1]:<8}" + "".join(f"{c:>11}" for c in row[2:]), flush=True)
+    print()
+    if not quick:
+        print(f"over 1 s at 1M against 1 MB ({len(over)}): {', '.join(over) or 'none'}")
+        print(
+            f"growth 100k -> 1M over {TARGET_GROWTH:g}x ({len(nonlinear)}): {', '.join(nonlinear) or 'none'}"
+        )
+    print(f"crashes ({len(crashes)}): {'; '.join(crashes) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
