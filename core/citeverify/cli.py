@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -298,11 +299,17 @@ def index_build(
     """Add the works of bibliographic dumps to the local index (streaming, bounded memory)."""
     from citeverify.references import LocalIndex  # noqa: PLC0415 - only these commands need it
 
+    # The skipped lines are printed below; the index's own warning would repeat them.
+    logging.getLogger("citeverify.references._index").setLevel(logging.ERROR)
     local = LocalIndex(index)
     try:
         for dump in dumps:
             count = local.build(dump, progress=lambda n: typer.echo(f"  {n:,} lines", err=True))
-            typer.echo(f"{dump}: {count:,} records")
+            report = local.last_build
+            skipped = f", {report.skipped:,} lines skipped" if report and report.skipped else ""
+            typer.echo(f"{dump}: {count:,} records{skipped}")
+            for example in report.examples if report and report.skipped else []:
+                typer.echo(f"  skipped {example}", err=True)
         stats = local.stats()
     except CiteVerifyError as exc:
         _fail(str(exc))
