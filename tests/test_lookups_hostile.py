@@ -507,6 +507,21 @@ RAW = [
     pytest.param(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", id="bad-chunking"),
     pytest.param(b"HTTP/1.1 99999 Odd\r\nContent-Length: 0\r\n\r\n", id="status-99999"),
     pytest.param(b"", id="closed-at-once"),
+    pytest.param(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\nxx", id="101"),
+    pytest.param(b"HTTP/1.1 100 Continue\r\n\r\n", id="100-then-nothing"),
+    pytest.param(b"HTTP/2 200\r\n\r\n", id="http2-status-line"),
+    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", id="negative-length"),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Length: " + b"9" * 30 + b"\r\n\r\n", id="huge-length"
+    ),
+    pytest.param(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", id="te-gzip"),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", id="two-lengths"
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Encoding: gzip\r\n\r\n",
+        id="gzip-gzip",
+    ),
 ]
 
 
@@ -899,3 +914,25 @@ def test_big_payloads_are_still_kept_in_the_file(tmp_path):
     cache = LookupCache(tmp_path / "cache.sqlite", max_bytes=32_000)
     cache.put("OPENALEX", "big", {"data": "x" * 2000}, ttl=60)
     assert cache.get("OPENALEX", "big") == {"data": "x" * 2000}
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        pytest.param("\u00b2", "verified", id="superscript-two"),  # str.isdigit() says yes
+        pytest.param("\u00bd", "verified", id="vulgar-half"),  # str.isnumeric() says yes
+        pytest.param("9" * 5000, "lookup_failed", id="5000-digits"),  # beyond any deadline
+        pytest.param("Mon, 01 Jan 99999 00:00:00 GMT", "verified", id="year-99999"),
+        pytest.param("-5", "verified", id="negative"),
+        pytest.param("nan", "verified", id="nan"),
+    ],
+)
+def test_hostile_retry_after_values(server, value, status):
+    server.routes[("GET", f"/works/{DOI}")] = [
+        Reply(429, "slow down", {"Retry-After": value}),
+        json_body(json.dumps({"message": WORK})),
+    ]
+    start = time.monotonic()
+    result = CitationVerifier(policy(server)).verify(f"doi:{DOI}")
+    assert time.monotonic() - start < 1.5
+    assert result.details.citations[0].status == status

@@ -46,7 +46,15 @@ from citeverify._policy import LookupSettings
 from citeverify._result import LookupRecord
 from citeverify._runner import on_background_loop
 
-__all__ = ["LOOKUP_ERRORS", "LookupCache", "Lookups", "Target", "decode_json", "quote_path"]
+__all__ = [
+    "LOOKUP_ERRORS",
+    "LookupCache",
+    "Lookups",
+    "Target",
+    "decode_json",
+    "parse_payload",
+    "quote_path",
+]
 
 T = TypeVar("T")
 Service = Literal["crossref", "pubmed", "url", "courtlistener"]
