@@ -788,3 +788,57 @@ def _nested(depth: int) -> dict[str, Any]:
 def test_policy_model_validate_hostile(data: Any) -> None:
     _only_policy_error(lambda: PolicyConfig.model_validate(data))
     _only_policy_error(lambda: CitationVerifier(data) if data is not None else None)
+
+
+# --- leaks: a block or a redact does not hand back what it removed -------------------------------
+
+SECRET = "zqxsecret"
+GROUNDED = "The museum opens at nine. "
+LEAKS = {
+    "claim": f"{SECRET.capitalize()} dragons guard the vault at night.",
+    "quote": f'The guide said "{SECRET} dragons guard the vault".',
+    "statistic": f"{SECRET.capitalize()} attendance rose 987654321% last year.",
+    "url": f"Dragons guard it, see https://{SECRET}.example/vault now.",
+    "doi": f"Dragons guard it (doi:10.9999/{SECRET}).",
+    "case": f"Dragons guard it, {SECRET.capitalize()} v. Museum, 5 Ab. 137 (1999).",
+    "marker": f"{SECRET.capitalize()} dragons guard the vault [7].",
+}
+LEAK_POLICY: dict[str, Any] = {
+    "output_action": {"unverified_action": "redact"},
+    "extensions": {
+        "strict_quotes": True,
+        "strict_statistics": True,
+        "lookups": {"enabled": False},
+    },
+}
+
+
+def _everything(result: Any) -> str:
+    return "\n".join([json.dumps(result.to_dict()), str(result), result.answer, *result.reasons])
+
+
+@pytest.mark.parametrize("kind", sorted(LEAKS))
+def test_redact_does_not_hand_back_the_removed_text(kind: str) -> None:
+    answer = GROUNDED + LEAKS[kind]
+    result = CitationVerifier(LEAK_POLICY).verify(answer, [GROUNDED])
+    assert result.action == "redact"
+    assert SECRET not in _everything(result).casefold()
+    assert "987654321" not in _everything(result)
+    kept = CitationVerifier(LEAK_POLICY, include_original=True).verify(answer, [GROUNDED])
+    assert SECRET in kept.original_answer.casefold()  # asked for explicitly
+
+
+@pytest.mark.parametrize("kind", sorted(LEAKS))
+def test_block_body_does_not_carry_the_blocked_text(kind: str) -> None:
+    policy = {
+        **LEAK_POLICY,
+        "output_action": {"unverified_action": "block"},
+        "response": {"include_verification_report": False},
+    }
+    request = {"messages": [], "verdictan": {"context_documents": [{"content": GROUNDED}]}}
+    response = {"choices": [{"message": {"role": "assistant", "content": GROUNDED + LEAKS[kind]}}]}
+    status, body = verify_exchange(request, response, policy).to_http()
+    assert status == 400
+    text = json.dumps(body)
+    assert SECRET not in text.casefold() and "987654321" not in text, text
+    assert body["verdictan"]["decision"]["verdict"] == "BLOCK"
