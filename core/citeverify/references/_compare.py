@@ -165,9 +165,11 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     # Which record name each cited name is (the best one, exact before a typo).
     unknown: list[str] = []
     typos: list[tuple[str, str]] = []
+    bests: list[int] = []
     for name in cited:
         scores = [_same_name(name, f) for f in found]
         best = max(scores)
+        bests.append(best)
         if best == 0:
             unknown.append(name)
         elif best == 1:
@@ -181,11 +183,12 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
         expected = [*found[: len(cited) - 1], found[-1]]
     else:
         expected = found[: len(cited)]
+    # In its place, each name is as close to the record's as it is anywhere in the list.
     in_order = len(expected) == len(cited) and all(
-        _same_name(c, e) for c, e in zip(cited, expected, strict=True)
+        _same_name(c, e) >= b for c, e, b in zip(cited, expected, bests, strict=True)
     )
     if not in_order:
-        if len(cited) < len(found) and _subsequence(cited, found):
+        if not elided and len(cited) < len(found) and _subsequence(cited, found):
             why = f"{len(cited)} of the record's {len(found)} authors are listed (one left out)"
             return field("CONTAINS", why)
         if len(cited) > len(found):
@@ -224,8 +227,8 @@ def _year(cited: int | None, found: int | None) -> FieldComparison:
 
 #: Words a venue abbreviation leaves out (ISO 4 drops articles, prepositions, conjunctions).
 _VENUE_STOP = frozenset(
-    {"of", "the", "and", "for", "in", "on", "at", "a", "an", "de", "des", "du", "la", "le",
-     "les", "und", "der", "die", "das", "fur", "et", "y", "e", "di", "del", "della", "to"}
+    {"of", "the", "and", "for", "in", "on", "at", "an", "de", "des", "du", "la", "le",
+     "les", "und", "der", "die", "das", "fur", "et", "di", "del", "della", "to"}
 )  # fmt: skip
 #: Words an abbreviated proceedings name may add or leave out ("Proc.", "In").
 _VENUE_OPTIONAL = frozenset({"proc", "proceedings", "proceeding", "in", "conf"})

@@ -237,7 +237,8 @@ def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
             year = int(paren.group("year")) if paren.group("year") else None
             return before, year, paren.end()
     # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
-    for m in re.finditer(r"(?:,|\.)?\s+((?:1[5-9]|20)\d{2})[a-z]?[.,:]\s+", body[:900]):
+    # "Smith, J. (2005. Title" (an unclosed parenthesis) is read the same way.
+    for m in re.finditer(r",?\s+\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,:]\s+", body[:900]):
         before = body[: m.start()]
         if _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
             return before, int(m.group(1)), m.end()
@@ -685,19 +686,25 @@ def parse_bibtex(text: str) -> ParsedCitation:
             return None
         return " ".join(re.sub(r"[{}]", "", value).split()) or None
 
-    names = [n.strip() for n in re.split(r"\s+and\s+", clean(fields.get("author")) or "")]
     authors: list[Author] = []
-    for name in names:
-        if not name or name.lower() == "others":
+    for name in _bibtex_names(fields.get("author") or ""):
+        if name.startswith("{") and name.endswith("}"):
+            # "{World Health Organization}": braces keep a corporate name whole.
+            corporate = clean(name)
+            if corporate:
+                authors.append(Author(corporate))
             continue
-        if "," in name:
-            family, _, given = name.partition(",")
+        plain = clean(name) or ""
+        if not plain or plain.lower() == "others":
+            continue
+        if "," in plain:
+            family, _, given = plain.partition(",")
             # "von Last, Jr, First": the given names are after the last comma.
             given = given.rpartition(",")[2] if given.count(",") else given
             if family.strip():
                 authors.append(Author(family.strip(), given.strip()))
             continue
-        one = _one_name(name.split())
+        one = _one_name(plain.split())
         if one is not None:
             authors.append(one)
     year_match = re.search(r"(?:1[5-9]|20)\d{2}", fields.get("year", "") or fields.get("date", ""))
@@ -716,3 +723,24 @@ def parse_bibtex(text: str) -> ParsedCitation:
         issue=clean(fields.get("number") or fields.get("issue")),
         pages=(clean(fields.get("pages")) or "").replace("--", "-") or None,
     )
+
+
+def _bibtex_names(value: str) -> list[str]:
+    """Split a BibTeX author field on " and " outside braces."""
+    names: list[str] = []
+    depth = start = 0
+    i = 0
+    while i < len(value):
+        ch = value[i]
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and value.startswith(" and ", i):
+            names.append(value[start:i].strip())
+            start = i + 5
+            i += 5
+            continue
+        i += 1
+    names.append(value[start:].strip())
+    return [n for n in names if n]

@@ -1,0 +1,210 @@
+"""Field labels and statuses that a user can trust (issue 10): author order, elisions, venue
+abbreviations, titles shared by several works, and the accuracy floors on the multistyle dev set.
+"""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from citeverify import InputError
+from citeverify.references import Author, LocalIndex, Record, ReferenceVerifier, parse_reference
+from citeverify.references._compare import _abbreviates, compare, decide
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+DEV_SET = SHARED / "datasets" / "crossref-multistyle-dev-1000.jsonl"
+
+NAMES = [("LeCun", "Y."), ("Bengio", "Y."), ("Hinton", "G.")]
+RECORD = Record(
+    source="LOCAL",
+    title="Deep learning",
+    authors=tuple(Author(f, g) for f, g in NAMES),
+    year=2015,
+    venue="Nature",
+    doi="10.1038/nature14539",
+)
+
+
+def label(text, record=RECORD, name="authors"):
+    return compare(parse_reference(text), record).label(name)
+
+
+AUTHORS = [
+    pytest.param("LeCun, Y., Bengio, Y., & Hinton, G.", "MATCH", id="same"),
+    pytest.param("Bengio, Y., LeCun, Y., & Hinton, G.", "CONTRADICTION", id="swapped"),
+    pytest.param("LeCun, Y., & Bengio, Y.", "CONTAINS", id="last-dropped"),
+    pytest.param("LeCun, Y., & Hinton, G.", "CONTAINS", id="middle-dropped"),
+    pytest.param("LeCun, Y., et al.", "MATCH", id="et-al"),
+    pytest.param("LeCun, Y., ... Hinton, G.", "MATCH", id="elision"),
+    pytest.param("LeCun, Y., Bengio, Y., Hinton, G., & Smith, J.", "CONTRADICTION", id="added"),
+    pytest.param("LeCun, Y., Bengoi, Y., & Hinton, G.", "MATCH_WITH_TYPO", id="typo"),
+    pytest.param("Y. LeCun, Y. Bengio, and G. Hinton", "MATCH", id="ieee-order"),
+    pytest.param("LeCun Y, Bengio Y, Hinton G", "MATCH", id="vancouver"),
+]
+
+
+@pytest.mark.parametrize(("names", "expected"), AUTHORS)
+def test_author_labels(names, expected):
+    assert label(f"{names} (2015). Deep learning. Nature, 521, 436–444.") == expected
+
+
+def test_apa_elision_of_a_long_list():
+    record = Record(
+        source="LOCAL",
+        title="A big collaboration",
+        authors=tuple(Author(f"Name{i:02d}", "A.") for i in range(30)),
+        year=2020,
+        venue="Nature",
+    )
+    first = ", ".join(f"Name{i:02d}, A." for i in range(19))
+    text = f"{first}, ... Name29, A. (2020). A big collaboration. Nature, 1, 1–2."
+    assert label(text, record) == "MATCH"
+    wrong_last = f"{first}, ... Name28, A. (2020). A big collaboration. Nature, 1, 1–2."
+    assert label(wrong_last, record) == "CONTRADICTION"
+
+
+VENUES = [
+    ("Proc. IEEE Conf. Comput. Vis. Pattern Recognit. (CVPR)",
+     "2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)", True),
+    ("Anal Biochem", "Analytical Biochemistry", True),
+    ("J. Phys. Chem. A", "The Journal of Physical Chemistry A", True),
+    ("Proc. Natl. Acad. Sci. U.S.A.", "Proceedings of the National Academy of Sciences of the United States of America", True),
+    ("JAMA", "Journal of the American Medical Association", True),
+    ("Phys. Rev. Lett.", "Physical Review Letters", True),
+    ("J. Chem. Phys.", "The Journal of Physical Chemistry", False),
+    ("Energy Policy", "Energy", False),
+    ("Nature", "Science", False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("short", "long", "expected"), VENUES)
+def test_venue_abbreviations(short, long, expected):
+    from citeverify.references._text import norm
+
+    assert _abbreviates(norm(short), norm(long)) is expected
+
+
+def test_abbreviated_proceedings_are_not_an_error():
+    record = Record(
+        source="LOCAL",
+        title="Deep residual learning for image recognition",
+        authors=(
+            Author("He", "K."),
+            Author("Zhang", "X."),
+            Author("Ren", "S."),
+            Author("Sun", "J."),
+        ),
+        year=2016,
+        venue="2016 IEEE Conference on Computer Vision and Pattern Recognition (CVPR)",
+    )
+    ref = parse_reference(
+        "[1] K. He, X. Zhang, S. Ren, and J. Sun, “Deep residual learning for image recognition,” "
+        "in Proc. IEEE Conf. Comput. Vis. Pattern Recognit. (CVPR), 2016, pp. 770–778."
+    )
+    status, best, _ = decide(ref, [compare(ref, record)])
+    assert status == "verified"
+    assert best is not None and best.label("venue") == "CONTAINS"
+
+
+def test_a_title_shared_by_other_works_is_not_enough(tmp_path):
+    index = LocalIndex(tmp_path / "w.sqlite")
+    index.add(
+        Record(
+            source="LOCAL",
+            title="Editorial",
+            authors=(Author(f"Editor{i}", "A."),),
+            year=2000 + i,
+            venue=f"Journal {i}",
+            doi=f"10.1/ed.{i}",
+        )
+        for i in range(8)
+    )
+    result = ReferenceVerifier(index).verify(
+        "Smith, J. (1990). Editorial. Journal of Nothing, 3, 1–2."
+    )
+    assert result.status in {"needs-human", "unverified"}, result.message
+    right = ReferenceVerifier(index).verify("Editor3, A. (2003). Editorial. Journal 3, 1, 1–2.")
+    assert right.status == "verified", right.message
+
+
+# --- the multistyle dev set: a floor under every figure of bench/bench_reference_accuracy.py -----
+
+#: Issue 10's targets, and where the engine is not there yet, the floor it holds now (measured
+#: 2026-11-30); raise a floor when the figure improves.
+FLOORS = {
+    "verified": {"APA": 0.93, "Chicago": 0.95, "Harvard": 0.95, "MLA": 0.95, "IEEE [1]R.": 0.95,
+                 "IEEE [1] R.": 0.95, "Vancouver": 0.92},  # target 0.95 each
+    "precision": 0.995,
+    "swapped authors": 0.95,
+    "dropped author": 0.90,
+    "year +-1": 0.97,
+    "title typo": 0.95,  # target 0.97: one-word titles with a typo are not found by the index
+    "wrong journal": 0.97,
+    "fabricated title": 0.98,
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def accuracy():
+    if not DEV_SET.is_file():
+        pytest.skip(f"the multistyle dev set is not at {DEV_SET} (../shared is outside the repo)")
+    spec = importlib.util.spec_from_file_location(
+        "bench_reference_accuracy", ROOT / "bench" / "bench_reference_accuracy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up
+    spec.loader.exec_module(bench)
+    return bench, bench.measure(bench.load_rows())
+
+
+def test_dev_set_correct_references_are_verified(accuracy):
+    bench, report = accuracy
+    for style, floor in FLOORS["verified"].items():
+        rate = report.rate("correct", [style])
+        assert rate is not None and rate >= floor, (style, rate, bench.table(report))
+
+
+def test_dev_set_precision_and_absent_works(accuracy):
+    _, report = accuracy
+    assert report.precision >= FLOORS["precision"], report.precision
+    assert report.absent_verified == 0
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["swapped authors", "dropped author", "year +-1", "title typo", "wrong journal",
+     "fabricated title"],
+)  # fmt: skip
+def test_dev_set_injected_errors_are_caught(accuracy, kind):
+    bench, report = accuracy
+    rate = report.rate(kind, bench.TITLED)
+    assert rate is not None and rate >= FLOORS[kind], (kind, rate, bench.table(report))
+
+
+def test_dev_set_strings_never_raise():
+    if not DEV_SET.is_file():
+        pytest.skip(f"the multistyle dev set is not at {DEV_SET}")
+    for line in DEV_SET.read_text(encoding="utf-8").splitlines():
+        for text in json.loads(line)["strings"].values():
+            if len(text) > 1200:  # the seed's limit: a documented InputError
+                with pytest.raises(InputError, match="at most 1,200"):
+                    parse_reference(text)
+            else:
+                parse_reference(text)
+
+
+@pytest.mark.parametrize(
+    "name", ["crossref-real-2000-unstructured-sbmv.json", "crossref-generated-2500-apa.json"]
+)
+def test_no_exception_over_the_shared_sets(name):
+    path = SHARED / "datasets" / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not there (../shared is outside the repo)")
+    for item in json.loads(path.read_text(encoding="utf-8"))["dataset"]:
+        text = item["ref_string"]
+        if text.strip() and len(text) <= 1200:
+            parse_reference(text)
