@@ -936,3 +936,17 @@ def test_hostile_retry_after_values(server, value, status):
     result = CitationVerifier(policy(server)).verify(f"doi:{DOI}")
     assert time.monotonic() - start < 1.5
     assert result.details.citations[0].status == status
+
+
+def test_pages_cannot_fill_the_shared_client_with_cookies(server):
+    from citeverify import _lookup
+
+    cookies = {"Set-Cookie": "a=" + "x" * 3000 + "; Path=/"}
+    server.routes[("HEAD", "/page")] = Reply(200, headers=cookies)
+    server.routes[("GET", f"/works/{DOI}")] = Reply(
+        200, {"message": WORK}, {"Set-Cookie": "b=1; Path=/"}
+    )
+    result = CitationVerifier(policy(server)).verify(f"See {server.url}/page and doi:{DOI} now.")
+    assert all(r.ok for r in result.details.external_lookup)
+    assert _lookup._shared is not None
+    assert len(_lookup._shared.cookies.jar) == 0

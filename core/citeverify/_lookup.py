@@ -33,6 +33,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -689,10 +690,13 @@ _shared: httpx.AsyncClient | None = None
 
 
 def _new_client() -> httpx.AsyncClient:
-    # Timeouts and the User-Agent are set per request, from each verifier's settings.
+    # Timeouts and the User-Agent are set per request, from each verifier's settings. No cookie
+    # is kept: every page an answer links to could add some to the shared client, for as long
+    # as the process lives (issue 9), and no lookup needs one.
     return httpx.AsyncClient(
         follow_redirects=False,
         limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
     )
 
 
