@@ -842,3 +842,22 @@ def test_block_body_does_not_carry_the_blocked_text(kind: str) -> None:
     text = json.dumps(body)
     assert SECRET not in text.casefold() and "987654321" not in text, text
     assert body["verdictan"]["decision"]["verdict"] == "BLOCK"
+
+
+def test_redaction_marker_cannot_amplify_the_answer() -> None:
+    # Every unverified claim becomes one marker: a long marker times many short claims must not
+    # turn a 14 KB answer into hundreds of megabytes (either the policy refuses the marker, or
+    # the output stays within a bounded multiple of the answer).
+    policy = {
+        "output_action": {"unverified_action": "redact"},
+        "extensions": {"redaction_marker": "X" * 100_000, "lookups": {"enabled": False}},
+    }
+    try:
+        verifier = CitationVerifier(policy)
+    except PolicyError:
+        return
+    answer = "Qq zz. " * 2000
+    result = verifier.verify(answer, ["The museum opens at nine."])
+    assert len(result.answer) <= 100 * len(answer), (
+        f"a {len(answer):,}-character answer redacted to {len(result.answer):,} characters"
+    )
