@@ -69,7 +69,7 @@ class Comparison:
 def compare(ref: ParsedReference, record: Record) -> Comparison:
     """Label each field of ``record`` against what ``ref`` says."""
     fields = (
-        _title(ref.title, record.title),
+        _title(ref.title, record.title, record.venue),
         _authors(ref, record),
         _year(ref.year, record.year),
         _venue(ref.venue, record.venue),
@@ -87,12 +87,16 @@ def _unconfirmed(name: str, value: object) -> FieldComparison:
     return FieldComparison(name, "UNCONFIRMED", value, None, f"the candidate has no {name}")
 
 
-def _title(cited: str | None, found: str | None) -> FieldComparison:
+def _title(cited: str | None, found: str | None, venue: str | None = None) -> FieldComparison:
     if not cited:
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
     a, b = norm(cited), norm(found)
+    if venue and a.startswith(b + " ") and norm(venue).startswith(a[len(b) + 1 :]):
+        # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
+        # the end of the title: the record shows where the title ends.
+        a = b
     if a == b:
         return FieldComparison(
             "title", "MATCH", cited, found, "titles are identical after normalization"

@@ -347,7 +347,7 @@ def _title_venue(text: str) -> tuple[str | None, str | None, str]:
 def _join_title_venue(pieces: list[str], tail: str) -> tuple[str | None, str | None, str]:
     """The last piece is the venue, with the abbreviation pieces before it ("J. Phys. Chem.")."""
     j = len(pieces) - 1
-    while j > 1 and _is_abbreviation(pieces[j - 1]):
+    while j > 1 and _is_abbreviation(pieces[j - 1]) and _is_abbreviation(pieces[j].split()[0]):
         j -= 1
     title = " ".join(pieces[:j]).strip() or None
     venue, more = _split_tail(" ".join(pieces[j:]))
@@ -505,10 +505,10 @@ def _initial(word: str) -> bool:
 
 
 def _is_initials(chunk: str) -> bool:
-    """Initials only: "R. W.", "R.W.", "J.-L.", also before a particle ("W. de", "J. van")."""
-    words = chunk.split()
-    while len(words) > 1 and words[-1].islower() and words[-1] in _PARTICLES:
-        words = words[:-1]
+    """Initials only: "R. W.", "R.W.", "J.-L.", "WAH", also with particles ("W. de", "J. de S.")."""
+    words = [w for w in chunk.split() if not (w.islower() and w in _PARTICLES)]
+    if len(words) == 1 and _VANCOUVER_INITIALS.match(words[0]) and len(chunk.split()) == 1:
+        return True  # "Ellis, WAH, Marples, TG"
     return bool(words) and all(_initial(w) for w in words)
 
 
