@@ -233,7 +233,10 @@ def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
     paren = _YEAR_PAREN.search(body, 0, 900)
     if paren is not None:
         before = body[: paren.start()]
-        if paren.start() < len(body) // 2 or _namey(before) or not before.strip():
+        title_first = before.rstrip().endswith((".", "?", "!")) and body[
+            paren.end() : paren.end() + 1
+        ] in {".", ","}  # APA without authors: "Title. (2015). Venue, 74(8), 1-2."
+        if paren.start() < len(body) // 2 or _namey(before) or not before.strip() or title_first:
             year = int(paren.group("year")) if paren.group("year") else None
             return before, year, paren.end()
     # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
