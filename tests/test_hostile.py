@@ -1,11 +1,17 @@
 """Hostile inputs (issue 9): nothing a model writes can crash, hang or leak through the verifier.
 
 Every generator of ``tests/hostile.py`` runs at 10k and 100k characters (the cheap ones at 1M too)
-through ``CitationVerifier.verify`` and through ``gateway.verify_exchange``, each case in a forked
-child with a wall-clock limit that the test enforces (a hang fails the case, it does not hang
-the suite). Only ``CiteVerifyError`` subclasses may come out. Memory is checked in fresh
-subprocesses (peak RSS against the answer's size); the CLI must answer hostile files with exit
-code 2 and one line on stderr; the policy loaders must raise only ``PolicyError``.
+through ``CitationVerifier.verify`` (and ``render_text``, ``to_dict``), and at 100k through
+``gateway.verify_exchange`` and ``to_http``. Each case runs in a forked child, two at a time, with
+a limit that the test enforces: CPU seconds (the kernel stops the child past it, SIGXCPU) and a
+wall-clock backstop, so a hang fails the case instead of hanging the suite. Only
+``CiteVerifyError`` subclasses may come out. Memory: the peak RSS of one verification (the child's
+high-water mark, reset after the fork) against the answer's size. The CLI, through its real entry
+point with its real stdout and stderr: hostile files give exit code 2 and one line on stderr,
+never a traceback. The policy loaders raise only ``PolicyError``. A block or a redact does not
+hand back what it removed.
+
+Failures here are the open cases of issue 9 (see /tmp/hostile-failures.md for the list).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from citeverify import (
     PolicyError,
     load_policy_pack,
 )
+from citeverify._render import render_text
 from citeverify.gateway import verify_exchange
 
 from .hostile import BY_NAME, CASES, english, english_context
@@ -198,7 +205,13 @@ def inputs(name: str, n: int) -> tuple[str, list[str]]:
 
 def verify_job(name: str, n: int) -> Callable[[], object]:
     answer, context = inputs(name, n)
-    return lambda: VERIFIER.verify(answer, context)
+
+    def call() -> object:
+        result = VERIFIER.verify(answer, context)
+        render_text(result)  # what the CLI prints
+        return len(json.dumps(result.to_dict()))
+
+    return call
 
 
 def gateway_job(name: str, n: int) -> Callable[[], object]:
@@ -232,7 +245,8 @@ def _warm_up() -> None:
 CASE_IDS = [
     *(f"verify-{c.name}-{n // 1000}k" for c in CASES for n in (10_000, 100_000)),
     *(f"verify-{c.name}-1000k" for c in CASES if c.cheap),
-    *(f"gateway-{c.name}-{n // 1000}k" for c in CASES for n in (10_000, 100_000)),
+    # The gateway adds the exchange's shape and the 400 body: at 100k (10k is covered above).
+    *(f"gateway-{c.name}-100k" for c in CASES),
 ]
 
 
@@ -275,7 +289,7 @@ def test_hostile_text(case_id: str, outcomes: dict[str, Outcome]) -> None:
 #: Peak RSS growth of one verification may be at most this many bytes per answer character (a
 #: str of a million characters is 1-4 MB; the claims, words and result objects come on top).
 RSS_BYTES_PER_CHAR = 150
-MEMORY_CHARS = 1_000_000
+MEMORY_CHARS = 500_000
 MEMORY_CASES = ["english", "crlf_words", "ligatures_nfkc", "lone_surrogates", "stats_per_claim"]
 
 
@@ -310,14 +324,14 @@ def memory_job(name: str, n: int) -> Job:
 
 @pytest.fixture(scope="module")
 def memory(request: pytest.FixtureRequest) -> dict[str, Outcome]:
-    names = selected(request, "test_memory_of_a_1m_answer", "name")
+    names = selected(request, "test_memory_of_a_large_answer", "name")
     if names:
         _warm_up()
     return run_all({name: (memory_job(name, MEMORY_CHARS), 30.0) for name in names})
 
 
 @pytest.mark.parametrize("name", MEMORY_CASES)
-def test_memory_of_a_1m_answer(name: str, memory: dict[str, Outcome]) -> None:
+def test_memory_of_a_large_answer(name: str, memory: dict[str, Outcome]) -> None:
     n = MEMORY_CHARS
     outcome = memory[name]
     outcome.check(30.0)
