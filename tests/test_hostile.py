@@ -10,8 +10,6 @@ high-water mark, reset after the fork) against the answer's size. The CLI, throu
 point with its real stdout and stderr: hostile files give exit code 2 and one line on stderr,
 never a traceback. The policy loaders raise only ``PolicyError``. A block or a redact does not
 hand back what it removed.
-
-Failures here are the open cases of issue 9 (see /tmp/hostile-failures.md for the list).
 """
 
 from __future__ import annotations
