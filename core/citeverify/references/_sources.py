@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from citeverify._errors import InputError
 from citeverify._lookup import LOOKUP_ERRORS, Lookups, _failure_reason, parse_payload, quote_path
 from citeverify._policy import LookupSettings
 from citeverify.references._index import LocalIndex, record_from_esummary, record_from_work
@@ -245,7 +246,7 @@ def make_sources(names: Sequence[str], *, index: LocalIndex | None, lookups: Loo
         if name == "local":
             if index is None:
                 msg = "the local source needs an index (ReferenceVerifier(index=...))"
-                raise ValueError(msg)
+                raise InputError(msg, path="sources")
             out.append(LocalSource(index))
         elif name == "openalex":
             out.append(OpenAlexSource(lookups))
@@ -257,5 +258,5 @@ def make_sources(names: Sequence[str], *, index: LocalIndex | None, lookups: Loo
             out.append(SemanticScholarSource(lookups))
         else:
             msg = f"unknown source {name!r}; choose from {', '.join(SOURCE_NAMES)}"
-            raise ValueError(msg)
+            raise InputError(msg, path="sources")
     return out
