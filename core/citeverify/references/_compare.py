@@ -5,6 +5,7 @@ Every threshold is here, in one place, with its reason.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -13,6 +14,9 @@ from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Re
 from citeverify.references._text import norm
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
+
+#: JATS and HTML markup in titles ("<italic>", "<title>"), from deposits and from strings.
+_TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 #: Title similarity (rapidfuzz ratio, 0-100, on normalized text) for MATCH_WITH_TYPO.
 TITLE_TYPO = 90
@@ -92,7 +96,7 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
-    a, b = norm(cited), norm(found)
+    a, b = norm(_TAGS.sub("", cited)), norm(_TAGS.sub("", found))
     if venue and a.startswith(b + " ") and norm(venue).startswith(a[len(b) + 1 :]):
         # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
         # the end of the title: the record shows where the title ends.
@@ -183,10 +187,13 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     # Positions: the cited list is the record's list, its beginning ("et al."), or its
     # beginning and its last name (the elision).
     elided = bool(getattr(ref, "elided", False))
+    expected = found[: len(cited)]
     if elided and len(cited) >= 2:
-        expected = [*found[: len(cited) - 1], found[-1]]
-    else:
-        expected = found[: len(cited)]
+        # "A, B, ... Z": Z is a later author on the record, normally the last one (CSL
+        # renderers differ on which name follows the ellipsis).
+        later = found[len(cited) - 1 :] or [""]
+        last = max(later, key=lambda f: (_same_name(cited[-1], f), f == found[-1]))
+        expected = [*found[: len(cited) - 1], last]
     # In its place, each name is as close to the record's as it is anywhere in the list.
     in_order = len(expected) == len(cited) and all(
         _same_name(c, e) >= b for c, e, b in zip(cited, expected, bests, strict=True)

@@ -66,8 +66,9 @@ _NUMBERING = re.compile(
     r"^\s*(?:\[\d{1,4}\]\s*|\(\d{1,4}\)\s+|\d{1,3}[.)]\s+|\d{1,3}\s+(?=[^\W\d_]\.))"
 )
 _YEAR = re.compile(r"(?<![\w/.:–\-])((?:1[5-9]|20)\d{2})(?![\w–\-/]|\.\d|\s?[-–]\s?\d)[a-z]?")
-_YEAR_PAREN = re.compile(
-    r"\(\s*(?P<year>(?:1[5-9]|20)\d{2})[a-z]?(?:[,/][^()]{0,30})?\)|\((?P<nd>n\.\s?d\.|in press)\)",
+_YEAR_PAREN = re.compile(  # never an issue after its volume: "130(1754)"
+    r"(?<!\d)(?<!\d\s)\(\s*(?P<year>(?:1[5-9]|20)\d{2})[a-z]?(?:[,/][^()]{0,30})?\)"
+    r"|\((?P<nd>n\.\s?d\.|in press)\)",
     re.I,
 )
 _QUOTED = re.compile(
@@ -105,7 +106,8 @@ _EDITOR_LIST = re.compile(
     r"(?:(?:,\s&?|\s&)\s?(?:[^\W\d_]\.\s?-?){1,3}[^\s,.]+)*,\s(?:eds?|hrsg)\.(?=\s)",
     re.I,
 )
-_NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–.]*$")
+_NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–‐.]*$")
+_TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 _EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
 _PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
 
@@ -139,6 +141,8 @@ def parse_reference(text: str) -> ParsedCitation:
 
 def _parse_text(raw: str, text: str) -> ParsedCitation:
     text = _NUMBERING.sub("", text, count=1)
+    if "<" in text:
+        text = _TAGS.sub("", text)  # JATS and HTML markup: "<italic>", "<title>"
     doi = url = None
     for found in extract_academic(text):
         if found.kind == "doi":
@@ -241,7 +245,7 @@ def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
             return before, year, paren.end()
     # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
     # "Smith, J. (2005. Title" (an unclosed parenthesis) is read the same way.
-    for m in re.finditer(r",?\s+\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,:]\s+", body[:900]):
+    for m in re.finditer(r",?\s+\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,]\s+", body[:900]):
         before = body[: m.start()]
         if _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
             return before, int(m.group(1)), m.end()
@@ -485,6 +489,8 @@ def _namey(segment: str) -> bool:
             return False
     if "," not in segment and ";" not in segment and len(words) > 6:
         return False  # "ESTIMATION OF VENTILATION REQUIREMENTS OF A PLASTIC GREENHOUSE"
+    if any(len(chunk.split()) > 5 for chunk in re.split(r"[,;&]|\band\b", segment)):
+        return False  # "CASE OF DELIVERY BY PERFORATION AND EXTRACTION, IN A CASE OF ..."
     return (
         "," in segment
         or ";" in segment
