@@ -8,7 +8,9 @@ own context get it at 1 MB: one 1 MB document for the quotes, a 1 MB context ful
 the percentages, 50,000 small documents for the many claims), lookups off, with the strict
 options and redact on (every pass runs). Each measurement runs in a forked child and is cut at a
 cap; the figure is CPU time of the call (a loaded machine stretches wall-clock time, not this),
-the worst of the repeats.
+the worst of the repeats. The growth 100k -> 1M is given as measured and net of what the context
+alone costs (verify of a one-line answer against the same context), which the answer's growth must
+not hide.
 
 Run: ``uv run python bench/bench_hostile.py`` (``--quick``: 10k and 100k only, a 5 s cap;
 ``--only NAME`` for one generator; ``--markdown`` for the README table).
@@ -51,6 +53,12 @@ def _child(case: Case, n: int, repeat: int, cap: float, conn: Any) -> None:
     # Past the cap (CPU time) the kernel stops the child: SIGXCPU.
     soft = math.ceil(time.process_time() + cap * repeat) + 1
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    # What the context alone costs (a one-line answer): the growth ratio is also given net of it.
+    base = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        VERIFIER.verify("The museum opens at nine.", context)
+        base = min(base, time.process_time() - start)
     worst = 0.0
     error = ""
     for _ in range(repeat):
@@ -68,18 +76,18 @@ def _child(case: Case, n: int, repeat: int, cap: float, conn: Any) -> None:
         worst = max(worst, time.process_time() - start)
         if error or worst > cap:
             break
-    conn.send((worst if worst <= cap else None, error))
+    conn.send((worst if worst <= cap else None, error, base))
 
 
-def measure(case: Case, n: int, cap: float) -> tuple[float | None, str]:
-    """The worst CPU seconds of the repeats (None: over the cap), and a crash, if any."""
+def measure(case: Case, n: int, cap: float) -> tuple[float | None, str, float]:
+    """The worst CPU seconds of the repeats (None: over the cap), a crash if any, the base."""
     repeat = 3 if n <= 100_000 else 1
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(case, n, repeat, cap, child), daemon=True)
     proc.start()
     child.close()
-    result: tuple[float | None, str] = (None, "")
+    result: tuple[float | None, str, float] = (None, "", 0.0)
     # Wall-clock backstop for a child that waits instead of working.
     if parent.poll(10 * cap * repeat + 60):
         with contextlib.suppress(EOFError):  # EOF: SIGXCPU, over the cap
@@ -111,7 +119,7 @@ def main() -> None:
     )
     header = ["generator", "origin", *(f"{n // 1000}k" for n in sizes)]
     if not quick:
-        header += ["100k->1M", "flag"]
+        header += ["100k->1M", "net", "flag"]
     if markdown:
         print("| " + " | ".join(header) + " |")
         print("| " + " | ".join(["---", "---"] + ["---:"] * (len(header) - 2)) + " |")
@@ -121,8 +129,10 @@ def main() -> None:
     for case in cases:
         times: list[float | None] = []
         errors: list[str] = []
+        base = 0.0
         for n in sizes:
-            t, error = measure(case, n, cap)
+            t, error, b = measure(case, n, cap)
+            base = b or base
             times.append(t)
             if error:
                 errors.append(f"{n // 1000}k: {error}")
@@ -142,16 +152,26 @@ def main() -> None:
                 growth = f">{cap / max(t100, 1e-3):.0f}x"
             else:
                 growth = f"{t1m / max(t100, 1e-3):.1f}x"
+            if t100 is None or t100 - base < 0.01:
+                net = "n/a"
+            elif t1m is None:
+                net = f">{(cap - base) / (t100 - base):.0f}x"
+            else:
+                net = f"{(t1m - base) / (t100 - base):.1f}x"
             flags = []
             if t1m is None or t1m > TARGET_1M:
                 flags.append("> 1 s")
                 over.append(case.name)
-            if t100 is not None and t100 >= 0.01 and (t1m is None or t1m / t100 > TARGET_GROWTH):
+            if (
+                t100 is not None
+                and t100 - base >= 0.01
+                and (t1m is None or (t1m - base) / (t100 - base) > TARGET_GROWTH)
+            ):
                 flags.append("superlinear")
                 nonlinear.append(case.name)
             if errors:
                 flags.append("crash")
-            row += [growth, ", ".join(flags)]
+            row += [growth, net, ", ".join(flags)]
         if errors:
             crashes.append(f"{case.name}: {'; '.join(errors)}")
         if markdown:
@@ -162,7 +182,8 @@ def main() -> None:
     if not quick:
         print(f"over 1 s at 1M against 1 MB ({len(over)}): {', '.join(over) or 'none'}")
         print(
-            f"growth 100k -> 1M over {TARGET_GROWTH:g}x ({len(nonlinear)}): {', '.join(nonlinear) or 'none'}"
+            f"growth 100k -> 1M over {TARGET_GROWTH:g}x, net of the context ({len(nonlinear)}): "
+            f"{', '.join(nonlinear) or 'none'}"
         )
     print(f"crashes ({len(crashes)}): {'; '.join(crashes) or 'none'}")
 
