@@ -2,7 +2,7 @@
 
 import pytest
 
-from citeverify import CitationVerifier, CiteVerifyError, ContextCache, InputError
+from citeverify import CitationVerifier, CiteVerifyError, ContextCache, InputError, PolicyError
 from citeverify._verifier import MAX_ANSWER_CHARS
 
 
@@ -91,3 +91,18 @@ def test_odd_characters(verifier):
 def test_wrong_options_are_input_errors(build):
     with pytest.raises(InputError):
         build()
+
+
+def test_an_answer_with_too_many_claims_is_refused_before_any_scoring():
+    from citeverify._verifier import MAX_CLAIMS
+
+    answer = "a\n" * (MAX_CLAIMS + 1)
+    with pytest.raises(InputError, match="claims") as info:
+        CitationVerifier().verify(answer, ["a"])
+    assert info.value.path == "answer"
+    assert CitationVerifier().verify("a\n" * MAX_CLAIMS, ["a"]).verified  # the limit itself is fine
+
+
+def test_a_long_redaction_marker_is_a_policy_error():
+    with pytest.raises(PolicyError, match="redaction_marker"):
+        CitationVerifier({"extensions": {"redaction_marker": "X" * 201}})

@@ -239,3 +239,10 @@ def test_async_gives_the_same_result():
 
     for answer, docs in [(GROUNDED, CONTEXT), (GROUNDED, UNRELATED), ("", [])]:
         assert asyncio.run(_averify(answer, docs)) == CitationVerifier().verify(answer, docs)
+
+
+def test_redact_withholds_a_citation_that_straddles_a_removed_claim():
+    answer = "The museum opens at nine. Zqxsecret v. Museum, 5 Ab. 137. The museum opens."
+    result = run(answer, CONTEXT, output_action={"unverified_action": "redact"})
+    assert "zqxsecret" not in result.model_dump_json().casefold()
+    assert result.answer.startswith("The museum opens at nine. [unverified claim removed]")

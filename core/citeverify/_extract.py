@@ -782,13 +782,16 @@ _MARKER_LIST = re.compile(r"\s*(?:,|and)\s*")
 _MARKER_RANGE = re.compile(r"\s*[–-]\s*")
 
 
-def find_markers(text: str) -> list[tuple[int, int, list[int]]]:
+def find_markers(text: str, *, limit: int | None = None) -> list[tuple[int, int, list[int]]]:
     """Inline source markers (``[1]``, ``[2, 3]``, ``[1-3]``, ``[Source 2]``, ``【3】``).
 
-    Returns ``(start, end, numbers)`` with the 1-based source numbers as written.
+    Returns ``(start, end, numbers)`` with the 1-based source numbers as written; with ``limit``,
+    at most that many markers.
     """
-    markers = []
+    markers: list[tuple[int, int, list[int]]] = []
     for m in MARKER_RE.finditer(text):
+        if limit is not None and len(markers) >= limit:
+            break
         raw = m.group(1) or m.group(2)
         if raw.isdigit():  # the common "[3]": no splitting
             markers.append((m.start(), m.end(), [int(raw)]))

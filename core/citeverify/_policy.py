@@ -163,6 +163,7 @@ class Extensions(_Strict):
     redaction_marker: str = Field(
         default="[unverified claim removed]",
         min_length=1,
+        max_length=200,  # each removed claim becomes this: a long one would amplify the answer
         description="Text that replaces each unverified claim under unverified_action: redact.",
     )
     strict_quotes: bool = Field(
@@ -415,8 +416,8 @@ def load_policy_pack(
     if not isinstance(path, str | os.PathLike):
         msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
         raise PolicyError(msg)
-    path = Path(path)
     try:
+        path = Path(path)
         with path.open("rb") as f:
             raw = f.read(MAX_POLICY_BYTES + 1)
         if len(raw) > MAX_POLICY_BYTES:
@@ -429,6 +430,9 @@ def load_policy_pack(
     except UnicodeDecodeError:
         msg = f"policy file {path} is not UTF-8 text"
         raise PolicyError(msg) from None
+    except ValueError as exc:  # a NUL byte or a lone surrogate in the path
+        msg = f"cannot use {_brief(str(path))} as a policy file path: {exc}"
+        raise PolicyError(msg) from None
     try:
         doc = safe_yaml(text)
     except yaml.YAMLError as exc:
@@ -438,6 +442,8 @@ def load_policy_pack(
         raise PolicyError(msg) from None
     except PolicyError as exc:
         raise PolicyError(f"policy file {path}: {exc}") from None
+    except ValueError as exc:  # YAML that PyYAML cannot turn into values: a 5,000-digit integer
+        raise PolicyError(f"policy file {path} holds an unusable value: {exc}") from None
     try:
         return parse_policy_pack(doc, config_cls=config_cls)
     except PolicyError as exc:

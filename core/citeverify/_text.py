@@ -204,12 +204,14 @@ class Piece:
     text: str
 
 
-def split_claims(text: str) -> list[Piece]:
+def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
     """Split an answer into claims at ``.``, ``!``, ``?`` and line breaks.
 
     A period does not split inside a number, URL, DOI or e-mail address, after an initial, or
     after a common abbreviation. Closing quotes and brackets after a terminator stay with the
     claim. Pieces without a word are dropped; surrounding whitespace is not part of a claim.
+    With ``limit``, stop once more than ``limit`` claims were found (the caller refuses such an
+    answer; the rest is not split).
     """
     protected = _protected_spans(text)
     has_markers = "[" in text or "【" in text  # once: a scan per claim is quadratic (issue 9)
@@ -233,6 +235,8 @@ def split_claims(text: str) -> list[Piece]:
                     end = markers.end()
         _add_piece(text, start, end, pieces)
         start = end
+        if limit is not None and len(pieces) > limit:
+            return pieces
     _add_piece(text, start, len(text), pieces)
     return pieces
 

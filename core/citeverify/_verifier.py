@@ -57,7 +57,7 @@ from citeverify._text import (
     words,
 )
 
-__all__ = ["MAX_ANSWER_CHARS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
+__all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
 
 #: Longest answer accepted, in characters. Far above any model's output; it stops a caller from
 #: passing a whole corpus as the answer by mistake.
@@ -66,6 +66,11 @@ MAX_ANSWER_CHARS = 2_000_000
 #: notes say when there were more, and ``strict_quotes`` then fails the answer. Each quote costs a
 #: search of every document: unbounded, 100,000 short quotes against 1 MB took minutes (issue 9).
 MAX_QUOTES = 500
+#: Most claims (sentences) an answer may have. Each claim costs a result object (about 3 KB and
+#: 30 microseconds), so without a bound a 2 MB answer of one-word lines cost 3 GB (issue 9). 20,000
+#: sentences is about 1.4 million characters of ordinary prose; an answer with more is refused
+#: with an InputError before any claim is scored.
+MAX_CLAIMS = 20_000
 
 PolicyLike = PolicyConfig | Mapping[str, Any] | str | Path | None
 
@@ -185,8 +190,20 @@ class CitationVerifier:
         policy = self.policy
         context_checked = policy.rag_context.verify_against_context and bool(texts)
 
-        pieces = split_claims(answer)
-        markers = find_markers(answer) if "[" in answer or "【" in answer else []
+        pieces = split_claims(answer, limit=MAX_CLAIMS)
+        if len(pieces) > MAX_CLAIMS:
+            msg = (
+                f"answer has more than {MAX_CLAIMS:,} claims (sentences or lines); that is the "
+                "limit: verify it in parts"
+            )
+            raise InputError(msg, path="answer")
+        markers = (
+            find_markers(answer, limit=MAX_MATCHES + 1) if "[" in answer or "【" in answer else []
+        )
+        truncated: set[str] = set()
+        if len(markers) > MAX_MATCHES:
+            truncated.add("marker")
+            del markers[MAX_MATCHES:]
         claim_markers = _markers_by_claim(pieces, markers)
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the seed, which has no markers; docs/semantics.md).
@@ -217,7 +234,6 @@ class CitationVerifier:
         ]
 
         quotes: list[QuoteResult] = []
-        truncated: set[str] = set()
         if "quote" in policy.extract_patterns:
             # Step 4 is separate from step 2: quotes are matched whenever documents are given,
             # also with verify_against_context false, where a matching quote is the source
@@ -578,6 +594,7 @@ _TRUNCATED = {
     for t in ("academic", "url", "case_law", "regulatory", "statistic")
 }
 _TRUNCATED["quote"] = f"only the first {MAX_QUOTES:,} quotes were checked"
+_TRUNCATED["marker"] = f"only the first {MAX_MATCHES:,} inline source markers were read"
 
 
 def _strict_truncated(truncated: set[str], policy: PolicyConfig) -> list[str]:
@@ -591,8 +608,9 @@ def _strict_truncated(truncated: set[str], policy: PolicyConfig) -> list[str]:
 
 
 def _inside(span: tuple[int, int], removed: list[tuple[int, int]]) -> bool:
-    i = bisect.bisect_right(removed, span[0], key=lambda r: r[0]) - 1
-    return i >= 0 and span[1] <= removed[i][1]
+    """Whether ``span`` overlaps removed text (``removed`` is sorted and disjoint)."""
+    i = bisect.bisect_left(removed, span[1], key=lambda r: r[0]) - 1  # last start before the end
+    return i >= 0 and removed[i][1] > span[0]
 
 
 def _withhold(
