@@ -873,3 +873,36 @@ def test_redaction_marker_cannot_amplify_the_answer() -> None:
     assert len(result.answer) <= 100 * len(answer), (
         f"a {len(answer):,}-character answer redacted to {len(result.answer):,} characters"
     )
+
+
+# --- the reference verifier: a hostile record in the index ----------------------------------------
+
+
+def test_a_huge_index_record_costs_bounded_time(tmp_path: Path) -> None:
+    # A dump (or a source's answer) is untrusted too: one record with a 2-million-character title
+    # and 100,000 authors must not make every verification that meets it slow or huge.
+    from citeverify.references import LocalIndex, ReferenceVerifier
+
+    dump = tmp_path / "works.jsonl"
+    work = {
+        "DOI": "10.1/huge",
+        "title": ["x " * 1_000_000],
+        "author": [{"family": "Doe", "given": "J"}] * 100_000,
+        "issued": {"date-parts": [[2020]]},
+    }
+    dump.write_text(json.dumps(work) + "\n", encoding="utf-8")
+    index = LocalIndex(tmp_path / "index.sqlite")
+    try:
+        index.build(dump)
+    except CiteVerifyError:
+        return  # refused at build time: fine
+    finally:
+        index.close()
+
+    def job() -> Callable[[], object]:
+        verifier = ReferenceVerifier(LocalIndex(tmp_path / "index.sqlite"))
+        return lambda: len(verifier.verify("Doe, J. (2020). X x x x x x x x. J.").model_dump_json())
+
+    outcome = run_all({"huge": (job, 2.0)}, workers=1)["huge"]
+    outcome.check(2.0)
+    assert outcome.value is None or outcome.value < 1_000_000, f"a {outcome.value:,}-byte result"
