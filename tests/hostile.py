@@ -227,6 +227,12 @@ def _distinct_dois(n: int) -> str:
     return "".join(out)[:n]
 
 
+def _claims_at_limit(n: int) -> str:
+    # Just under the claim limit (20,000 claims since issue 9), each claim as long as n allows.
+    per = max(4, n // 19_990)
+    return (("W" + "a" * (per - 3) + ". ") * 19_990)[:n]
+
+
 def _mixed_scripts(n: int) -> str:
     return _fill("Latin Кириллица العربية 中文字 עברית ελληνικά हिन्दी ᚠᚢᚦ 𝔘𝔫𝔦 ", n)
 
@@ -321,6 +327,18 @@ CASES: tuple[Case, ...] = (
     Case("case_prefilter_words", lambda n: _fill("See 5 Ab. Aaa ", n), note="case-like pattern"),
     Case(
         "case_name_run", lambda n: _fill("Smith ", n, suffix="v. Jones, 5 Xy. 1"), note="case name"
+    ),
+    Case(
+        "case_citations",
+        lambda n: _fill("Roe v. Wade, 410 U.S. 113 (1973). ", n),
+        origin="probe",
+        note="real case citations everywhere: eyecite over one merged window",
+    ),
+    Case(
+        "claims_at_limit",
+        _claims_at_limit,
+        origin="probe",
+        note="19,990 claims (under the claim limit) as long as the size allows",
     ),
     Case("capitalized_run", lambda n: _fill("Aaa Bbb Ccc ", n), cheap=True),
     Case("v_repeated", lambda n: _fill("v. ", n), note="case hint per 3 characters"),
