@@ -176,6 +176,24 @@ TITLES = [
         id="quotes-inside-a-title",
     ),
     pytest.param(
+        "Walker L. “His mam, my dad”: the value of social support for fathers. Child & Family Social Work. 2010;15(2):238-47.",
+        "His mam, my dad”: the value of social support for fathers",
+        "Child & Family Social Work",
+        id="quote-opening-a-title",
+    ),
+    pytest.param(
+        "Albus JE, Lewins LJ. <title>Centroid tracking using a probability map</title>. Acquisition, Tracking, and Pointing XVI. 2002.",
+        "Centroid tracking using a probability map",
+        "Acquisition, Tracking, and Pointing XVI",
+        id="markup",
+    ),
+    pytest.param(
+        "Correction: A Transgenic Mouse Model for Early Prostate Metastasis to Lymph Nodes. (2015). Cancer Research, 74(8), 2374–2374.",
+        "Correction: A Transgenic Mouse Model for Early Prostate Metastasis to Lymph Nodes",
+        "Cancer Research",
+        id="apa-without-authors-long-title",
+    ),
+    pytest.param(
         "Front Matter. (1902). The American Journal of Semitic Languages, 18(2), 1–4.",
         "Front Matter",
         "The American Journal of Semitic Languages",
@@ -224,6 +242,11 @@ YEARS = [
         "Anon, 2014. Imiquimod. Reactions Weekly, 1502(1), pp.20–20.", 2014, id="volume-like-a-year"
     ),
     pytest.param("Smith, J. Title of it. Journal, 12, 1999-2004.", None, id="page-range-of-years"),
+    pytest.param(
+        "Stembridge C. Imitatio Violistica. The Musical Times. 1989;130(1754):197.",
+        1989,
+        id="issue-like-a-year",
+    ),
     pytest.param(
         "Doe, J. (2015). A title. Nature, 521, 1-2. https://doi.org/10.1038/nature.2011.1999",
         2015,

@@ -5,15 +5,20 @@ Every threshold is here, in one place, with its reason.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
 from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Record, Status
-from citeverify.references._text import norm
+from citeverify.references._text import norm as _norm_uncached
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
+
+#: ``norm`` memoized: in a batch the same names, venues and titles come back (norm was a
+#: quarter of the verifier's time; bench/bench_references.py, benchmark if changing).
+norm = functools.lru_cache(maxsize=1 << 16)(_norm_uncached)
 
 #: JATS and HTML markup in titles ("<italic>", "<title>"), from deposits and from strings.
 _TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
@@ -158,8 +163,8 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     "A, B" cited for "B, A" is an error, like a dropped or an added author; "et al." and APA's
     "A, B, ... Z" elision are not.
     """
-    cited = [norm(a.family) for a in ref.authors if norm(a.family)]
-    found = [norm(a.family) for a in record.authors if norm(a.family)]
+    cited = [n for n in (norm(a.family) for a in ref.authors) if n]
+    found = [n for n in (norm(a.family) for a in record.authors) if n]
     shown_cited = [a.family for a in ref.authors]
     shown_found = [str(a) for a in record.authors]
     if not cited:
@@ -174,7 +179,11 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     unknown: list[str] = []
     typos: list[tuple[str, str]] = []
     bests: list[int] = []
+    exact = set(found)
     for name in cited:
+        if name in exact:  # the common case, without a fuzzy comparison per name
+            bests.append(2)
+            continue
         scores = [_same_name(name, f) for f in found]
         best = max(scores)
         bests.append(best)

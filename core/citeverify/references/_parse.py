@@ -158,7 +158,9 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
 
     unsure: set[str] = set()
     quoted = _QUOTED.search(body)
-    if quoted is not None and not _title_position(body[: quoted.start()]):
+    if quoted is not None and (
+        not _title_position(body[: quoted.start()]) or not _quote_ends_title(body, quoted.end())
+    ):
         quoted = None  # quotes inside a title ("... “Qidian” in Ming Dynasty")
     head = _author_date_head(body)
     if quoted and (head is None or head[2] >= quoted.start()):
@@ -298,6 +300,17 @@ def _title_position(before: str) -> bool:
         return True
     before = before.strip(" ,.")
     return not before or _namey(before) or before.lower() in _ANONYMOUS
+
+
+def _quote_ends_title(body: str, end: int) -> bool:
+    """Whether a closing quote ends the title, not a quote inside it.
+
+    Inside: a colon or a lowercase word follows ("“His mam”: the value of", "“Qidian” in").
+    """
+    nxt = body[end:].lstrip()[:1]
+    if body[end - 2 : end - 1] in {",", ".", "?", "!"}:
+        return True  # IEEE, MLA, Chicago: “Title,” “Title.”
+    return nxt != ":" and not nxt.islower()
 
 
 def _numeric(piece: str) -> bool:
