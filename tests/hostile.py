@@ -403,6 +403,13 @@ CASES: tuple[Case, ...] = (
         origin="probe",
         note="many empty documents (per-document cost, claims x documents)",
     ),
+    Case(
+        "marker_lines",
+        lambda n: _fill("The museum opens at nine.\n[1]\n", n),
+        cheap=True,
+        origin="probe",
+        note="a marker alone on its line: a claim without words (ZeroDivisionError)",
+    ),
     Case("markers_glued", lambda n: _fill("[1]", n, prefix="Claim. ")),
     Case("parens", lambda n: _fill("(", n, suffix=")"), cheap=True),
     Case("url_long", lambda n: "http://a.com/" + "a" * (n - 13), cheap=True),

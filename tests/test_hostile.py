@@ -913,3 +913,28 @@ def test_a_huge_index_record_costs_bounded_time(tmp_path: Path) -> None:
     outcome = run_all({"huge": (job, 2.0)}, workers=1)["huge"]
     outcome.check(2.0)
     assert outcome.value is None or outcome.value < 1_000_000, f"a {outcome.value:,}-byte result"
+
+
+# --- small answers found by the properties -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "x\n[1]",  # a marker alone on its line: a claim with no word left
+        "0\r[0]",
+        "a.\n[1] [2]",
+        "The museum opens at nine.\n[1]\n",
+        "The museum opens at nine.\n【1】",
+        "[1]\n[2]",
+        "x\n[Source 1]",
+    ],
+)
+def test_claims_made_of_markers_only(answer: str) -> None:
+    for policy in (POLICY, GATEWAY_POLICY, {"extensions": {"lookups": {"enabled": False}}}):
+        try:
+            result = CitationVerifier(policy).verify(answer, ["The museum opens at nine.", ""])
+        except CiteVerifyError:
+            continue
+        json.dumps(result.to_dict())
+        render_text(result)
