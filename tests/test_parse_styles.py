@@ -344,3 +344,40 @@ def test_no_string_up_to_the_limit_raises(text):
         return  # empty, or a BibTeX entry without entries: a clear, documented error
     assert ref.raw == text
     assert ref.year is None or 1500 <= ref.year <= 2099
+
+
+# --- styles without a title (ACS, AIP, Elsevier, physics and chemistry lists) -------------------
+
+TITLELESS = [
+    pytest.param(
+        f"(1) Jones, R. W.; Staley, R. H. {VENUE} 1982, 86, 1669–1674.", "1669-1674", id="acs"
+    ),
+    pytest.param(f"1 R.W. Jones and R.H. Staley, {VENUE} 86, 1669 (1982).", "1669", id="aip"),
+    pytest.param(f"[1] R.W. Jones, R.H. Staley, {VENUE} 86 (1982) 1669.", "1669", id="elsevier"),
+]
+
+
+@pytest.mark.parametrize(("text", "pages"), TITLELESS)
+def test_titleless_styles(text, pages):
+    ref = parse_reference(text)
+    assert (ref.style, ref.title) == ("titleless", None)
+    assert [a.family for a in ref.authors] == JONES
+    assert (ref.venue, ref.year, ref.volume, ref.pages, ref.first_page) == (
+        VENUE,
+        1982,
+        "86",
+        pages,
+        "1669",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zahabi A, Anis M. A power/area-starved filter for &#x03A3;&#x0394; modulators. 2012 IEEE Midwest Symposium. 2012.",
+        "Frontmatter. Messtechnik. 2017.",
+        "L. K. Zarembo and V. A. Krasil’nikov, Introduction to Nonlinear Acoustics, Nauka, Moscow (1966).",
+    ],
+)
+def test_titled_strings_are_not_titleless(text):
+    assert parse_reference(text).style != "titleless"

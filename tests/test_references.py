@@ -163,8 +163,14 @@ def test_parse_real_deposited_strings_of_mixed_styles():
         (SHARED / "datasets" / "crossref-real-2000-unstructured-sbmv.json").read_text()
     )["dataset"]
     refs = [parse_reference(item["ref_string"]) for item in data if item["ref_string"].strip()]
-    assert sum(1 for r in refs if r.title and r.year) / len(refs) >= 0.9
-    assert sum(1 for r in refs if r.title and r.year and r.authors) / len(refs) >= 0.8
+    # Physics and chemistry strings often have no title ("M.Y. Liu, E. Chen, Appl. Phys. Lett.
+    # 65, 887 (1994)"): read as titleless, with their venue, volume and first page.
+    titled = [r.title or (r.style == "titleless" and r.venue) for r in refs]
+    assert sum(1 for r, t in zip(refs, titled, strict=True) if t and r.year) / len(refs) >= 0.9
+    assert (
+        sum(1 for r, t in zip(refs, titled, strict=True) if t and r.year and r.authors) / len(refs)
+        >= 0.8
+    )
 
 
 @pytest.mark.skipif(

@@ -63,7 +63,8 @@ class ParsedCitation(ParsedReference):
 
 # "[1]", "[1] ", "(1) ", "1. ", "1 R. W. Jones" (AIP), never a year.
 _NUMBERING = re.compile(
-    r"^\s*(?:\[\d{1,4}\]\s*|\(\d{1,4}\)\s+|\d{1,3}[.)]\s+|\d{1,3}\s+(?=[^\W\d_]\.))"
+    r"^\s*(?:\[\d{1,4}\]\s*|\(\d{1,4}\)\s+|\d{1,3}[.)]\s+|\d{1,3}\s+(?=[^\W\d_]\.)"
+    r"|\d{1,3}(?=[A-Z][a-z]{2}))"  # AIP as deposited: "1Toxicology and Applied ..."
 )
 _YEAR = re.compile(r"(?<![\w/.:–\-])((?:1[5-9]|20)\d{2})(?![\w–\-/]|\.\d|\s?[-–]\s?\d)[a-z]?")
 _YEAR_PAREN = re.compile(  # never an issue after its volume: "130(1754)"
@@ -162,6 +163,8 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         not _title_position(body[: quoted.start()]) or not _quote_ends_title(body, quoted.end())
     ):
         quoted = None  # quotes inside a title ("... “Qidian” in Ming Dynasty")
+    if quoted is None and (titleless := _titleless_citation(raw, body, doi, url)) is not None:
+        return titleless
     head = _author_date_head(body)
     if quoted and (head is None or head[2] >= quoted.start()):
         # MLA, IEEE, Chicago: Authors[. Year]. "Title." Venue ...
@@ -232,6 +235,124 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
 
 
 # --- layout -------------------------------------------------------------------------------------
+
+_Y = r"(?P<year>(?:1[5-9]|20)\d{2})[a-z]?"
+_NUM = r"[A-Za-z]?\d[\w]*(?:\s*[-–]\s*[A-Za-z]?\d[\w]*)?"
+# The numeric ends of the styles without a title (ACS, AIP, Elsevier and most physics and
+# chemistry lists): "Venue 2003, 8, 343-351." / "Venue 8, 343 (2003)." / "Venue 8 (2003) 343."
+_TITLELESS_TAILS = (
+    re.compile(rf"\s(?P<vol>{_NUM}),\s*(?:(?P<pages>{_NUM})\s*)?\({_Y}\)\.?$"),
+    re.compile(rf"\s(?P<vol>{_NUM})\s*\({_Y}\)(?:\s*(?P<pages>{_NUM}))?\.?$"),
+    re.compile(rf"\s\({_Y}\)(?:\s*(?P<pages>{_NUM}))?\.?$"),
+    re.compile(
+        rf"\s{_Y},\s*(?P<vol>{_NUM})(?:\s*\((?P<iss>[^()]{{1,12}})\))?(?:,\s*(?P<pages>{_NUM}))?\.?$"
+    ),
+    re.compile(rf"\s{_Y}\.?$"),
+)
+_ACS_LAST_NAME = re.compile(
+    r"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+(?:et al\.\s)?)\s*(?P<venue>[^\W\d_].*)$"
+)
+_ACS_NAME = re.compile(r"^[^,;.\d]+(?:,\s(?:[^\W\d_]\.\s?-?\s?)+)?$")
+_INITIALS_FIRST = re.compile(r"^(?:and\s+)?(?:[^\W\d_]\.\s?-?\s?){1,4}\S+(?:\s\S+)?$|^et al\.?$")
+
+
+def _titleless_citation(
+    raw: str, body: str, doi: str | None, url: str | None
+) -> ParsedCitation | None:
+    found = _titleless(body)
+    if found is None:
+        return None
+    authors_text, venue, year, volume, issue, pages = found
+    authors, et_al, elided = _authors(authors_text)
+    return ParsedCitation(
+        raw=raw,
+        authors=authors,
+        et_al=et_al,
+        year=year,
+        venue=_clean_venue(venue),
+        doi=doi,
+        url=url,
+        style="titleless",
+        unsure=frozenset({"title"}),
+        volume=volume,
+        issue=issue,
+        pages=pages,
+        elided=elided,
+    )
+
+
+def _titleless(
+    body: str,
+) -> tuple[str, str, int, str | None, str | None, str | None] | None:
+    """Authors, venue, year, volume, issue and pages of a reference without a title, or None.
+
+    ACS "Jones, R. W.; Staley, R. H. J. Phys. Chem. 1982, 86, 1669-1674.", AIP "R.W. Jones and
+    R.H. Staley, J. Phys. Chem. 86, 1669 (1982).", Elsevier "R.W. Jones, R.H. Staley, J. Phys.
+    Chem. 86 (1982) 1669." Matching them is the index's work (issue 10: first author, year,
+    container, volume, first page).
+    """
+    for pattern in _TITLELESS_TAILS:
+        m = pattern.search(body)
+        if m is not None:
+            found = _titleless_head(body[: m.start()].strip(" ,."), m)
+            if found is not None:
+                return found
+    return None
+
+
+def _titleless_head(
+    head: str, m: re.Match[str]
+) -> tuple[str, str, int, str | None, str | None, str | None] | None:
+    groups = m.groupdict()
+    pages = re.sub(r"\s*[-–—]\s*", "-", groups["pages"]) if groups.get("pages") else None
+    numbers = (groups.get("vol"), groups.get("iss"), pages)
+    year = int(groups["year"])
+    if not head or len(head) > 600 or "“" in head or '"' in head:
+        return None
+    acs_names = ";" in head and all(
+        _ACS_NAME.match(chunk.strip()) for chunk in head.split(";")[:-1]
+    )
+    if acs_names or (";" not in head and _ACS_LAST_NAME.match(head)):
+        # ACS: "Family, I. I.; Family, I. I. Venue"
+        authors_text, _, last = head.rpartition("; ")
+        m_last = _ACS_LAST_NAME.match(last)
+        if m_last is None:
+            name, dot, venue = last.partition(". ")  # "MCINTOSH; NICHOL. Venue"
+            if not dot or not venue:
+                return None
+            authors_text = f"{authors_text}; {name}" if authors_text else name
+        else:
+            venue = m_last.group("venue")
+            name = m_last.group("name")
+            authors_text = f"{authors_text}; {name}" if authors_text else name
+        if _SPLIT.search(venue) and not _abbreviated_venue(venue):
+            return None  # a sentence: a title is there
+        return authors_text, venue, year, *numbers
+    # AIP, Elsevier: "I. Family, I. Family, and I. Family, Venue"
+    chunks = [c.strip() for c in head.split(", ")]
+    k = 0
+    while k < len(chunks) - 1 and all(
+        _INITIALS_FIRST.match(part.strip())
+        for part in re.split(r"(?:^|\s+)and\s+", chunks[k])
+        if part.strip()
+    ):
+        k += 1
+    if len(chunks) - k != 1:
+        return None  # "Authors, Title, Venue": a title is there
+    venue = chunks[k]
+    if _SPLIT.search(venue) and not _abbreviated_venue(venue):
+        return None
+    if not re.search(r"[^\W\d_]{3,}", venue):
+        return None
+    return ", ".join(chunks[:k]), venue, year, *numbers
+
+
+def _abbreviated_venue(venue: str) -> bool:
+    """Every word before the last one is an abbreviation ("J. Phys. Chem. A", "Phys. Rev. B")."""
+    words = venue.split()
+    return all(
+        (w.endswith(".") and len(w) <= 7) or not w[:1].isupper() or len(w) <= 2 for w in words[:-1]
+    )
 
 
 def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
@@ -561,9 +682,10 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
         return (), et_al, elided
     plain = not re.search(r"[,;&]|\band\b", text)
     words = text.split()
-    if plain and (
-        len(words) == 1 or not any(_initial(w) or _VANCOUVER_INITIALS.match(w) for w in words[1:])
-    ):
+    initials = any(_initial(w) for w in words[:-1]) or any(
+        _initial(w) or _VANCOUVER_INITIALS.match(w) for w in words[1:]
+    )
+    if plain and (len(words) == 1 or not initials):
         # A corporate author ("World Health Organization", "WHO", "ASTM"): one name, whole.
         return (Author(text.strip(" .")),), et_al, elided
     # Chunks between separators; after ";", "&" or "and" a new author starts for sure.
