@@ -65,8 +65,8 @@ def _child(case: Case, n: int, repeat: int, cap: float, conn: Any) -> None:
         start = time.process_time()
         try:
             VERIFIER.verify(answer, context)
-        except CiteVerifyError:
-            pass
+        except CiteVerifyError as exc:
+            error = f"refused: {type(exc).__name__}"  # e.g. over the claim limit: cheap, fine
         except Exception as exc:  # a crash is a figure too
             frames = [
                 f for f in traceback.extract_tb(exc.__traceback__) if "citeverify" in f.filename
@@ -124,67 +124,77 @@ def main() -> None:
         print("| " + " | ".join(header) + " |")
         print("| " + " | ".join(["---", "---"] + ["---:"] * (len(header) - 2)) + " |")
     else:
-        print(f"{header[0]:<24} {header[1]:<8}" + "".join(f"{h:>11}" for h in header[2:]))
-    over, crashes, nonlinear = [], [], []
+        print(f"{header[0]:<24} {header[1]:<8}" + "".join(f"{h:>16}" for h in header[2:]))
+    over, crashes, nonlinear, refused = [], [], [], []
     for case in cases:
         times: list[float | None] = []
-        errors: list[str] = []
+        notes: list[str] = []  # per size: "", "refused", "crash"
         base = 0.0
         for n in sizes:
             t, error, b = measure(case, n, cap)
             base = b or base
             times.append(t)
-            if error:
-                errors.append(f"{n // 1000}k: {error}")
+            notes.append("refused" if error.startswith("refused") else ("crash" if error else ""))
+            if error and not error.startswith("refused"):
+                crashes.append(f"{case.name} at {n // 1000}k: {error}")
             if t is None and not error:
                 times.extend([None] * (len(sizes) - len(times)))
+                notes.extend([""] * (len(sizes) - len(notes)))
                 break  # over the cap: larger sizes are too
         cells = [
-            fmt(t, cap) + (" crash" if any(e.startswith(f"{n // 1000}k:") for e in errors) else "")
-            for t, n in zip(times, sizes, strict=True)
+            fmt(t, cap) + (f" ({note})" if note else "")
+            for t, note in zip(times, notes, strict=True)
         ]
         row = [case.name, case.origin, *cells]
+        if "refused" in notes:
+            refused.append(f"{case.name} at {sizes[notes.index('refused')] // 1000}k")
         if not quick:
             t100, t1m = times[1], times[2]
-            if t100 is None:
-                growth = "n/a"
+            accepted = notes[1] == notes[2] == ""
+            if not accepted or t100 is None:
+                growth = net = "n/a"
             elif t1m is None:
                 growth = f">{cap / max(t100, 1e-3):.0f}x"
+                net = (
+                    f">{(cap - base) / max(t100 - base, 1e-3):.0f}x"
+                    if t100 - base >= 0.01
+                    else "n/a"
+                )
             else:
                 growth = f"{t1m / max(t100, 1e-3):.1f}x"
-            if t100 is None or t100 - base < 0.01:
-                net = "n/a"
-            elif t1m is None:
-                net = f">{(cap - base) / (t100 - base):.0f}x"
-            else:
-                net = f"{(t1m - base) / (t100 - base):.1f}x"
+                net = f"{(t1m - base) / (t100 - base):.1f}x" if t100 - base >= 0.01 else "n/a"
             flags = []
-            if t1m is None or t1m > TARGET_1M:
+            slow = [
+                t is None or t > TARGET_1M
+                for t, note in zip(times, notes, strict=True)
+                if note != "refused"
+            ]
+            if any(slow):
                 flags.append("> 1 s")
                 over.append(case.name)
             if (
-                t100 is not None
+                accepted
+                and t100 is not None
                 and t100 - base >= 0.01
                 and (t1m is None or (t1m - base) / (t100 - base) > TARGET_GROWTH)
             ):
                 flags.append("superlinear")
                 nonlinear.append(case.name)
-            if errors:
+            if "crash" in notes:
                 flags.append("crash")
             row += [growth, net, ", ".join(flags)]
-        if errors:
-            crashes.append(f"{case.name}: {'; '.join(errors)}")
         if markdown:
             print("| " + " | ".join(row) + " |", flush=True)
         else:
-            print(f"{row[0]:<24} {row[1]:<8}" + "".join(f"{c:>11}" for c in row[2:]), flush=True)
+            print(f"{row[0]:<24} {row[1]:<8}" + "".join(f"{c:>16}" for c in row[2:]), flush=True)
     print()
     if not quick:
-        print(f"over 1 s at 1M against 1 MB ({len(over)}): {', '.join(over) or 'none'}")
+        print(f"over 1 s against 1 MB, any size ({len(over)}): {', '.join(over) or 'none'}")
         print(
             f"growth 100k -> 1M over {TARGET_GROWTH:g}x, net of the context ({len(nonlinear)}): "
             f"{', '.join(nonlinear) or 'none'}"
         )
+    print(f"refused as input errors ({len(refused)}): {', '.join(refused) or 'none'}")
     print(f"crashes ({len(crashes)}): {'; '.join(crashes) or 'none'}")
 
 
