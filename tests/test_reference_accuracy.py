@@ -211,3 +211,26 @@ def test_no_exception_over_the_shared_sets(name):
         text = item["ref_string"]
         if text.strip() and len(text) <= 1200:
             parse_reference(text)
+
+
+def test_a_huge_record_is_shown_cut(tmp_path):
+    # Records are untrusted: the message and the graph show at most 1,000 characters of a value
+    # and 50 items of a list.
+    index = LocalIndex(tmp_path / "w.sqlite")
+    title = "Deep learning " + "x" * 20_000
+    index.add(
+        [
+            Record(
+                source="LOCAL",
+                title=title,
+                authors=tuple(Author(f"Name{i}", "A.") for i in range(5000)),
+                year=2015,
+                venue="Nature",
+                doi="10.1/huge",
+            )
+        ]
+    )
+    result = ReferenceVerifier(index).verify("Name0, A. (2015). Deep learning. Nature, 1, 1–2.")
+    assert len(result.model_dump_json()) < 60_000
+    candidate = next(n for n in result.verificationGraph["nodes"] if n["type"] == "CANDIDATE")
+    assert candidate["candidateFields"]["authors"][-1] == "… 4,950 more"

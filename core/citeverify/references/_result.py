@@ -102,6 +102,8 @@ def build_result(
     contained = sum(1 for v in labels.values() if v == "CONTAINS")
     if best is not None and status != "unverified":
         corrected = apa7(best.record)
+        if len(corrected) > 2 * MAX_SHOWN_CHARS:
+            corrected = corrected[: 2 * MAX_SHOWN_CHARS] + "…"
     else:
         corrected = "No matching work was found; the reference could not be verified."
     return ReferenceResult(
@@ -152,7 +154,28 @@ def _message(
     return "\n".join(lines)
 
 
+#: Records are untrusted (a dump may hold a 2-million-character title or 100,000 authors): the
+#: message and the graph show at most this much of one value.
+MAX_SHOWN_CHARS = 1000
+MAX_SHOWN_ITEMS = 50
+
+
+def _shown(value: Any) -> Any:
+    """``value`` cut to what a result shows: long strings and lists end with "…"."""
+    if isinstance(value, str) and len(value) > MAX_SHOWN_CHARS:
+        return value[:MAX_SHOWN_CHARS] + "…"
+    if isinstance(value, list | tuple):
+        items = [_shown(v) for v in value[:MAX_SHOWN_ITEMS]]
+        if len(value) > MAX_SHOWN_ITEMS:
+            items.append(f"… {len(value) - MAX_SHOWN_ITEMS:,} more")
+        return items
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    return value
+
+
 def _cell(value: object) -> str:
+    value = _shown(value)
     if value is None or value == []:
         return "—"
     if isinstance(value, list):
@@ -172,7 +195,12 @@ def _graph(
     elapsed_ms: float,
 ) -> dict[str, Any]:
     nodes: list[dict[str, Any]] = [
-        {"id": "cit_1", "type": "CITATION", "rawText": ref.raw, "parsedFields": ref.fields()}
+        {
+            "id": "cit_1",
+            "type": "CITATION",
+            "rawText": ref.raw,
+            "parsedFields": _shown(ref.fields()),
+        }
     ]
     edges: list[dict[str, str]] = []
     best_id = None
@@ -187,7 +215,7 @@ def _graph(
                 "type": "CANDIDATE",
                 "sourceType": c.record.source,
                 "sourceSuccess": True,
-                "candidateFields": c.record.fields(),
+                "candidateFields": _shown(c.record.fields()),
                 "comparisonSummary": {
                     "matches": c.count("MATCH", "MATCH_WITH_TYPO"),
                     "contains": c.count("CONTAINS"),
@@ -208,9 +236,9 @@ def _graph(
                     "candidateId": cand_id,
                     "fieldName": f.field,
                     "result": f.label,
-                    "citationValue": f.citation_value,
-                    "candidateValue": f.candidate_value,
-                    "reasoning": f.reasoning,
+                    "citationValue": _shown(f.citation_value),
+                    "candidateValue": _shown(f.candidate_value),
+                    "reasoning": _shown(f.reasoning),
                 }
             )
             edges.append({"source": cand_id, "target": cmp_id, "type": "COMPARED"})
