@@ -246,3 +246,17 @@ def test_redact_withholds_a_citation_that_straddles_a_removed_claim():
     result = run(answer, CONTEXT, output_action={"unverified_action": "redact"})
     assert "zqxsecret" not in result.model_dump_json().casefold()
     assert result.answer.startswith("The museum opens at nine. [unverified claim removed]")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["The museum opens at nine.\n[1]", "[1]\nThe museum opens at nine.", "[1] [2]\n[3]"],
+    ids=["marker-line-after", "marker-line-first", "markers-only"],
+)
+def test_a_line_of_markers_alone_is_not_a_claim(answer):
+    result = run(answer, CONTEXT)
+    claims = result.details.claims or []
+    assert all(c.word_count > 0 for c in claims)
+    assert result.verified is True
+    if answer.startswith("The museum"):
+        assert claims[0].cited_documents == [0]  # the marker cites for the claim before it

@@ -314,7 +314,12 @@ _WIDEN = 64
 #: legal text at 100-250 KB/s, so this bounds case-law extraction to about half a second
 #: whatever the answer (issue 9: 100,000 characters of "Id. supra" took 7 s, 1 MB over 90 s).
 #: Citations past the budget are not found; docs/citations.md says so.
-MAX_CASE_LAW_CHARS = 100_000
+MAX_CASE_LAW_CHARS = 50_000
+#: Merged windows grow to at most this size; the next one overlaps it (citations found twice are
+#: kept once). eyecite resolves each citation's pin cites by scanning its whole input, so one
+#: window of dense citations was quadratic (100,000 characters of "Roe v. Wade, 410 U.S. 113
+#: (1973)." took seconds).
+_MAX_WINDOW = 4_000
 
 
 def _windows(text: str, taken: _Taken, limited: _Limited) -> list[tuple[int, int]]:
@@ -334,7 +339,7 @@ def _windows(text: str, taken: _Taken, limited: _Limited) -> list[tuple[int, int
             start -= 1
         while end < ceiling and not text[end].isspace():
             end += 1
-        if spans and start <= spans[-1][1]:
+        if spans and start <= spans[-1][1] and end - spans[-1][0] <= _MAX_WINDOW:
             grown = max(0, end - spans[-1][1])
             if grown > budget:
                 limited.hit = True
@@ -393,8 +398,9 @@ def extract_case_law(
         known = _Taken((f.start, f.end) for f in in_window)
         for m in _CASE_LIKE.finditer(window):
             start, end = w_start + m.start("volume"), w_start + m.end("page")
-            if known.overlaps(start, end):
+            if known.overlaps(start, end) or w_start + m.start() in starts:
                 continue
+            starts.add(w_start + m.start())
             reporter = m.group("reporter")
             found.append(
                 Found(

@@ -211,6 +211,7 @@ class CitationVerifier:
             list(dict.fromkeys(words(_without_markers(p, m))))
             for p, m in zip(pieces, claim_markers, strict=True)
         ]
+        pieces, claim_markers, claim_words = _drop_marker_only(pieces, claim_markers, claim_words)
         # The answer's words are the union of its claims' words: claims are cut only at
         # terminators and line breaks, which are neither words nor changed by NFKC, and pieces
         # without words hold none. Saves a second tokenization of the answer.
@@ -461,6 +462,26 @@ def _markers_by_claim(pieces: list[Piece], markers: list[_Marker]) -> list[list[
     return out
 
 
+def _drop_marker_only(
+    pieces: list[Piece], markers: list[list[_Marker]], claim_words: list[list[str]]
+) -> tuple[list[Piece], list[list[_Marker]], list[list[str]]]:
+    """Claims that are only inline markers ("[1]" alone on a line) are not claims.
+
+    Their markers cite for the claim before them; with no claim before, they are dropped.
+    """
+    if all(claim_words):
+        return pieces, markers, claim_words
+    kept: tuple[list[Piece], list[list[_Marker]], list[list[str]]] = ([], [], [])
+    for piece, marks, cw in zip(pieces, markers, claim_words, strict=True):
+        if cw:
+            kept[0].append(piece)
+            kept[1].append(list(marks))
+            kept[2].append(cw)
+        elif kept[1]:
+            kept[1][-1].extend(marks)
+    return kept
+
+
 class _BestDocuments:
     """For a claim, the document sharing the most of its words (the first on ties).
 
@@ -629,8 +650,11 @@ def _withhold(
     """
     removed.sort()
     gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
-    claims = [c.model_copy(update=gone) if _inside(c.span, removed) else c for c in claims]
-    unverified = [c.model_copy(update=gone) for c in unverified]
+    withheld = {
+        c.span: c.model_copy(update=gone) for c in claims if _inside(c.span, removed)
+    }  # one copy per claim, shared by both lists
+    claims = [withheld.get(c.span, c) for c in claims]
+    unverified = [withheld.get(c.span) or c.model_copy(update=gone) for c in unverified]
     inside = [_inside(c.span, removed) for c in citations]
     kept = {c.normalized for c, hidden in zip(citations, inside, strict=True) if not hidden}
     hidden = {c.normalized for c, h in zip(citations, inside, strict=True) if h} - kept
