@@ -10,7 +10,8 @@ options and redact on (every pass runs). Each measurement runs in a forked child
 cap; the figure is CPU time of the call (a loaded machine stretches wall-clock time, not this),
 the worst of the repeats. The growth 100k -> 1M is given as measured and net of what the context
 alone costs (verify of a one-line answer against the same context), which the answer's growth must
-not hide.
+not hide. An answer over the claim limit (20,000) is refused as an InputError before any work: for
+those the answer is also timed at the largest size under the limit ("at the claim limit").
 
 Run: ``uv run python bench/bench_hostile.py`` (``--quick``: 10k and 100k only, a 5 s cap;
 ``--only NAME`` for one generator; ``--markdown`` for the README table).
@@ -98,6 +99,23 @@ def measure(case: Case, n: int, cap: float) -> tuple[float | None, str, float]:
     return result
 
 
+def largest_accepted(case: Case, n: int) -> int:
+    """The largest size up to ``n`` whose answer stays under the claim limit (bisection)."""
+    from citeverify._text import split_claims
+    from citeverify._verifier import MAX_CLAIMS
+
+    def ok(size: int) -> bool:
+        return len(split_claims(case.gen(size), limit=MAX_CLAIMS)) <= MAX_CLAIMS
+
+    lo, hi = 1_000, n
+    if ok(hi):
+        return hi
+    while hi - lo > max(1_000, lo // 50):
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
 def fmt(t: float | None, cap: float) -> str:
     if t is None:
         return f">{cap:g} s"
@@ -119,7 +137,7 @@ def main() -> None:
     )
     header = ["generator", "origin", *(f"{n // 1000}k" for n in sizes)]
     if not quick:
-        header += ["100k->1M", "net", "flag"]
+        header += ["100k->1M", "net", "at the claim limit", "flag"]
     if markdown:
         print("| " + " | ".join(header) + " |")
         print("| " + " | ".join(["---", "---"] + ["---:"] * (len(header) - 2)) + " |")
@@ -163,6 +181,13 @@ def main() -> None:
             else:
                 growth = f"{t1m / max(t100, 1e-3):.1f}x"
                 net = f"{(t1m - base) / (t100 - base):.1f}x" if t100 - base >= 0.01 else "n/a"
+            limit_cell = ""
+            if notes[2] == "refused":
+                n_lim = largest_accepted(case, sizes[2])
+                t_lim, error_lim, _ = measure(case, n_lim, cap)
+                times.append(t_lim)
+                notes.append("refused" if error_lim.startswith("refused") else "")
+                limit_cell = f"{fmt(t_lim, cap)} at {n_lim // 1000}k"
             flags = []
             slow = [
                 t is None or t > TARGET_1M
@@ -182,7 +207,8 @@ def main() -> None:
                 nonlinear.append(case.name)
             if "crash" in notes:
                 flags.append("crash")
-            row += [growth, net, ", ".join(flags)]
+            del times[3:], notes[3:]
+            row += [growth, net, limit_cell, ", ".join(flags)]
         if markdown:
             print("| " + " | ".join(row) + " |", flush=True)
         else:
