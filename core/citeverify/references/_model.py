@@ -98,7 +98,7 @@ class Record:
         year = year_field(self.year)
         if year is not self.year:
             object.__setattr__(self, "year", year)
-        authors = self.authors if isinstance(self.authors, tuple) else ()
+        authors = self.authors[:MAX_AUTHORS] if isinstance(self.authors, tuple) else ()
         clean_authors = tuple(a for a in map(_author, authors) if a is not None)
         if clean_authors != self.authors:
             object.__setattr__(self, "authors", clean_authors)
@@ -118,17 +118,25 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: Years a record may carry; anything else in a payload (0, 1e400, 99999) is dropped.
 MIN_YEAR, MAX_YEAR = 1, 9999
+#: A record's text fields are cut to this many characters, and its author list to this many
+#: names (real titles stay under 1,000 characters; the longest author lists, of particle
+#: physics, run to a few thousand names, and a reference cites the first few). Unbounded, one
+#: hostile record with a 2-million-character title cost seconds per comparison (issue 9).
+MAX_FIELD_CHARS = 2_000
+MAX_AUTHORS = 1_000
 
 
 def text_field(value: Any, *, numbers: bool = False) -> str | None:
     """``value`` as a non-empty string field, or None when a payload put something else there.
 
-    A string keeps its text, with lone surrogates (valid in JSON escapes, not in UTF-8) replaced
-    by U+FFFD. With ``numbers``, an integer becomes its digits (a volume given as ``12``).
+    A string keeps its text (at most ``MAX_FIELD_CHARS`` characters), with lone surrogates
+    (valid in JSON escapes, not in UTF-8) replaced by U+FFFD. With ``numbers``, an integer
+    becomes its digits (a volume given as ``12``).
     """
     if isinstance(value, str):
         if not value or value.isspace():
             return None
+        value = value[:MAX_FIELD_CHARS]
         # A search, not an encode: no copy of the string (Records are built by the million).
         return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
     if numbers and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
