@@ -106,3 +106,12 @@ def test_an_answer_with_too_many_claims_is_refused_before_any_scoring():
 def test_a_long_redaction_marker_is_a_policy_error():
     with pytest.raises(PolicyError, match="redaction_marker"):
         CitationVerifier({"extensions": {"redaction_marker": "X" * 201}})
+
+
+def test_more_context_documents_than_the_limit_is_an_input_error():
+    from citeverify._context import MAX_DOCUMENTS
+
+    endless = ("doc" for _ in iter(int, 1))  # a generator that never ends is not read to its end
+    with pytest.raises(InputError, match="more than"):
+        CitationVerifier().verify("The museum opens.", endless)
+    assert CitationVerifier().verify("doc", ["doc"] * MAX_DOCUMENTS).verified
