@@ -65,7 +65,19 @@ GATEWAY_POLICY: dict[str, Any] = {
 CONTEXT_CHARS = 100_000
 #: Seconds one verification may take. The target is 1 s for any answer against 1 MB of context;
 #: these contexts are smaller, and the margin is for a noisy 2-core machine running two cases.
-LIMIT = {10_000: 1.5, 100_000: 1.5, 1_000_000: 3.0}
+LIMIT = {10_000: 1.5, 100_000: 1.5, 1_000_000: 3.0, 2_000_000: 1.0}
+#: At the answer limit (2,000,000 characters), the generators that cost the most per character,
+#: held to the issue's target itself: 1 s of CPU (here against 100 KB of context, not 1 MB).
+AT_THE_LIMIT = [
+    "dot_space",
+    "crlf_flood",
+    "v_repeated",
+    "ligatures_nfkc",
+    "email_many_ats",
+    "whitespace_only",
+    "usc_repeated",
+    "one_long_sentence",
+]
 WORKERS = 2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,6 +256,7 @@ def _warm_up() -> None:
 CASE_IDS = [
     *(f"verify-{c.name}-{n // 1000}k" for c in CASES for n in (10_000, 100_000)),
     *(f"verify-{c.name}-1000k" for c in CASES if c.cheap),
+    *(f"verify-{name}-2000k" for name in AT_THE_LIMIT),
     # The gateway adds the exchange's shape and the 400 body: at 100k (10k is covered above).
     *(f"gateway-{c.name}-100k" for c in CASES),
 ]
