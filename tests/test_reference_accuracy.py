@@ -233,4 +233,28 @@ def test_a_huge_record_is_shown_cut(tmp_path):
     result = ReferenceVerifier(index).verify("Name0, A. (2015). Deep learning. Nature, 1, 1–2.")
     assert len(result.model_dump_json()) < 60_000
     candidate = next(n for n in result.verificationGraph["nodes"] if n["type"] == "CANDIDATE")
-    assert candidate["candidateFields"]["authors"][-1] == "… 4,950 more"
+    authors = candidate["candidateFields"]["authors"]
+    assert len(authors) == 51 and authors[-1].startswith("… ") and authors[-1].endswith(" more")
+
+
+def test_a_titleless_reference_matches_on_its_numbers():
+    record = Record(
+        source="LOCAL",
+        title="Gas-phase chemistry of silver(1+) with alkyl chlorides",
+        authors=(Author("Jones", "R. W."), Author("Staley", "R. H.")),
+        year=1982,
+        venue="The Journal of Physical Chemistry",
+        volume="86",
+        pages="1669-1674",
+        doi="10.1021/j100206a036",
+    )
+    good = parse_reference("[1] R.W. Jones, R.H. Staley, J. Phys. Chem. 86 (1982) 1669.")
+    status, best, _ = decide(good, [compare(good, record)])
+    assert (status, best is not None and best.label("venue")) == ("verified", "CONTAINS")
+    for wrong in (
+        "[1] R.W. Jones, R.H. Staley, J. Phys. Chem. 86 (1982) 1700.",  # another page
+        "[1] R.W. Jones, R.H. Staley, J. Phys. Chem. 87 (1982) 1669.",  # another volume
+        "[1] A. Smith, J. Phys. Chem. 86 (1982) 1669.",  # another author
+    ):
+        ref = parse_reference(wrong)
+        assert decide(ref, [compare(ref, record)])[0] == "unverified", wrong

@@ -357,6 +357,7 @@ def decide(
         c for c in comparisons
         if c.label("title") in {"MATCH", "MATCH_WITH_TYPO", "CONTAINS"}
         or c.label("identifier") == "MATCH"
+        or _titleless_match(ref, c)
     ]  # fmt: skip
     if not plausible:
         if (
@@ -384,7 +385,7 @@ def decide(
     ):
         return "needs-human", best, "two candidates match about equally well"
     title = best.label("title")
-    if title not in {"MATCH", "MATCH_WITH_TYPO", "CONTAINS"}:
+    if title not in {"MATCH", "MATCH_WITH_TYPO", "CONTAINS"} and not _titleless_match(ref, best):
         # Found by its DOI only: the DOI points to a work the title does not describe.
         return (
             "unverified",
@@ -427,3 +428,24 @@ def _another_work(ref: ParsedReference, best: Comparison) -> bool:
     if any(_same_name(c, f) for c in cited for f in found):
         return False
     return "CONTRADICTION" in {best.label("year"), best.label("venue")}
+
+
+def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
+    """Whether a reference without a title (ACS, AIP, Elsevier) is this record (issue 10).
+
+    The year, the volume and the first page agree, and the authors and the venue do not
+    contradict it; without pages on either side, the authors and the venue must agree.
+    """
+    if ref.title or ref.style != "titleless" or c.label("year") != "MATCH":
+        return False
+    if "CONTRADICTION" in {c.label("authors"), c.label("venue")}:
+        return False
+    volume = getattr(ref, "volume", None)
+    if volume and c.record.volume and norm(volume) != norm(c.record.volume):
+        return False
+    first = getattr(ref, "first_page", None)
+    found = re.split(r"\s*[-–—]\s*", c.record.pages or "", maxsplit=1)[0]
+    if first and found:
+        return norm(first) == norm(found) and bool(volume or c.label("authors") == "MATCH")
+    # Without pages to compare: the authors and the venue must both agree.
+    return c.label("authors") == "MATCH" and c.label("venue") in {"MATCH", "CONTAINS"}

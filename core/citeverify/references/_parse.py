@@ -237,7 +237,7 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
 # --- layout -------------------------------------------------------------------------------------
 
 _Y = r"(?P<year>(?:1[5-9]|20)\d{2})[a-z]?"
-_NUM = r"[A-Za-z]?\d[\w]*(?:\s*[-–]\s*[A-Za-z]?\d[\w]*)?"
+_NUM = r"[A-Za-z]{0,3}\d[\w]*(?:\s*[-–]\s*[A-Za-z]{0,3}\d[\w]*)?"
 # The numeric ends of the styles without a title (ACS, AIP, Elsevier and most physics and
 # chemistry lists): "Venue 2003, 8, 343-351." / "Venue 8, 343 (2003)." / "Venue 8 (2003) 343."
 _TITLELESS_TAILS = (
