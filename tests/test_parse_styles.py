@@ -381,3 +381,28 @@ def test_titleless_styles(text, pages):
 )
 def test_titled_strings_are_not_titleless(text):
     assert parse_reference(text).style != "titleless"
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("References", "a heading"),
+        ("REFERENCES:", "a heading"),
+        ("4. Bibliography", "a heading"),
+        ("Works Cited", "a heading"),
+        ("-----", "a rule"),
+        ("=== * ===", "a rule"),
+        ("Page 12 of 30", "a page number"),
+        ("- 12 -", "a page number"),
+        ("12", "a page number"),
+        ("   ", "empty line"),
+        ("[3]", "no words"),
+        ("Kuhn, T. S. (1962). The Structure of Scientific Revolutions. Chicago.", None),
+        ("References to the past: a study. Journal, 1, 2.", None),
+        ("WHO. (2020). Report.", None),
+    ],
+)
+def test_junk_lines(line, reason):
+    from citeverify.references._parse import junk_line
+
+    assert junk_line(line) == reason

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_REFERENCE_CHARS",
     "ParsedCitation",
     "bibtex_entries",
+    "junk_line",
     "parse_bibtex",
     "parse_reference",
 ]
@@ -111,6 +112,43 @@ _NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–‐.]*$")
 _TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 _EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
 _PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
+
+
+_HEADING = re.compile(
+    r"^\W*(?:\d+\.?\s*)?(?:references?(?:\s+(?:cited|list))?|bibliography|works\s+cited|"
+    r"literature(?:\s+cited)?|sources|notes|endnotes|further\s+reading|citations|"
+    r"literaturverzeichnis|références|referencias|bibliografía|bibliografia)\W*$",
+    re.I,
+)
+_RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
+_PAGE_FOOTER = re.compile(
+    r"^[\s\-–—|]*(?:page|p\.|pg\.?|seite|página)?\s*\d{1,4}(?:\s*(?:of|/|von|de)\s*\d{1,4})?"
+    r"[\s\-–—|]*$",
+    re.I,
+)
+
+
+def junk_line(text: str) -> str | None:
+    """Why a line of a reference list is not a reference, or None (issue 10).
+
+    Headings ("References", "Bibliography"), rules ("-----") and page footers ("Page 12 of 30",
+    "- 12 -") are skipped and reported, not verified. Cheap: lines over 200 characters are
+    never junk.
+    """
+    if len(text) > 200:
+        return None
+    line = text.strip()
+    if not line:
+        return "empty line"
+    if _RULE.match(line):
+        return "a rule"
+    if _HEADING.match(line):
+        return "a heading"
+    if _PAGE_FOOTER.match(line):
+        return "a page number"
+    if not re.search(r"[^\W\d_]{2,}", line):
+        return "no words"
+    return None
 
 
 def parse_reference(text: str) -> ParsedCitation:
