@@ -126,7 +126,7 @@ def main() -> None:
     quick = "--quick" in sys.argv
     markdown = "--markdown" in sys.argv
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
-    sizes = (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000)
+    sizes: tuple[int, ...] = (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000)
     cap = 5.0 if quick else 10.0
     english(CONTEXT_CHARS)  # built once, before the forks
     VERIFIER.verify('See 5 U.S. 137 (1803), doi:10.1234/x, "q", 5% [1].', ["x 5%"])  # imports
