@@ -650,8 +650,10 @@ def _withhold(
     """
     removed.sort()
     gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
+    # The removed spans are the unverified claims' own, or the whole answer: no search needed.
+    whole = not unverified
     withheld = {
-        c.span: c.model_copy(update=gone) for c in claims if _inside(c.span, removed)
+        c.span: c.model_copy(update=gone) for c in (claims if whole else unverified)
     }  # one copy per claim, shared by both lists
     claims = [withheld.get(c.span, c) for c in claims]
     unverified = [withheld.get(c.span) or c.model_copy(update=gone) for c in unverified]
