@@ -61,6 +61,7 @@ GATEWAY_POLICY: dict[str, Any] = {
     "output_action": {"unverified_action": "block"},
     "extensions": {"lookups": {"enabled": False}},
 }
+GATEWAY_POLICY_EXTENSIONS: dict[str, Any] = {"extensions": {"lookups": {"enabled": False}}}
 #: Context of the cases that do not bring their own (the bench uses 1 MB).
 CONTEXT_CHARS = 100_000
 #: Seconds one verification may take. The target is 1 s for any answer against 1 MB of context;
@@ -951,3 +952,30 @@ def test_claims_made_of_markers_only(answer: str) -> None:
             continue
         json.dumps(result.to_dict())
         render_text(result)
+
+
+def _deep(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [600, 900])
+def test_gateway_redact_of_a_deeply_nested_response(depth: int, tmp_path: Path) -> None:
+    # json.loads reads these (Python's parser goes deeper than 900); under redact the gateway
+    # rewrites the answer in a copy of the provider's response, which must not recurse into it.
+    request = {"messages": [], "verdictan": {"context_documents": [{"content": GROUNDED}]}}
+    message = {"role": "assistant", "content": GROUNDED + "Dragons guard it."}
+    response = {"choices": [{"message": message, "logprobs": _deep(depth)}]}
+    assert json.loads(json.dumps(response)) == response
+    policy = {"output_action": {"unverified_action": "redact"}, **GATEWAY_POLICY_EXTENSIONS}
+    status, body = verify_exchange(request, response, policy).to_http()
+    assert status == 200
+    assert "Dragons" not in body["choices"][0]["message"]["content"]
+    req = _write(tmp_path, "req.json", json.dumps(request))
+    resp = _write(tmp_path, "resp.json", json.dumps(response))
+    args = ["check", "--request", str(req), "--response", str(resp), "--action", "redact"]
+    outcome = run_all({"cli": (cli_job([*args, "--no-lookups", "--json"]), 20.0)})["cli"]
+    _assert_no_traceback(outcome)
+    assert outcome.value["code"] in (0, 1), outcome.value
