@@ -979,3 +979,35 @@ def test_gateway_redact_of_a_deeply_nested_response(depth: int, tmp_path: Path) 
     outcome = run_all({"cli": (cli_job([*args, "--no-lookups", "--json"]), 20.0)})["cli"]
     _assert_no_traceback(outcome)
     assert outcome.value["code"] in (0, 1), outcome.value
+
+
+# --- database paths: the lookup cache, the local index, the job store ------------------------------
+
+HOSTILE_PATHS = {
+    "nul": "x\x00y.sqlite",
+    "surrogate": "\ud800.sqlite",
+    "root": "/",
+    "missing_dir": "/nonexistent/dir/x.sqlite",
+    "not_a_database": "{not_a_db}",
+    "directory": "{dir}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_PATHS))
+def test_database_paths(name: str, tmp_path: Path) -> None:
+    from citeverify import LookupCache
+    from citeverify.references import JobStore, LocalIndex, ReferenceVerifier
+
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database" * 100)
+    path = HOSTILE_PATHS[name].format(not_a_db=bad, dir=tmp_path)
+    policy = {"extensions": {"lookups": {"cache_path": path}}}
+    for make in (
+        lambda: LookupCache(path),
+        lambda: CitationVerifier(policy),
+        lambda: LocalIndex(path).stats(),
+        lambda: ReferenceVerifier(path),
+        lambda: JobStore(path, ReferenceVerifier(LocalIndex(tmp_path / "ok.sqlite"))),
+    ):
+        with contextlib.suppress(CiteVerifyError):
+            make()
