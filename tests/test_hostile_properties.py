@@ -27,7 +27,15 @@ from typer.testing import CliRunner
 from citeverify import CitationVerifier, CiteVerifyError, PolicyConfig, PolicyError
 from citeverify.cli import app
 from citeverify.gateway import verify_exchange
-from citeverify.references import JobStore, LocalIndex, ReferenceVerifier, parse_reference
+from citeverify.references import (
+    JobStore,
+    LocalIndex,
+    ReferenceVerifier,
+    apa7,
+    parse_bibtex,
+    parse_reference,
+    record_from_work,
+)
 
 DATA = Path(__file__).parent / "data"
 #: Seconds one example may take (small inputs: anything near this is a hang or a blow-up).
@@ -147,6 +155,112 @@ def test_verify_any_values(answer: Any, docs: Any) -> None:
 @given(text=st.one_of(HOSTILE_TEXT, JSON_LIKE, st.text(max_size=1300)))
 def test_parse_reference_any_input(text: Any) -> None:
     only_library_errors(lambda: parse_reference(text))
+
+
+CROSSREF_WORK = st.fixed_dictionaries(
+    {},
+    optional={
+        "DOI": JSON_LIKE,
+        "title": st.one_of(st.lists(JSON_LIKE, max_size=3), JSON_LIKE),
+        "author": st.one_of(
+            st.lists(
+                st.fixed_dictionaries(
+                    {}, optional={"family": JSON_LIKE, "given": JSON_LIKE, "name": JSON_LIKE}
+                ),
+                max_size=4,
+            ),
+            JSON_LIKE,
+        ),
+        "issued": st.one_of(
+            st.fixed_dictionaries(
+                {
+                    "date-parts": st.one_of(
+                        st.lists(st.lists(JSON_SCALARS, max_size=3), max_size=2), JSON_LIKE
+                    )
+                }
+            ),
+            JSON_LIKE,
+        ),
+        "container-title": st.one_of(st.lists(JSON_LIKE, max_size=2), JSON_LIKE),
+        "volume": JSON_LIKE,
+        "issue": JSON_LIKE,
+        "page": JSON_LIKE,
+        "type": st.one_of(st.sampled_from(["journal-article", "book", "x"]), JSON_LIKE),
+        "publisher": JSON_LIKE,
+    },
+)
+OPENALEX_WORK = st.fixed_dictionaries(
+    {"id": st.one_of(st.just("https://openalex.org/W1"), JSON_LIKE)},
+    optional={
+        "doi": JSON_LIKE,
+        "title": JSON_LIKE,
+        "display_name": JSON_LIKE,
+        "publication_year": JSON_LIKE,
+        "authorships": st.one_of(
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "author": st.one_of(
+                            st.fixed_dictionaries({"display_name": JSON_LIKE}), JSON_LIKE
+                        )
+                    }
+                ),
+                max_size=3,
+            ),
+            JSON_LIKE,
+        ),
+        "primary_location": JSON_LIKE,
+        "biblio": JSON_LIKE,
+    },
+)
+
+
+@SETTINGS
+@given(
+    work=st.one_of(
+        CROSSREF_WORK, st.fixed_dictionaries({"message": CROSSREF_WORK}), OPENALEX_WORK, JSON_LIKE
+    )
+)
+def test_record_from_work_never_raises(work: Any) -> None:
+    # Dumps and API answers are untrusted: a Record or None, and the Record renders.
+    with budget():
+        record = record_from_work(work)
+        if record is not None:
+            apa7(record)
+            repr(record)
+
+
+@SETTINGS
+@given(
+    text=st.one_of(
+        HOSTILE_TEXT,
+        st.lists(
+            st.sampled_from(
+                [
+                    "@article{",
+                    "@book{",
+                    "x,",
+                    "title",
+                    "=",
+                    "{",
+                    "}",
+                    '"',
+                    "author = {",
+                    " and ",
+                    "year = 99999999999999",
+                    ",\n",
+                    "%",
+                    "@comment{",
+                    "@string{a = {b}}",
+                    "#",
+                ]
+            ),
+            max_size=40,
+        ).map("".join),
+    )
+)
+def test_parse_bibtex_any_text(text: str) -> None:
+    only_library_errors(lambda: parse_bibtex(text))
 
 
 # --- policy ----------------------------------------------------------------------------------------
