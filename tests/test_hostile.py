@@ -1011,3 +1011,45 @@ def test_database_paths(name: str, tmp_path: Path) -> None:
     ):
         with contextlib.suppress(CiteVerifyError):
             make()
+
+
+def test_gateway_redact_of_read_only_mappings() -> None:
+    # verify_exchange takes any Mapping: a read-only one (a proxy, a frozen dict) must be
+    # redacted too, not crash on the copy nor pass the removed text through unchanged.
+    from types import MappingProxyType as Frozen
+
+    request = {"messages": [], "verdictan": {"context_documents": [{"content": GROUNDED}]}}
+    policy = {"output_action": {"unverified_action": "redact"}, **GATEWAY_POLICY_EXTENSIONS}
+    text = GROUNDED + f"{SECRET.capitalize()} dragons guard it."
+    chat = {"choices": [Frozen({"message": Frozen({"role": "assistant", "content": text})})]}
+    responses_api = {
+        "output": [
+            Frozen({"type": "message", "content": [Frozen({"type": "output_text", "text": text})]})
+        ]
+    }
+    for response in (chat, responses_api, Frozen(chat)):
+        try:
+            _, body = verify_exchange(request, response, policy).to_http()
+        except CiteVerifyError:
+            continue
+        assert SECRET not in json.dumps(body, default=dict).casefold()
+
+
+def test_gateway_does_not_pass_unchecked_choices() -> None:
+    # Only choices[0] is verified: under block, a second choice that no source supports must not
+    # reach the client with a 200 (verify every choice, or refuse/block responses with several).
+    request = {"messages": [], "verdictan": {"context_documents": [{"content": GROUNDED}]}}
+    response = {
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": GROUNDED}},
+            {"index": 1, "message": {"role": "assistant", "content": LEAKS["claim"]}},
+        ]
+    }
+    policy = {"output_action": {"unverified_action": "block"}, **GATEWAY_POLICY_EXTENSIONS}
+    try:
+        status, body = verify_exchange(request, response, policy).to_http()
+    except CiteVerifyError:
+        return
+    assert not (status == 200 and SECRET in json.dumps(body).casefold()), (
+        "an unchecked choice passed"
+    )
