@@ -7,7 +7,6 @@ a :class:`GatewayDecision` whose ``to_http()`` gives the status and body a gatew
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -278,25 +277,37 @@ def _part_texts(
 def _replace_answer(response: Mapping[str, Any], answer: str) -> dict[str, Any]:
     """A copy of ``response`` whose answer text is ``answer`` (used under redact).
 
-    Text parts are merged into the first one; other parts (images, refusals) are kept.
+    Text parts are merged into the first one; other parts (images, refusals) are kept. Only the
+    containers on the way to the answer are copied (no deep copy: the rest of a provider's
+    response, such as logprobs, may be nested deeper than Python can recurse).
     """
-    out = copy.deepcopy(dict(response))
+    out = dict(response)
     if "choices" in out:
-        message = out["choices"][0]["message"]
+        choices = list(out["choices"])
+        choice = dict(choices[0])
+        message = dict(choice["message"])
         if isinstance(message.get("content"), list):
             message["content"] = _merge_parts(message["content"], ("text", "output_text"), answer)
         else:
             message["content"] = answer
+        choice["message"] = message
+        choices[0] = choice
+        out["choices"] = choices
         return out
     first = True
+    output = []
     for item in out.get("output", []):
-        if isinstance(item, dict) and item.get("type", "message") == "message":
+        if isinstance(item, Mapping) and item.get("type", "message") == "message":
             content = item.get("content")
             if isinstance(content, list) and any(
-                isinstance(p, dict) and p.get("type") == "output_text" for p in content
+                isinstance(p, Mapping) and p.get("type") == "output_text" for p in content
             ):
-                item["content"] = _merge_parts(content, ("output_text",), answer if first else None)
+                parts = _merge_parts(content, ("output_text",), answer if first else None)
+                item = {**item, "content": parts}  # noqa: PLW2901
                 first = False
+        output.append(item)
+    if "output" in out:
+        out["output"] = output
     if "output_text" in out:
         out["output_text"] = answer
     return out
@@ -305,7 +316,7 @@ def _replace_answer(response: Mapping[str, Any], answer: str) -> dict[str, Any]:
 def _merge_parts(parts: list[Any], kinds: tuple[str, ...], text: str | None) -> list[Any]:
     merged: list[Any] = []
     for part in parts:
-        if isinstance(part, dict) and part.get("type") in kinds:
+        if isinstance(part, Mapping) and part.get("type") in kinds:
             if text is not None:
                 merged.append({**part, "text": text})
                 text = None
