@@ -99,3 +99,44 @@ def test_quote_offsets_in_small_windows_match_the_text(pieces, start, length):
     span = doc.find(needle)
     assert span is not None
     assert needle in match_normalize(text[span[0] : span[1]])
+
+
+def _split_claims_without_fast_path(text):
+    """split_claims as it was before the wordless-stretch shortcut: every period decided."""
+    from citeverify import _text as t
+
+    protected = t._protected_spans(text)
+    pieces = []
+    start = p_index = 0
+    for m in t._TERMINATOR.finditer(text):
+        pos = m.start()
+        while p_index < len(protected) and protected[p_index][1] <= pos:
+            p_index += 1
+        if p_index < len(protected) and protected[p_index][0] <= pos < protected[p_index][1]:
+            continue
+        if m.group() == "." and not t._period_ends_claim(text, pos):
+            continue
+        end = m.end()
+        if m.group()[0] in ".!?":
+            end = t._CLOSERS.match(text, end).end()
+            if "[" in text or "【" in text:
+                markers = t._TRAILING_MARKERS.match(text, end)
+                if markers:
+                    end = markers.end()
+        t._add_piece(text, start, end, pieces)
+        start = end
+    t._add_piece(text, start, len(text), pieces)
+    return pieces
+
+
+_CLAIM_CHARS = st.sampled_from(
+    [*". !?\n\r", "a", "B", "5", "[1]", "”", ")", "e.g.", "Dr.", "x@y.com", "http://a.b/c.", "No."]
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(_CLAIM_CHARS, max_size=40).map("".join))
+def test_split_claims_equals_the_version_that_decides_every_period(text):
+    from citeverify._text import split_claims
+
+    assert split_claims(text) == _split_claims_without_fast_path(text)
