@@ -139,12 +139,13 @@ def test_a_title_shared_by_other_works_is_not_enough(tmp_path):
 #: 2026-11-30); raise a floor when the figure improves.
 FLOORS = {
     "verified": {"APA": 0.95, "Chicago": 0.95, "Harvard": 0.95, "MLA": 0.95, "IEEE [1]R.": 0.95,
-                 "IEEE [1] R.": 0.95, "Vancouver": 0.945},  # target 0.95 each; Vancouver 95.0%
+                 "IEEE [1] R.": 0.95, "Vancouver": 0.95},
+    "titleless": 0.90,  # ACS, AIP and Elsevier together (measured 90.6%; ACS alone 89.2%)
     "precision": 0.995,
     "swapped authors": 0.95,
     "dropped author": 0.90,
     "year +-1": 0.97,
-    "title typo": 0.95,  # target 0.97: one-word titles with a typo are not found by the index
+    "title typo": 0.97,
     "wrong journal": 0.97,
     "fabricated title": 0.98,
 }  # fmt: skip
@@ -175,6 +176,17 @@ def test_dev_set_precision_and_absent_works(accuracy):
     _, report = accuracy
     assert report.precision >= FLOORS["precision"], report.precision
     assert report.absent_verified == 0
+
+
+def test_dev_set_titleless_references_are_matched(accuracy):
+    # ACS, AIP and Elsevier give no title: first author, year, venue, volume and first page.
+    bench, report = accuracy
+    rate = report.rate("correct", bench.TITLELESS)
+    assert rate is not None and rate >= FLOORS["titleless"], (rate, bench.table(report))
+    right, matched = report.style_precision(bench.TITLELESS)
+    assert right / matched >= FLOORS["precision"], (right, matched)
+    absent = [ok for s in bench.TITLELESS for ok in report.outcomes[(s, "absent")]]
+    assert absent and all(absent)  # a titleless reference to a work not indexed: never verified
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Record, Status
 from citeverify.references._text import norm as _norm_uncached
@@ -25,6 +26,8 @@ _TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 #: Title similarity (rapidfuzz ratio, 0-100, on normalized text) for MATCH_WITH_TYPO.
 TITLE_TYPO = 90
+#: A title shorter than this is never a typo of another (edits, see _few_edits).
+TITLE_TYPO_MIN_CHARS = 5
 #: A title at least this long, that is the start of (or contained in) the record's title, is
 #: CONTAINS (a title without its subtitle).
 TITLE_CONTAINED_MIN_CHARS = 15
@@ -111,7 +114,7 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
             "title", "MATCH", cited, found, "titles are identical after normalization"
         )
     ratio = fuzz.ratio(a, b)
-    if ratio >= TITLE_TYPO:
+    if ratio >= TITLE_TYPO or _few_edits(a, b):
         return FieldComparison(
             "title",
             "MATCH_WITH_TYPO",
@@ -139,6 +142,17 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
     return FieldComparison(
         "title", "CONTRADICTION", cited, found, f"titles differ ({ratio:.0f}% similar)"
     )
+
+
+def _few_edits(a: str, b: str) -> bool:
+    """A typo in a short title, which TITLE_TYPO misses ("Ripotse" / "Riposte": 86% similar).
+
+    One edit (a transposition counts as one) in 5-9 characters, two from 10.
+    """
+    shorter = min(len(a), len(b))
+    if shorter < TITLE_TYPO_MIN_CHARS:
+        return False
+    return OSA.distance(a, b, score_cutoff=2) <= (1 if shorter < 10 else 2)
 
 
 def _same_name(cited: str, found: str) -> int:
@@ -195,7 +209,7 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
         return field("CONTRADICTION", f"not among the record's authors: {', '.join(unknown)}")
     # Positions: the cited list is the record's list, its beginning ("et al."), or its
     # beginning and its last name (the elision).
-    elided = bool(getattr(ref, "elided", False))
+    elided = ref.elided
     expected = found[: len(cited)]
     if elided and len(cited) >= 2:
         # "A, B, ... Z": Z is a later author on the record, normally the last one (CSL
@@ -371,11 +385,19 @@ def decide(
                 "no record matches the title, and the DOI belongs to another work",
             )
         return "unverified", None, "no candidate matches the reference"
-    plausible.sort(key=lambda c: c.score, reverse=True)
+    if ref.style == "titleless" and not ref.title:
+        # Without a title, the volume and the first page tell works of one author, year and
+        # venue apart (a record without them is a book, a chapter, or another work).
+        plausible.sort(key=lambda c: (_numbers_agree(ref, c.record), c.score), reverse=True)
+        level = _numbers_agree(ref, plausible[0].record)
+        rivals = [c for c in plausible if _numbers_agree(ref, c.record) == level]
+    else:
+        plausible.sort(key=lambda c: c.score, reverse=True)
+        rivals = plausible
     best = plausible[0]
     others = [
         c
-        for c in plausible[1:]
+        for c in rivals[1:]
         if (c.record.doi or c.record.title) != (best.record.doi or best.record.title)
     ]
     if (
@@ -430,22 +452,55 @@ def _another_work(ref: ParsedReference, best: Comparison) -> bool:
     return "CONTRADICTION" in {best.label("year"), best.label("venue")}
 
 
+def _first_page(pages: str | None) -> str:
+    """The first page of a record's pages (after the last comma).
+
+    Deposits put more before it: "30(7), 766-770", "Volume 13, 793-800", "467-468, 654-658".
+    """
+    return re.split(r"\s*[-–—]\s*", (pages or "").rsplit(", ", 1)[-1], maxsplit=1)[0]
+
+
+def _numbers_agree(ref: ParsedReference, record: Record) -> int:
+    """How many of volume and first page the reference and the record share (0-2).
+
+    A book or chapter has pages and no volume: "Advances in Cancer Research 89 (1979)" cites
+    page 89, which the parser reads as the volume.
+    """
+    agree = 0
+    found = _first_page(record.pages)
+    if ref.volume and record.volume and norm(ref.volume) == norm(record.volume):
+        agree += 1
+    elif ref.volume and not record.volume and not ref.pages and found:
+        agree += norm(ref.volume) == norm(found)
+    if ref.first_page and found and norm(ref.first_page) == norm(found):
+        agree += 1
+    return agree
+
+
 def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
     """Whether a reference without a title (ACS, AIP, Elsevier) is this record (issue 10).
 
-    The year, the volume and the first page agree, and the authors and the venue do not
-    contradict it; without pages on either side, the authors and the venue must agree.
+    The year agrees, the authors, the venue, the volume and the first page do not contradict
+    it, and: the volume and the first page agree; or the first page and the authors agree; or
+    one of the numbers and the venue agree; or, without numbers to compare, the authors and the
+    venue both agree.
     """
     if ref.title or ref.style != "titleless" or c.label("year") != "MATCH":
         return False
     if "CONTRADICTION" in {c.label("authors"), c.label("venue")}:
         return False
-    volume = getattr(ref, "volume", None)
+    volume = ref.volume
     if volume and c.record.volume and norm(volume) != norm(c.record.volume):
         return False
-    first = getattr(ref, "first_page", None)
-    found = re.split(r"\s*[-–—]\s*", c.record.pages or "", maxsplit=1)[0]
-    if first and found:
-        return norm(first) == norm(found) and bool(volume or c.label("authors") == "MATCH")
-    # Without pages to compare: the authors and the venue must both agree.
-    return c.label("authors") == "MATCH" and c.label("venue") in {"MATCH", "CONTAINS"}
+    first = ref.first_page
+    found = _first_page(c.record.pages)
+    if first and found and norm(first) != norm(found):
+        return False
+    authors = c.label("authors") == "MATCH"
+    venue = c.label("venue") in {"MATCH", "CONTAINS"}
+    numbers = _numbers_agree(ref, c.record)
+    if first and found:  # the first pages agree
+        return bool(volume) or authors or venue
+    if numbers and venue:
+        return True
+    return authors and venue

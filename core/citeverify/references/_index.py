@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 from citeverify._errors import InputError
 from citeverify.references._compare import CANDIDATE_MIN_TITLE
@@ -56,6 +56,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
 """
+#: Titleless references (ACS, AIP, Elsevier; issue 10) are found by year and volume. Created on
+#: open, so an index built before it gets it too (once: about a second per million records).
+_NUMBERS_INDEX = "CREATE INDEX IF NOT EXISTS works_year_volume ON works (year, volume)"
 #: Title words used in a search: the rarest ones (by document frequency) find the work with the
 #: shortest posting lists. Benchmark if changing (bench/bench_references.py: p50 <= 10 ms at 1M).
 _SEARCH_TERMS = 4
@@ -65,6 +68,8 @@ _BATCH = 5000
 MAX_LINE_BYTES = 16 * 1024 * 1024
 #: The columns a works table must have to be ours.
 _COLUMNS = {"doi", "title", "authors", "year", "venue", "volume", "issue", "pages", "kind", "url"}
+#: The columns a Record is read from, in :func:`_record`'s order.
+_FIELDS = "doi, title, authors, year, venue, volume, issue, pages, kind, url"
 _STOP = frozenset(
     {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
      "or", "the", "to", "with"}
@@ -84,6 +89,9 @@ class LocalIndex:
         try:
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(works)")}
+            if not _COLUMNS - columns:
+                self._db.execute(_NUMBERS_INDEX)
+                self._db.commit()
         except sqlite3.Error as exc:
             self._db.close()
             msg = f"{path} cannot be used as an index: {exc}"
@@ -182,15 +190,66 @@ class LocalIndex:
             ).fetchone()
         return _record(row) if row else None
 
-    def search(self, title: str, *, limit: int = 5) -> list[Record]:
-        """Records whose title best matches ``title`` (bm25), best first."""
-        if not encodable(title):
+    def by_numbers(
+        self,
+        *,
+        year: int,
+        volume: str | None,
+        first_page: str | None = None,
+        author: str | None = None,
+        limit: int = 50,
+    ) -> list[Record]:
+        """Records of this year and volume, for references without a title (issue 10).
+
+        ACS, AIP and Elsevier strings give first author, venue, year, volume and first page but
+        no title; the comparison decides among these candidates. Records without a volume are
+        candidates too (books and chapters; a string's "2004, 171" may be a page), after those
+        of the volume; with ``first_page``, only records whose pages start there or that have
+        no pages; records with ``author`` (the first author's family name) in their author list
+        come first. One volume of one year holds thousands of works in a full index, so the
+        order matters: the ``(year, volume)`` index finds the rows, benchmark if changing.
+        """
+        texts = (volume, first_page, author)
+        if year_field(year) is None or not all(encodable(t or "") for t in texts):
             return []
-        folded = unicodedata.normalize("NFKD", title.casefold())
-        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-        words = list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[
-            :32
-        ]
+        where, params = "year = ?", list[Any]([year])
+        order: list[str] = []
+        order_params: list[Any] = []
+        if volume is not None:
+            where += " AND (volume = ? OR volume IS NULL)"
+            params.append(volume)
+            order.append("volume IS NULL")
+        if first_page is not None:
+            # "766-770", and as deposited "30(7), 766-770" (see _compare._first_page).
+            starts = (
+                "(pages = ? OR instr(pages, ?) = 1 OR instr(pages, ?) = 1 OR instr(pages, ?) > 0)"
+            )
+            where += f" AND (pages IS NULL OR {starts})"
+            page_params = [first_page, f"{first_page}-", f"{first_page}\u2013", f", {first_page}"]
+            params += page_params
+            order.append(f"NOT {starts}")
+            order_params += page_params
+        if author:
+            order.append("instr(authors, ?) = 0")
+            order_params.append(json.dumps(author, ensure_ascii=False)[1:-1])
+        sql = f"SELECT {_FIELDS} FROM works WHERE {where}"  # constant fragments; values bound
+        if order:
+            sql += " ORDER BY " + ", ".join(order)
+        with self._lock:
+            rows = self._db.execute(f"{sql} LIMIT ?", (*params, *order_params, limit)).fetchall()
+        return [_record(r) for r in rows]
+
+    def search(self, title: str, *, limit: int = 5, author: str | None = None) -> list[Record]:
+        """Records whose title best matches ``title`` (bm25), best first.
+
+        A title word the index has never seen (a typo) is replaced by the index's words that
+        look like it. A short title ("Introduction", "Editorial": shared by many works) is
+        searched with ``author``, the cited first author's family name, as well, so that the
+        cited work is among the candidates (issue 10).
+        """
+        if not encodable(title) or (author is not None and not encodable(author)):
+            return []
+        words = _words(title)
         if not words:
             return []
         with self._lock:
@@ -200,29 +259,114 @@ class LocalIndex:
                     f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", words
                 )
             )
+        wanted = norm(title)
+        found: dict[str | None, Record] = {}
+        alternatives: dict[str, list[str]] = {}
+
+        def typos() -> dict[str, list[str]]:
+            # Unknown words may be typos of words the index has ("repsonse" for "response").
+            # Only looked for when needed, so a correct title costs no fuzzy search.
+            if not alternatives:
+                unknown = [w for w in words if not counts.get(w)][:_TYPO_WORDS]
+                alternatives.update((w, self._close_terms(w)) for w in unknown)
+            return alternatives
+
+        if len(words) <= _SHORT_TITLE:
+            # Generic titles: thousands of records are called "Introduction". The cited
+            # author's is looked for first, and more of the others are compared.
+            limit = max(limit, _SHORT_TITLE_LIMIT)
+            if author and (names := _words(author)):
+                groups = [
+                    " OR ".join(f'"{t}"' for t in ([w] if counts.get(w) else typos().get(w, [])))
+                    for w in words
+                ]
+                if all(groups):
+                    title_part = " AND ".join(f"({g})" for g in groups)
+                    phrase = " ".join(names)
+                    for r in self._match(f'title : ({title_part}) AND authors : "{phrase}"', limit):
+                        found.setdefault(r.doi or r.title, r)
         rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
-        if not rare:
-            return []
         # First all of the 3 rarest words (a correct title has them: tiny posting-list
         # intersections, ~0.2 ms at 1M records); when that finds nothing like the title (a
         # typo, a wrong word), any of the 4 rarest (~2 ms). Benchmark if changing.
-        wanted = norm(title)
-        for joiner, terms in ((" AND ", rare[:3]), (" OR ", rare)):
-            query = joiner.join(f'"{w}"' for w in terms)
-            with self._lock:
+        passes: list[str] = []
+        if rare:
+            passes += [
+                " AND ".join(f'"{w}"' for w in rare[:3]),
+                " OR ".join(f'"{w}"' for w in rare),
+            ]
+        records: list[Record] = []
+        for query in passes:
+            records = self._match(f"title : ({query})", limit)
+            if _close(wanted, records):
+                break
+        else:
+            close = [t for terms in typos().values() for t in terms]
+            if close:
+                query = " OR ".join(f'"{w}"' for w in dict.fromkeys([*rare, *close]))
+                records = self._match(f"title : ({query})", limit)
+        for r in records:
+            found.setdefault(r.doi or r.title, r)
+        return list(found.values())
+
+    def _match(self, query: str, limit: int) -> list[Record]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT w.doi, w.title, w.authors, w.year, w.venue, w.volume, w.issue, "
+                "w.pages, w.kind, w.url FROM works_fts JOIN works w ON w.id = works_fts.rowid "
+                "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
+                (query, limit),
+            ).fetchall()
+        return [_record(r) for r in rows]
+
+    def _close_terms(self, word: str) -> list[str]:
+        """Index words that look like ``word`` (rapidfuzz ratio >= 80), the closest first.
+
+        Looked for among the words that start like it: its first two letters, or its first and
+        third (a typo in the second letter). Benchmark if changing.
+        """
+        if len(word) < _TYPO_MIN_CHARS:
+            return []
+        terms: set[str] = set()
+        with self._lock:
+            for prefix in dict.fromkeys((word[:2], word[0] + word[2])):
                 rows = self._db.execute(
-                    "SELECT w.doi, w.title, w.authors, w.year, w.venue, w.volume, w.issue, "
-                    "w.pages, w.kind, w.url FROM works_fts JOIN works w ON w.id = works_fts.rowid "
-                    "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
-                    (f"title : ({query})", limit),
-                ).fetchall()
-            records = [_record(r) for r in rows]
-            if any(
-                fuzz.token_set_ratio(wanted, norm(r.title or "")) >= CANDIDATE_MIN_TITLE
-                for r in records
-            ):
-                return records
-        return records
+                    "SELECT term FROM works_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                    (prefix, prefix + "\U0010ffff", _TYPO_SCAN),
+                )
+                terms.update(t for (t,) in rows if abs(len(t) - len(word)) <= 2 and not t.isdigit())
+        close = process.extract(
+            word, list(terms), scorer=fuzz.ratio, score_cutoff=_TYPO_RATIO, limit=_TYPO_TERMS
+        )
+        return [term for term, _, _ in close]
+
+
+#: A title of at most this many words (after stop words) is searched with its first author too,
+#: and for at least _SHORT_TITLE_LIMIT candidates (issue 10: generic titles).
+_SHORT_TITLE = 2
+_SHORT_TITLE_LIMIT = 50
+#: Typo search: at most this many unknown words per title, of at least this many letters, each
+#: replaced by at most _TYPO_TERMS index words at least _TYPO_RATIO similar, found among at most
+#: _TYPO_SCAN words of the same beginning.
+_TYPO_WORDS = 3
+_TYPO_MIN_CHARS = 4
+_TYPO_TERMS = 3
+_TYPO_RATIO = 80
+_TYPO_SCAN = 50_000
+
+
+def _words(text: str) -> list[str]:
+    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[:32]
+
+
+def _close(wanted: str, records: list[Record]) -> bool:
+    """Whether one of the records has a title like ``wanted`` (a candidate at all)."""
+    return any(
+        fuzz.token_set_ratio(wanted, norm(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
+    )
 
 
 def _row(r: Record) -> tuple[Any, ...]:

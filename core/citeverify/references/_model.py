@@ -40,7 +40,12 @@ class Author:
 
 @dataclass(frozen=True, slots=True)
 class ParsedReference:
-    """What a reference string says. ``unsure`` names the fields the parser guessed at."""
+    """What a reference string says. ``unsure`` names the fields the parser guessed at.
+
+    ``volume``, ``issue`` and ``pages`` are what a titleless reference (ACS, AIP, Elsevier) is
+    matched on; ``elided`` is APA 7's "A, B, ... Z" (the first 19 authors, an ellipsis, the
+    last one).
+    """
 
     raw: str
     title: str | None = None
@@ -52,6 +57,17 @@ class ParsedReference:
     url: str | None = None
     style: str = "unknown"
     unsure: frozenset[str] = frozenset()
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    elided: bool = False
+
+    @property
+    def first_page(self) -> str | None:
+        """The first page (or article number) of ``pages``."""
+        if not self.pages:
+            return None
+        return _PAGE_DASH.split(self.pages, maxsplit=1)[0] or None
 
     def fields(self) -> dict[str, object]:
         """The seed's ``parsedFields``."""
@@ -115,6 +131,7 @@ class Record:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PAGE_DASH = re.compile(r"\s*[-–—]\s*")
 
 #: Years a record may carry; anything else in a payload (0, 1e400, 99999) is dropped.
 MIN_YEAR, MAX_YEAR = 1, 9999

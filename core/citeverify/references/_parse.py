@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from citeverify._errors import InputError
 from citeverify._extract import extract_academic, extract_urls
@@ -42,30 +41,16 @@ _NON_BIBLIOGRAPHIC = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCitation(ParsedReference):
-    """A parsed reference with the numeric fields and the author-list elision.
-
-    ``elided``: APA 7's "A, B, ... Z" (the first 19 authors, an ellipsis, the last one).
-    """
-
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
-    elided: bool = False
-
-    @property
-    def first_page(self) -> str | None:
-        """The first page (or article number) of ``pages``."""
-        if not self.pages:
-            return None
-        return re.split(r"\s*[-–—]\s*", self.pages, maxsplit=1)[0] or None
+#: The parser's result type: since issue 10 every field is on :class:`ParsedReference` (this
+#: name stays for callers of the parser).
+ParsedCitation = ParsedReference
 
 
 # "[1]", "[1] ", "(1) ", "1. ", "1 R. W. Jones" (AIP), never a year.
 _NUMBERING = re.compile(
     r"^\s*(?:\[\d{1,4}\]\s*|\(\d{1,4}\)\s+|\d{1,3}[.)]\s+|\d{1,3}\s+(?=[^\W\d_]\.)"
-    r"|\d{1,3}(?=[A-Z][a-z]{2}))"  # AIP as deposited: "1Toxicology and Applied ..."
+    r"|\d{1,3}(?=[A-Z][a-z]{2})"  # AIP as deposited: "1Toxicology and Applied ..."
+    r"|\d{1,3}(?=[A-Z]{3,}[\s,.:]))"  # and "1JAMA 301, 1182 (2009).", "1IEEE Transactions"
 )
 _YEAR = re.compile(r"(?<![\w/.:–\-])((?:1[5-9]|20)\d{2})(?![\w–\-/]|\.\d|\s?[-–]\s?\d)[a-z]?")
 _YEAR_PAREN = re.compile(  # never an issue after its volume: "130(1754)"
@@ -276,22 +261,32 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
 
 _Y = r"(?P<year>(?:1[5-9]|20)\d{2})[a-z]?"
 _NUM = r"[A-Za-z]{0,3}\d[\w]*(?:\s*[-–]\s*[A-Za-z]{0,3}\d[\w]*)?"
+# Pages as deposited: "333–NP" (no last page), "n/a–n/a" and "no–no" (article numbers unknown).
+# Roman numerals ("xi", front matter), "P_46" (J-STAGE), a bare "n/a" or "no".
+_PAGES = (
+    rf"(?:{_NUM}|[A-Za-z]{{0,3}}\d\w*\s*[-–]\s*[A-Za-z]{{1,3}}|n/a(?:\s*[-–]\s*n/a)?"
+    r"|no(?:\s*[-–]\s*no)?|[ivxlc]{1,8}|[A-Z]_\d+(?:\s*[-–]\s*[A-Z]_\d+)?)"
+)
 # The numeric ends of the styles without a title (ACS, AIP, Elsevier and most physics and
 # chemistry lists): "Venue 2003, 8, 343-351." / "Venue 8, 343 (2003)." / "Venue 8 (2003) 343."
 _TITLELESS_TAILS = (
-    re.compile(rf"\s(?P<vol>{_NUM}),\s*(?:(?P<pages>{_NUM})\s*)?\({_Y}\)\.?$"),
-    re.compile(rf"\s(?P<vol>{_NUM})\s*\({_Y}\)(?:\s*(?P<pages>{_NUM}))?\.?$"),
-    re.compile(rf"\s\({_Y}\)(?:\s*(?P<pages>{_NUM}))?\.?$"),
+    re.compile(rf"\s(?P<vol>{_NUM}),\s*(?:(?P<pages>{_PAGES})\s*)?\({_Y}\)\.?$"),
+    re.compile(rf"\s(?P<vol>{_NUM})\s*\({_Y}\)(?:\s*(?P<pages>{_PAGES}))?\.?$"),
+    re.compile(rf"\s\({_Y}\)(?:\s*(?P<pages>{_PAGES}))?\.?$"),
     re.compile(
-        rf"\s{_Y},\s*(?P<vol>{_NUM})(?:\s*\((?P<iss>[^()]{{1,12}})\))?(?:,\s*(?P<pages>{_NUM}))?\.?$"
+        rf"\s{_Y},\s*(?P<vol>{_NUM})(?:\s*\((?P<iss>[^()]{{1,12}})\))?(?:,\s*(?P<pages>{_PAGES}))?\.?$"
     ),
     re.compile(rf"\s{_Y}\.?$"),
 )
 _ACS_LAST_NAME = re.compile(
-    r"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+(?:et al\.\s)?)\s*(?P<venue>[^\W\d_].*)$"
+    r"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+(?:et al\.\s)?)\s*"
+    r"(?P<venue>[^\W\d_].*|(?:19|20)\d\d\s[^\W\d_].*)$"  # "2007 IEEE Information Theory Workshop"
 )
 _ACS_NAME = re.compile(r"^[^,;.\d]+(?:,\s(?:[^\W\d_]\.\s?-?\s?)+)?$")
-_INITIALS_FIRST = re.compile(r"^(?:and\s+)?(?:[^\W\d_]\.\s?-?\s?){1,4}\S+(?:\s\S+)?$|^et al\.?$")
+# "A. van der Hoorn": up to 3 words after the initials.
+_INITIALS_FIRST = re.compile(
+    r"^(?:and\s+)?(?:[^\W\d_]\.\s?-?\s?){1,4}\S+(?:\s\S+){0,3}$|^et al\.?$"
+)
 
 
 def _titleless_citation(
@@ -342,8 +337,12 @@ def _titleless_head(
     head: str, m: re.Match[str]
 ) -> tuple[str, str, int, str | None, str | None, str | None] | None:
     groups = m.groupdict()
+    volume = groups.get("vol")
+    if volume and not groups.get("pages") and not groups.get("iss") and re.search("[-–]", volume):
+        # "Business Analytics for Managers 2014, 1–15.": a book's pages, no volume.
+        groups["pages"], volume = volume, None
     pages = re.sub(r"\s*[-–—]\s*", "-", groups["pages"]) if groups.get("pages") else None
-    numbers = (groups.get("vol"), groups.get("iss"), pages)
+    numbers = (volume, groups.get("iss"), pages)
     year = int(groups["year"])
     if not head or len(head) > 600 or "“" in head or '"' in head:
         return None
@@ -375,14 +374,22 @@ def _titleless_head(
         if part.strip()
     ):
         k += 1
-    if len(chunks) - k != 1:
-        return None  # "Authors, Title, Venue": a title is there
-    venue = chunks[k]
-    if _SPLIT.search(venue) and not _abbreviated_venue(venue):
+    if len(chunks) - k != 1 and not (k and volume and all(map(_title_case, chunks[k:]))):
+        # "Authors, Title, Venue": a title is there. (A journal with commas is in title case
+        # and has a volume: "Journal of Neurology, Neurosurgery & Psychiatry 73 (2002) 371";
+        # "Introduction to Nonlinear Acoustics, Nauka, Moscow (1966)" is a book's title.)
         return None
+    venue = ", ".join(chunks[k:])
+    if _SPLIT.search(venue) and not _abbreviated_venue(venue) and not (k and _title_case(venue)):
+        return None  # a sentence: a title is there ("Acta Radiologica. Diagnosis" is a venue)
     if not re.search(r"[^\W\d_]{3,}", venue):
         return None
     return ", ".join(chunks[:k]), venue, year, *numbers
+
+
+def _title_case(text: str) -> bool:
+    """Every word of 4 letters or more starts with a capital (a venue's words, not a title's)."""
+    return all(w[:1].isupper() for w in re.findall(r"[^\W\d_]{4,}", text))
 
 
 def _abbreviated_venue(venue: str) -> bool:

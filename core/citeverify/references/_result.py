@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,8 +93,13 @@ def build_result(
     *,
     sources: list[str],
     elapsed_ms: float,
+    failures: Sequence[str] = (),
 ) -> ReferenceResult:
-    """Assemble the result object and its verification graph."""
+    """Assemble the result object and its verification graph.
+
+    ``failures``: the sources that could not answer and why ("openalex timed out after 5s");
+    shown in the message and in the graph's ``metadata.sourcesFailed`` (issue 10).
+    """
     if best is not None:
         labels = {f.field: f.label for f in best.fields}
     else:
@@ -108,13 +114,22 @@ def build_result(
         corrected = "No matching work was found; the reference could not be verified."
     return ReferenceResult(
         status=status,
-        message=_message(ref, status, best, reasoning, corrected),
+        message=_message(ref, status, best, reasoning, corrected, failures),
         reference=corrected,
         field_results=labels,
         match_set_size=matches,
         contained_set_size=contained,
         verificationGraph=_graph(
-            ref, comparisons, status, best, reasoning, matches, contained, sources, elapsed_ms
+            ref,
+            comparisons,
+            status,
+            best,
+            reasoning,
+            matches,
+            contained,
+            sources,
+            elapsed_ms,
+            failures,
         ),
     )
 
@@ -131,7 +146,12 @@ def _missing(ref: ParsedReference, name: str) -> bool:
 
 
 def _message(
-    ref: ParsedReference, status: Status, best: Comparison | None, reasoning: str, corrected: str
+    ref: ParsedReference,
+    status: Status,
+    best: Comparison | None,
+    reasoning: str,
+    corrected: str,
+    failures: Sequence[str] = (),
 ) -> str:
     lines = [
         f"**Reference Match:** {_STATUS_TEXT[status]}"
@@ -139,6 +159,8 @@ def _message(
         "",
     ]
     lines += ["### Summary", "", reasoning[0].upper() + reasoning[1:] + "."]
+    if failures and not reasoning.startswith("could not check"):
+        lines += ["", f"Could not check: {'; '.join(failures)}."]
     if status in {"verified", "verified-with-error", "needs-human"} and best is not None:
         lines += ["", f"Corrected reference: {corrected}"]
     lines += ["", "### Details", ""]
@@ -193,6 +215,7 @@ def _graph(
     contained: int,
     sources: list[str],
     elapsed_ms: float,
+    failures: Sequence[str] = (),
 ) -> dict[str, Any]:
     nodes: list[dict[str, Any]] = [
         {
@@ -258,15 +281,18 @@ def _graph(
         .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
     )
+    metadata: dict[str, Any] = {
+        "totalCandidates": len(comparisons),
+        "sourcesQueried": sources,
+        "processingTimeMs": round(elapsed_ms, 1),
+    }
+    if failures:  # only then: the seed's graph has the three keys above
+        metadata["sourcesFailed"] = _shown(list(failures))
     return {
         "version": "1.0",
         "createdAt": created,
         "citationId": "cit_1",
         "nodes": nodes,
         "edges": edges,
-        "metadata": {
-            "totalCandidates": len(comparisons),
-            "sourcesQueried": sources,
-            "processingTimeMs": round(elapsed_ms, 1),
-        },
+        "metadata": metadata,
     }

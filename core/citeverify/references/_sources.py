@@ -1,11 +1,13 @@
 """Where candidates come from: the local index (the embedded default) and the public APIs.
 
-Every source answers ``candidates(ref)`` with records; remote failures (timeouts, HTTP errors,
-malformed JSON, a body over ``max_response_bytes``, an answer of an unexpected shape) become an
-empty answer plus a note in ``failures``, never an exception, so one source failing never fails
-a reference. Payloads are untrusted (issue 9): read with :func:`_at` / :func:`_list_at`, parsed
-through :func:`~citeverify._lookup.parse_payload`, and identifiers in URL paths are encoded with
-:func:`~citeverify._lookup.quote_path`.
+Every source answers ``answer(ref)`` with records and, when it could not answer, why; remote
+failures (timeouts, HTTP errors, malformed JSON, a body over ``max_response_bytes``, an answer of
+an unexpected shape) become an empty answer plus that reason (also kept in ``failures``), never
+an exception, so one source failing never fails a reference. The verifier reports the reason,
+and a reference that nothing matched while a source failed is ``needs-human``, not
+``unverified`` (issue 10). Payloads are untrusted (issue 9): read with :func:`_at` /
+:func:`_list_at`, parsed through :func:`~citeverify._lookup.parse_payload`, and identifiers in
+URL paths are encoded with :func:`~citeverify._lookup.quote_path`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ class Source(Protocol):
         """Records that may be the referenced work."""
         ...
 
+    async def answer(self, ref: ParsedReference, limit: int) -> tuple[list[Record], str | None]:
+        """:meth:`candidates`, and why the source could not answer (None when it did)."""
+        ...
+
+
+#: Candidates of one year, volume and first page taken for a titleless reference.
+_NUMBERS = 50
+
 
 class LocalSource:
     """The SQLite FTS5 index."""
@@ -48,8 +58,31 @@ class LocalSource:
         if ref.doi and (record := self.index.by_doi(ref.doi)) is not None:
             found.append(record)
         if ref.title:
-            found.extend(self.index.search(ref.title, limit=limit))
+            author = ref.authors[0].family if ref.authors else None
+            found.extend(self.index.search(ref.title, limit=limit, author=author))
+        elif ref.style == "titleless" and ref.year is not None:
+            # ACS, AIP, Elsevier: no title to search; the works of that year, volume and first
+            # page are the candidates, and the comparison decides (issue 10).
+            found.extend(
+                self.index.by_numbers(
+                    year=ref.year,
+                    volume=ref.volume,
+                    first_page=ref.first_page,
+                    author=ref.authors[0].family if ref.authors else None,
+                    limit=_NUMBERS,
+                )
+            )
         return found
+
+    async def answer(self, ref: ParsedReference, limit: int) -> tuple[list[Record], str | None]:
+        return await self.candidates(ref, limit), None
+
+
+class _Unanswered(Exception):
+    """A source answered with an HTTP error other than 404 (429 after the retries, 5xx)."""
+
+
+_ANSWER_ERRORS: tuple[type[BaseException], ...] = (*LOOKUP_ERRORS, _Unanswered)
 
 
 class _Remote:
@@ -61,13 +94,23 @@ class _Remote:
         self.failures: list[str] = []
 
     async def candidates(self, ref: ParsedReference, limit: int) -> list[Record]:
+        records, _ = await self.answer(ref, limit)
+        return records
+
+    async def answer(self, ref: ParsedReference, limit: int) -> tuple[list[Record], str | None]:
         try:
             async with asyncio.timeout(self.settings.timeout):
-                return await self._candidates(ref, limit)
-        except LOOKUP_ERRORS as exc:
+                return await self._candidates(ref, limit), None
+        except _ANSWER_ERRORS as exc:
             # The one place where a source's failure becomes a note, by the lookups' mapping.
-            self.failures.append(f"{self.name}: {_failure_reason(exc, self.settings.timeout)}")
-            return []
+            reason = (
+                str(exc)
+                if isinstance(exc, _Unanswered)
+                else _failure_reason(exc, self.settings.timeout)
+            )
+            failure = f"{self.name.lower()} {reason}"
+            self.failures.append(failure)
+            return [], failure
 
     async def _candidates(self, ref: ParsedReference, limit: int) -> list[Record]:
         raise NotImplementedError
@@ -87,7 +130,9 @@ class _Remote:
             return data
         if status == 404:
             self.lookups.cache.put(self.name, key, {"data": None}, self.settings.negative_cache_ttl)
-        return None
+            return None
+        msg = f"answered HTTP {status}"
+        raise _Unanswered(msg)
 
 
 def _at(data: Any, *path: str) -> Any:

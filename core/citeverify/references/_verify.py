@@ -96,14 +96,26 @@ class ReferenceVerifier:
     async def _verify(self, reference: str) -> ReferenceResult:
         start = time.perf_counter()
         ref = parse_reference(check_reference(reference))
-        answers = await asyncio.gather(*(s.candidates(ref, self.candidates) for s in self.sources))
-        records = _merge(ref, [r for answer in answers for r in answer])
+        answers = await asyncio.gather(*(s.answer(ref, self.candidates) for s in self.sources))
+        records = _merge(ref, [r for found, _ in answers for r in found])
+        failures = [failure for _, failure in answers if failure]
         comparisons = [compare(ref, r) for r in records]
         status, best, reasoning = decide(ref, comparisons)
+        if failures and status == "unverified":
+            # Issue 10: "not found" is only said on the word of sources that answered.
+            status = "needs-human"
+            reasoning = f"could not check: {'; '.join(failures)} ({reasoning} among the answers)"
         elapsed = (time.perf_counter() - start) * 1000
         names = [s.name for s in self.sources]
         return build_result(
-            ref, comparisons, status, best, reasoning, sources=names, elapsed_ms=elapsed
+            ref,
+            comparisons,
+            status,
+            best,
+            reasoning,
+            sources=names,
+            elapsed_ms=elapsed,
+            failures=failures,
         )
 
     async def _checked(self, reference: str) -> tuple[ReferenceResult, InputError | None]:
@@ -227,7 +239,11 @@ def _failed(exc: Exception) -> ReferenceResult:
 
 
 def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
-    """Candidates merged by DOI (the first source to find a work keeps it), close titles only."""
+    """Candidates merged by DOI (the first source to find a work keeps it), close titles only.
+
+    A reference without a title (ACS, AIP, Elsevier) keeps the records of its year: they were
+    found by year, volume and first page, and ``decide`` checks the rest (issue 10).
+    """
     title = norm(ref.title) if ref.title else ""
     merged: dict[str, Record] = {}
     for record in records:
@@ -240,6 +256,12 @@ def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
             and record.title
             and fuzz.token_set_ratio(title, norm(record.title)) >= CANDIDATE_MIN_TITLE
         )
-        if same_doi or close:
+        titleless = (
+            not title
+            and ref.style == "titleless"
+            and ref.year is not None
+            and record.year == ref.year
+        )
+        if same_doi or close or titleless:
             merged[key] = record
     return list(merged.values())
