@@ -298,3 +298,154 @@ def test_a_lone_surrogate_in_an_answer_is_printed_escaped(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr
     assert "\\ud800" in out.stdout
+
+
+# --- refs and index (issue 10) -------------------------------------------------------------------
+
+KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
+SURESH = (
+    "Suresh, M. R., & Milstein, C. (1985). A direct antigen-binding assay to screen hybridoma "
+    "supernatants. Analytical Biochemistry, 151(1), 192–195."
+)
+
+
+@pytest.fixture
+def built(tmp_path):
+    from tests.conftest import DATA
+
+    index = tmp_path / "works.sqlite"
+    r = invoke("index", "build", str(DATA / "works-crossref.jsonl"), "--index", str(index))
+    assert r.exit_code == 0, r.output
+    return index
+
+
+def test_refs_skips_junk_lines_and_says_why(tmp_path, built):
+    refs = tmp_path / "refs.txt"
+    refs.write_text(f"References\n----------\n{KUHN}\n\nPage 2 of 3\n{SURESH}\n")
+    r = invoke("refs", str(refs), "--index", str(built))
+    assert r.exit_code == 0, r.output  # the skipped lines are not unverified references
+    lines = [line for line in r.output.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+    assert [line.split()[:2] for line in lines] == [
+        ["1.", "SKIPPED"], ["2.", "SKIPPED"], ["3.", "VERIFIED"], ["5.", "SKIPPED"],
+        ["6.", "VERIFIED"],
+    ]  # fmt: skip
+    assert "(a heading)" in lines[0] and "(a rule)" in lines[1] and "(a page number)" in lines[3]
+    as_json = invoke("refs", str(refs), "--index", str(built), "--json")
+    results = json.loads(as_json.stdout[as_json.stdout.index("[") :])
+    assert [x["status"] for x in results] == ["verified", "verified"]
+
+
+def test_refs_reads_a_bib_file_by_its_entries(tmp_path, built):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(
+        '@string{anb = "Analytical Biochemistry"}\n'
+        "@comment{not an entry}\n"
+        '@preamble{"\\newcommand{\\x}{y}"}\n'
+        "@article{suresh, author = {Suresh, M. R. and Milstein, C.}, title = {A direct "
+        "antigen-binding assay to screen hybridoma supernatants}, journal = anb, year = {1985}, "
+        "pages = {192--195}, note = {write to someone@example.org}, abstract = {"
+        + "An abstract. "
+        * 200
+        + "}}\n"
+        "@book{kuhn, author = {Kuhn, Thomas S.}, title = {The Structure of Scientific "
+        "Revolutions}, publisher = {University of Chicago Press}, year = {1962}}\n"
+    )
+    r = invoke("refs", str(bib), "--index", str(built), "--json")
+    assert r.exit_code == 0, r.output
+    results = json.loads(r.stdout[r.stdout.index("[") :])
+    assert [x["status"] for x in results] == ["verified", "verified"]  # 2 entries, not 5 "@"s
+
+
+def test_a_failed_build_leaves_no_index(tmp_path):
+    from tests.conftest import DATA
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"DOI": "10.1/x", "title": ["A"]}\nnot json\n')
+    index = tmp_path / "new.sqlite"
+    r = invoke(
+        "index", "build", str(DATA / "works-crossref.jsonl"), str(broken), "--index", str(index)
+    )
+    assert r.exit_code == 2
+    assert "no index was created" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.jsonl"]  # no file left
+    refs = tmp_path / "refs.txt"
+    refs.write_text(KUHN + "\n")
+    later = invoke("refs", str(refs), "--index", str(index))
+    assert later.exit_code == 2 and "no index at" in later.output
+
+
+def test_a_failed_build_into_an_existing_index_keeps_it(tmp_path, built):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
+    r = invoke("index", "build", str(broken), "--index", str(built))
+    assert r.exit_code == 2
+    assert "keeps the dumps read before it" in r.output
+    stats = invoke("index", "stats", "--index", str(built))
+    assert json.loads(stats.output)["records"] == 8
+
+
+def test_building_into_an_existing_index_adds_to_it(tmp_path, built):
+    from tests.conftest import DATA
+
+    r = invoke("index", "build", str(DATA / "works-openalex.jsonl"), "--index", str(built))
+    assert r.exit_code == 0, r.output
+    assert json.loads(invoke("index", "stats", "--index", str(built)).output)["records"] > 8
+
+
+def test_refs_against_an_empty_index_says_so(tmp_path):
+    from citeverify.references import LocalIndex
+
+    empty = tmp_path / "empty.sqlite"
+    LocalIndex(empty).close()
+    refs = tmp_path / "refs.txt"
+    refs.write_text(KUHN + "\n")
+    r = invoke("refs", str(refs), "--index", str(empty))
+    assert r.exit_code == 2
+    assert "holds no records" in r.output
+
+
+def test_refs_of_junk_only_is_bad_input(tmp_path, built):
+    refs = tmp_path / "refs.txt"
+    refs.write_text("References\n-----\n")
+    r = invoke("refs", str(refs), "--index", str(built))
+    assert r.exit_code == 2
+    assert "holds no reference (2 lines skipped as not references)" in r.output
+
+
+INDEX_PATHS = [
+    pytest.param(["index", "build", "dump.jsonl", "--index", "nofolder/x.sqlite"], "no such folder", id="build-missing-folder"),
+    pytest.param(["index", "build", "dump.jsonl", "--index", "notdb.sqlite"], "not a SQLite", id="build-not-db"),
+    pytest.param(["index", "build", "dump.jsonl", "--index", "."], "it is a folder", id="build-folder"),
+    pytest.param(["refs", "refs.txt", "--index", "notdb.sqlite"], "not a SQLite", id="refs-not-db"),
+    pytest.param(["refs", "refs.txt", "--index", "nofolder/x.sqlite"], "no index at", id="refs-missing-folder"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "fragment"), INDEX_PATHS)
+def test_a_bad_index_path_is_one_line_and_exit_2(tmp_path, monkeypatch, args, fragment):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notdb.sqlite").write_text("not a database " * 100)
+    (tmp_path / "dump.jsonl").write_text('{"DOI": "10.1/x", "title": ["A"]}\n')
+    (tmp_path / "refs.txt").write_text(KUHN + "\n")
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("citeverify: error:"), r.output
+    assert fragment in lines[0]
+    assert (tmp_path / "notdb.sqlite").read_text().startswith("not a database")  # untouched
+
+
+def test_the_table_names_a_source_that_did_not_answer():
+    from citeverify._policy import LookupSettings
+    from citeverify.cli import _result_lines
+    from citeverify.references import ReferenceVerifier
+
+    from .loopback import Loopback, Reply
+
+    with Loopback() as server:
+        server.routes[("GET", "/works")] = Reply(500, "boom")
+        settings = LookupSettings(crossref_base_url=server.url, retries=0)
+        result = ReferenceVerifier(sources=["crossref"], settings=settings).verify(KUHN)
+    text = _result_lines(1, KUHN, result)
+    assert "NEEDS-HUMAN" in text
+    assert "could not check: crossref answered HTTP 500" in text

@@ -296,14 +296,29 @@ def index_build(
         Path, typer.Option(help="The index file (created when missing).")
     ] = DEFAULT_INDEX,
 ) -> None:
-    """Add the works of bibliographic dumps to the local index (streaming, bounded memory)."""
+    """Add the works of bibliographic dumps to the local index (streaming, bounded memory).
+
+    A new index is built in a temporary file next to it and moved into place only when every
+    dump was read. An existing index gets each dump in one transaction: a broken dump adds
+    nothing, and the dumps before it stay added.
+    """
     from citeverify.references import LocalIndex  # noqa: PLC0415 - only these commands need it
 
     # The skipped lines are printed below; the index's own warning would repeat them.
     logging.getLogger("citeverify.references._index").setLevel(logging.ERROR)
-    local = LocalIndex(index)
+    if not index.parent.is_dir():
+        _fail(f"cannot create the index {index}: no such folder {index.parent}")
+    if index.is_dir():
+        _fail(f"cannot use {index} as the index: it is a folder")
+    fresh = not index.exists()
+    # Issue 10: a failed build used to leave an empty index behind, and a later `refs` called
+    # every reference unverified. A new index appears only complete.
+    target = index.with_name(f".{index.name}.building-{os.getpid()}") if fresh else index
+    local = LocalIndex(target)
+    current = dumps[0]
     try:
         for dump in dumps:
+            current = dump
             count = local.build(dump, progress=lambda n: typer.echo(f"  {n:,} lines", err=True))
             report = local.last_build
             skipped = f", {report.skipped:,} lines skipped" if report and report.skipped else ""
@@ -311,11 +326,26 @@ def index_build(
             for example in report.examples if report and report.skipped else []:
                 typer.echo(f"  skipped {example}", err=True)
         stats = local.stats()
-    except CiteVerifyError as exc:
-        _fail(str(exc))
-    finally:
         local.close()
+        if fresh:
+            os.replace(target, index)
+    except BaseException as exc:
+        local.close()
+        if fresh:
+            for leftover in (target, target.with_name(target.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+        if isinstance(exc, CiteVerifyError):
+            kept = (
+                "no index was created"
+                if fresh
+                else f"nothing of {current} was added; {index} keeps the dumps read before it"
+            )
+            _fail(f"{exc} ({kept})")
+        raise
     typer.echo(f"{index}: {stats['records']:,} records ({stats['with_doi']:,} with a DOI)")
+
+
+_NO_INDEX = "no index at {index}; build one with: citeverify index build DUMP.jsonl"
 
 
 @index_app.command("stats")
@@ -327,9 +357,37 @@ def index_stats(
     from citeverify.references import LocalIndex  # noqa: PLC0415
 
     if not index.is_file():
-        _fail(f"no index at {index}; build one with: citeverify index build DUMP.jsonl")
-    stats = LocalIndex(index).stats()
+        _fail(_NO_INDEX.format(index=index))
+    local = LocalIndex(index)
+    try:
+        stats = local.stats()
+    finally:
+        local.close()
     typer.echo(json.dumps(stats, indent=2))
+
+
+def _references(file: Path, text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """The references of a file with their numbers, and the lines skipped (number, reason, text).
+
+    A .bib file is read by bibtexparser (``@string``, ``@comment``, ``@preamble`` and an "@"
+    inside a field are not entries); any other file has one reference a line, and headings,
+    rules and page footers are skipped with the reason (issue 10).
+    """
+    from citeverify.references._parse import bibtex_entries, junk_line  # noqa: PLC0415
+
+    if file.suffix.lower() == ".bib":
+        return list(enumerate(bibtex_entries(text), 1)), []
+    references: list[tuple[int, str]] = []
+    skipped: list[tuple[int, str, str]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if (reason := junk_line(line)) is not None:
+            skipped.append((number, reason, line))
+        else:
+            references.append((number, line))
+    return references, skipped
 
 
 @app.command()
@@ -353,46 +411,71 @@ def refs(
 ) -> None:
     """Verify reference strings: which are real, which are wrong, which do not exist.
 
-    Exit 0 when every reference is verified, 1 otherwise, 2 on bad input.
+    Lines that are not references (headings, rules, page numbers) are skipped and listed. Exit 0
+    when every reference is verified, 1 otherwise, 2 on bad input.
     """
-    from citeverify.references import ReferenceVerifier  # noqa: PLC0415
+    from citeverify.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
 
     text = _read_text(file)
-    if file.suffix.lower() == ".bib":
-        references = ["@" + entry for entry in text.split("@") if entry.strip()]
-    else:
-        references = [line.strip() for line in text.splitlines() if line.strip()]
-    if not references:
-        _fail(f"{file} holds no reference")
+    numbered, skipped = _references(file, text)
+    if not numbered:
+        why = f" ({len(skipped)} lines skipped as not references)" if skipped else ""
+        _fail(f"{file} holds no reference{why}")
     sources = source or ["local"]
-    if "local" in sources and not index.is_file():
-        _fail(f"no index at {index}; build one with: citeverify index build DUMP.jsonl")
-    try:
-        verifier = ReferenceVerifier(index if "local" in sources else None, sources=sources)
-    except ValueError as exc:
-        _fail(str(exc))
+    local = None
+    if "local" in sources:
+        if not index.is_file():
+            _fail(_NO_INDEX.format(index=index))
+        local = LocalIndex(index)
+        if local.stats()["records"] == 0:
+            local.close()
+            _fail(
+                f"the index {index} holds no records, so no reference could be verified; "
+                "build it with: citeverify index build DUMP.jsonl"
+            )
+    references = [reference for _, reference in numbered]
+    verifier = ReferenceVerifier(local, sources=sources)
     with typer.progressbar(length=len(references), label="verifying", file=sys.stderr) as bar:
         results = verifier.verify_references(references, progress=lambda done, total: bar.update(1))
+    if local is not None:
+        local.close()
     if as_json:
         typer.echo(
             json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False)
         )
+        for number, reason, line in skipped:
+            typer.echo(f"skipped line {number} ({reason}): {line[:90]}", err=True)
     else:
-        for number, (reference, result) in enumerate(zip(references, results, strict=True), 1):
-            wrong = [
-                f
-                for f, label in result.field_results.items()
-                if label in {"CONTRADICTION", "MATCH_WITH_TYPO", "CONTAINS"}
-            ]
-            typer.echo(f"{number:>3}. {result.status.upper():<20} {reference[:90]}")
-            if result.error:
-                typer.echo(f"     {result.error}")
-            elif result.status != "unverified":
-                typer.echo(f"     -> {result.reference}")
-            if wrong:
-                typer.echo(f"     fields that differ: {', '.join(wrong)}")
+        rows: list[tuple[int, str]] = []
+        for (number, reference), result in zip(numbered, results, strict=True):
+            rows.append((number, _result_lines(number, reference, result)))
+        for number, reason, line in skipped:
+            rows.append((number, f"{number:>3}. {'SKIPPED':<20} {line[:70]}  ({reason})"))
+        for _, block in sorted(rows, key=lambda row: row[0]):
+            typer.echo(block)
     if any(r.status != "verified" for r in results):
         raise typer.Exit(EXIT_BLOCKED)
+
+
+def _result_lines(number: int, reference: str, result: Any) -> str:
+    """The table rows of one result: status, corrected reference, differing fields, failures."""
+    shown = " ".join(reference.split())  # a BibTeX entry on one line
+    lines = [f"{number:>3}. {result.status.upper():<20} {shown[:90]}"]
+    if result.error:
+        lines.append(f"     {result.error}")
+    elif result.status != "unverified":
+        lines.append(f"     -> {result.reference}")
+    wrong = [
+        f
+        for f, label in result.field_results.items()
+        if label in {"CONTRADICTION", "MATCH_WITH_TYPO", "CONTAINS"}
+    ]
+    if wrong:
+        lines.append(f"     fields that differ: {', '.join(wrong)}")
+    failed = ((result.verificationGraph or {}).get("metadata") or {}).get("sourcesFailed")
+    if failed:
+        lines.append(f"     could not check: {'; '.join(map(str, failed))}")
+    return "\n".join(lines)
 
 
 def main() -> None:

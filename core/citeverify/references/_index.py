@@ -227,7 +227,7 @@ class LocalIndex:
             where += f" AND (pages IS NULL OR {starts})"
             page_params = [first_page, f"{first_page}-", f"{first_page}\u2013", f", {first_page}"]
             params += page_params
-            order.append(f"NOT {starts}")
+            order.append(f"coalesce(NOT {starts}, 1)")  # no pages (NULL) after a match
             order_params += page_params
         if author:
             order.append("instr(authors, ?) = 0")

@@ -282,6 +282,10 @@ _ACS_LAST_NAME = re.compile(
     r"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+(?:et al\.\s)?)\s*"
     r"(?P<venue>[^\W\d_].*|(?:19|20)\d\d\s[^\W\d_].*)$"  # "2007 IEEE Information Theory Workshop"
 )
+#: An ACS name whose last initial is the first word of an abbreviated journal: "J." or "Z."
+#: after at least one other initial, before an abbreviated word ("Phys.", "Am.").
+_JOURNAL_INITIAL = re.compile(r"(?<=\.)\s?[JZ]\.\s?$")
+_ABBREVIATED_WORD = re.compile(r"[A-Z][a-z]{0,11}\.(?:\s|$)")
 _ACS_NAME = re.compile(r"^[^,;.\d]+(?:,\s(?:[^\W\d_]\.\s?-?\s?)+)?$")
 # "A. van der Hoorn": up to 3 words after the initials.
 _INITIALS_FIRST = re.compile(
@@ -361,6 +365,9 @@ def _titleless_head(
         else:
             venue = m_last.group("venue")
             name = m_last.group("name")
+            if (shift := _JOURNAL_INITIAL.search(name)) and _ABBREVIATED_WORD.match(venue):
+                # "Staley, R. H. J. Phys. Chem.": the last "J." opens the venue (J., Z.).
+                name, venue = name[: shift.start()], f"{shift.group().strip()} {venue}"
             authors_text = f"{authors_text}; {name}" if authors_text else name
         if _SPLIT.search(venue) and not _abbreviated_venue(venue):
             return None  # a sentence: a title is there
