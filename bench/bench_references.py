@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from citeverify.references import LocalIndex, ReferenceVerifier, apa7
+from citeverify.references import LocalIndex, Record, ReferenceVerifier, apa7
 
 from _corpus import vocabulary
 
@@ -102,8 +102,8 @@ def main() -> None:
 
         # Lookups: title searches for records that exist, by DOI, and for made-up titles.
         probe_rng = random.Random(7)
-        ids = [probe_rng.randrange(args.records) for _ in range(300)]
-        titles = []
+        ids = [probe_rng.randrange(args.records) for _ in range(500)]
+        titles: list[Record] = []
         for i in ids:
             record = index.by_doi(f"10.{5000 + i % 4000}/bench.{i}")
             assert record is not None
@@ -161,9 +161,32 @@ def main() -> None:
             print(f"{want:>22}" + "".join(f"{matrix[(want, got)]:>21}" for got in statuses))
         correct_n = sum(matrix[(s, s)] for s in statuses)
         print(f"accuracy: {correct_n}/{len(labelled)} = {correct_n / len(labelled):.1%}")
+        paths_of_issue_10(verifier, titles[100:300])
         index.close()
     remote_concurrency()
     sys.stdout.flush()
+
+
+def paths_of_issue_10(verifier: ReferenceVerifier, records: list[Record]) -> None:
+    """Throughput of titleless references (the year + volume query) and of title typos (a word
+    the index does not have: its vocabulary is searched for close words)."""
+    titleless, typos = [], []
+    for r in records[:100]:
+        first = r.authors[0]
+        titleless.append(
+            f"{first.family}, {first.given[:1]}. {r.venue} {r.year}, {r.volume}, {r.pages}."
+        )
+    for r in records[100:]:
+        correct = apa7(r).split(" https://")[0]
+        word = max((r.title or "").split(), key=len)
+        typos.append(correct.replace(word, word[0] + word[2] + word[1] + word[3:], 1))
+    for name, refs in (("titleless (ACS)", titleless), ("title with a typo", typos)):
+        verifier.verify_references(refs)  # warm, like the set above
+        start = time.perf_counter()
+        results = verifier.verify_references(refs)
+        elapsed = time.perf_counter() - start
+        found = sum(x.status in {"verified", "verified-with-error"} for x in results)
+        print(f"{name}: {len(refs) / elapsed:.0f} references/s, {found}/{len(refs)} found")
 
 
 def remote_concurrency() -> None:
