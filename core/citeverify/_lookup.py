@@ -240,7 +240,7 @@ def _open_cache(path: str | Path) -> sqlite3.Connection:
             "expires REAL NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (service, key))"
         )
         db.execute("SELECT service, key, expires, payload FROM lookups LIMIT 0")
-    except (sqlite3.Error, UnicodeEncodeError) as exc:
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate
         if db is not None:
             db.close()
         msg = (
@@ -687,6 +687,15 @@ class Lookups:
 
 _CLIENT: contextvars.ContextVar[httpx.AsyncClient] = contextvars.ContextVar("citeverify_client")
 _shared: httpx.AsyncClient | None = None
+
+
+def _forget_shared_client() -> None:
+    # In a forked child the shared client belongs to the parent's loop, which did not come along.
+    global _shared  # noqa: PLW0603
+    _shared = None
+
+
+os.register_at_fork(after_in_child=_forget_shared_client)
 
 
 def _new_client() -> httpx.AsyncClient:

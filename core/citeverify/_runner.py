@@ -8,6 +8,7 @@ connections alive across sync calls (an ``asyncio.run`` per call would throw the
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -19,6 +20,18 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread: threading.Thread | None = None
+
+
+def _reset_after_fork() -> None:
+    # A forked child has the parent's loop object but not its thread: a coroutine submitted to
+    # it would wait forever (gunicorn --preload, multiprocessing "fork", Celery prefork). The
+    # child starts its own loop on first use.
+    global _lock, _loop, _thread  # noqa: PLW0603
+    _lock = threading.Lock()
+    _loop, _thread = None, None
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def background_loop() -> asyncio.AbstractEventLoop:
