@@ -134,10 +134,25 @@ def test_tool_call_without_content_is_an_empty_answer():
     assert verify_exchange(request(), response, BLOCK).verdict == "allow"
 
 
-def test_only_first_choice_is_checked_and_said_so():
+def test_every_choice_is_checked_and_one_failing_choice_blocks():
     response = chat(ANSWER)
-    response["choices"].append(response["choices"][0])
-    assert "only choices[0]" in verify_exchange(request(), response).notes[0]
+    response["choices"].append(chat("Dragons guard the museum at night.")["choices"][0])
+    decision = verify_exchange(request(), response, BLOCK)
+    assert "2 choices checked" in decision.notes
+    assert decision.verdict == "block"
+    status, body = decision.to_http()
+    assert status == 400
+    assert "Dragons" not in str(body)
+
+
+def test_each_failing_choice_is_redacted():
+    response = chat("The museum opens at nine. Dragons guard it.")
+    response["choices"].append(chat("Dragons guard the museum at night.")["choices"][0])
+    policy = {"output_action": {"unverified_action": "redact"}, "require_sources": False}
+    status, body = verify_exchange(request(), response, policy).to_http()
+    assert status == 200
+    assert all("Dragons" not in c["message"]["content"] for c in body["choices"])
+    assert body["choices"][0]["message"]["content"].startswith("The museum opens at nine.")
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ __all__ = [
     "CONTROL_NAME",
     "GatewayDecision",
     "extract_answer",
+    "extract_answers",
     "extract_context",
     "verify_exchange",
 ]
@@ -135,14 +136,20 @@ def verify_exchange(
             response=response,
             notes=[STREAM_NOTE],
         )
-    answer, notes = extract_answer(response)
+    answers = extract_answers(response)
     documents = extract_context(request)
-    result = verifier.verify(answer, documents)
+    # Every choice is checked (issue 9: a client asking for n=2 must not get an unverified second
+    # choice past a block). The decision is the first failing choice's, else the first choice's.
+    results = [verifier.verify(answer, documents) for answer in answers]
+    result = next((r for r in results if not r.verified), results[0])
+    notes = [f"{len(results)} choices checked"] if len(results) > 1 else []
     out_response: Mapping[str, Any] = response
-    if result.action == "redact":
-        out_response = _replace_answer(response, result.answer)
-    elif result.verdict == "block":
+    if result.verdict == "block":
         out_response = {}
+    elif any(r.action == "redact" for r in results):
+        for index, r in enumerate(results):
+            if r.action == "redact":
+                out_response = _replace_answer(out_response, r.answer, choice=index)
     return GatewayDecision(
         verdict=result.verdict,
         reason_code=result.reason_code,
@@ -212,10 +219,46 @@ def extract_context(request: Mapping[str, Any]) -> list[str]:
     return texts
 
 
+#: Most choices (``n``) of one response that the gateway checks; a response with more is refused.
+MAX_CHOICES = 16
+
+
+def extract_answers(response: Mapping[str, Any]) -> list[str]:
+    """The answer text of every choice (Chat Completions), or the one answer (Responses API)."""
+    if "choices" in response:
+        choices = response["choices"]
+        if not isinstance(choices, list) or not choices:
+            msg = "response.choices must be a non-empty list"
+            raise InputError(msg, path="response.choices")
+        if len(choices) > MAX_CHOICES:
+            msg = f"response.choices has {len(choices)} choices; at most {MAX_CHOICES} are checked"
+            raise InputError(msg, path="response.choices")
+        return [_choice_text(choice, i) for i, choice in enumerate(choices)]
+    return [extract_answer(response)[0]]
+
+
+def _choice_text(choice: Any, index: int) -> str:
+    where = f"response.choices[{index}]"
+    message = choice.get("message") if isinstance(choice, Mapping) else None
+    if not isinstance(message, Mapping):
+        msg = f"{where}.message must be an object"
+        raise InputError(msg, path=f"{where}.message")
+    content = message.get("content")
+    if content is None:
+        return ""  # e.g. a tool call: no text to verify
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_part_texts(content, f"{where}.message.content"))
+    msg = f"{where}.message.content must be a string or a list of parts"
+    raise InputError(msg, path=f"{where}.message.content")
+
+
 def extract_answer(response: Mapping[str, Any]) -> tuple[str, list[str]]:
     """Read the answer text from a Chat Completions or Responses API response.
 
-    Returns the answer and notes (e.g. that only the first of several choices was checked).
+    Returns the answer (of the first choice) and notes (e.g. that the response has several
+    choices; :func:`verify_exchange` checks them all through :func:`extract_answers`).
     """
     notes: list[str] = []
     if "choices" in response:
@@ -224,20 +267,8 @@ def extract_answer(response: Mapping[str, Any]) -> tuple[str, list[str]]:
             msg = "response.choices must be a non-empty list"
             raise InputError(msg, path="response.choices")
         if len(choices) > 1:
-            notes.append(f"only choices[0] was checked ({len(choices)} choices in the response)")
-        message = choices[0].get("message") if isinstance(choices[0], Mapping) else None
-        if not isinstance(message, Mapping):
-            msg = "response.choices[0].message must be an object"
-            raise InputError(msg, path="response.choices[0].message")
-        content = message.get("content")
-        if content is None:
-            return "", notes  # e.g. a tool call: no text to verify
-        if isinstance(content, str):
-            return content, notes
-        if isinstance(content, list):
-            return "".join(_part_texts(content, "response.choices[0].message.content")), notes
-        msg = "response.choices[0].message.content must be a string or a list of parts"
-        raise InputError(msg, path="response.choices[0].message.content")
+            notes.append(f"choices[0] of {len(choices)} choices")
+        return _choice_text(choices[0], 0), notes
     if "output" in response:
         output = response["output"]
         if not isinstance(output, list):
@@ -274,7 +305,7 @@ def _part_texts(
     return texts
 
 
-def _replace_answer(response: Mapping[str, Any], answer: str) -> dict[str, Any]:
+def _replace_answer(response: Mapping[str, Any], answer: str, *, choice: int = 0) -> dict[str, Any]:
     """A copy of ``response`` whose answer text is ``answer`` (used under redact).
 
     Text parts are merged into the first one; other parts (images, refusals) are kept. Only the
@@ -284,14 +315,14 @@ def _replace_answer(response: Mapping[str, Any], answer: str) -> dict[str, Any]:
     out = dict(response)
     if "choices" in out:
         choices = list(out["choices"])
-        choice = dict(choices[0])
-        message = dict(choice["message"])
+        item = dict(choices[choice])
+        message = dict(item["message"])
         if isinstance(message.get("content"), list):
             message["content"] = _merge_parts(message["content"], ("text", "output_text"), answer)
         else:
             message["content"] = answer
-        choice["message"] = message
-        choices[0] = choice
+        item["message"] = message
+        choices[choice] = item
         out["choices"] = choices
         return out
     first = True
