@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 from rapidfuzz import fuzz
@@ -96,7 +97,7 @@ class ReferenceVerifier:
     async def _verify(self, reference: str) -> ReferenceResult:
         start = time.perf_counter()
         ref = parse_reference(check_reference(reference))
-        answers = await asyncio.gather(*(s.answer(ref, self.candidates) for s in self.sources))
+        answers = await asyncio.gather(*(_ask(s, ref, self.candidates) for s in self.sources))
         records = _merge(ref, [r for found, _ in answers for r in found])
         failures = [failure for _, failure in answers if failure]
         comparisons = [compare(ref, r) for r in records]
@@ -236,6 +237,18 @@ def _failed(exc: Exception) -> ReferenceResult:
         verificationGraph=None,
         error=error,
     )
+
+
+async def _ask(source: Any, ref: ParsedReference, limit: int) -> tuple[list[Record], str | None]:
+    """A source's records, and why it could not answer (None when it did).
+
+    A source with ``candidates`` only (one of a caller's own) answers or raises.
+    """
+    answer = getattr(source, "answer", None)
+    if answer is not None:
+        found: tuple[list[Record], str | None] = await answer(ref, limit)
+        return found
+    return await source.candidates(ref, limit), None
 
 
 def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
