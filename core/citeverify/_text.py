@@ -6,6 +6,7 @@ runs of Unicode letters and digits (``[^\\W_]+``) after NFKC normalization and c
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -109,12 +110,11 @@ _PROTECTED = (
     ("www.", re.compile(r"\bwww\.[^\s<>\"'“”]+", re.IGNORECASE)),
     ("10.", re.compile(r"\b10\.\d{4,9}/[^\s<>\"'“”]+")),
 )
-# E-mail addresses are found from each "@" outwards, with bounded parts (RFC 5321: a local part
-# of at most 64 characters, a domain of at most 255), never by a scan of the whole text: a
-# ``[\w.+-]+@`` pattern retried at every start of a long word run is quadratic (issue 9: 100,000
-# letters and one "@" took 38 s).
-_NOT_EMAIL_LOCAL = re.compile(r"[^\w.+-]")
-_EMAIL_DOMAIN = re.compile(r"[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
+# E-mail addresses: every part bounded (RFC 5321: a local part of at most 64 characters, labels
+# of at most 63), and a match may only start where a local part starts (the lookbehind), so the
+# engine never rescans a long word run from each of its positions: an unbounded
+# ``[\w.+-]+@`` was quadratic (issue 9: 100,000 letters and one "@" took 38 s).
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
 _TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
 
 # One character class first: an alternation here made the scan 4x slower (benchmark if changing).
@@ -141,15 +141,9 @@ def _protected_spans(text: str) -> list[tuple[int, int]]:
             continue
         for m in pattern.finditer(text):
             spans.append((m.start(), _trim_trailing(text, m.start(), m.end())))
-    at = text.find("@")
-    while at >= 0:
-        before = text[max(0, at - 64) : at][::-1]  # the local part, read backwards
-        stop = _NOT_EMAIL_LOCAL.search(before)
-        local = len(before) if stop is None else stop.start()
-        domain = _EMAIL_DOMAIN.match(text, at + 1, at + 256)
-        if local and domain:
-            spans.append((at - local, _trim_trailing(text, at - local, domain.end())))
-        at = text.find("@", at + 1)
+    if "@" in text:
+        for m in _EMAIL.finditer(text):
+            spans.append((m.start(), _trim_trailing(text, m.start(), m.end())))
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:  # a DOI inside a URL: one span
@@ -167,19 +161,31 @@ def _trim_trailing(text: str, start: int, end: int) -> int:
 
 
 def _period_ends_claim(text: str, pos: int) -> bool:
-    """Whether the single ``.`` at ``pos`` ends a claim."""
+    """Whether the single ``.`` at ``pos`` ends a claim.
+
+    Hot path (one call per period; benchmark if changing: bench/bench_hostile.py).
+    """
     after = text[pos + 1 : pos + 2]
-    before = text[pos - 1 : pos]
     if after and (after.isalnum() or after == "_"):
         # "3.5", "Node.js", "e.g.x": a period glued to the next word never ends a sentence.
-        return False
-    if before.isdigit() and after.isdigit():
         return False
     # The token before the period: letters and inner periods ("e.g", "U.S", "T", "Kuhn").
     start = pos
     while start > 0 and pos - start < 24 and (text[start - 1].isalpha() or text[start - 1] == "."):
         start -= 1
-    token = text[start:pos].lstrip(".")
+    ends = _token_ends_claim(text[start:pos])
+    if ends is None:  # "No." ends a claim unless a number follows ("No. 5")
+        return not _NUMBER_AFTER.match(text, pos + 1, pos + 8)
+    return ends
+
+
+_NUMBER_AFTER = re.compile(r"\s*\d")
+
+
+@functools.lru_cache(maxsize=4096)
+def _token_ends_claim(token: str) -> bool | None:
+    """The decision for a period after ``token``; None when it depends on what follows."""
+    token = token.lstrip(".")
     if not token or not token[-1].isalpha():
         return True
     # An initial: one letter, upper case ("T. S. Kuhn", "J. Smith").
@@ -191,7 +197,7 @@ def _period_ends_claim(text: str, pos: int) -> bool:
         return False
     key = token.casefold()
     if key == "no":
-        return not re.match(r"\s*\d", text[pos + 1 : pos + 8])
+        return None
     return key not in ABBREVIATIONS
 
 
