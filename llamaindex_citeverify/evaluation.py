@@ -27,6 +27,7 @@ class CiteVerifyEvaluator(BaseEvaluator):
     """
 
     def __init__(self, policy: Any = None, **options: Any) -> None:
+        policy_with_options(policy, options)  # a wrong option is a PolicyError, not ignored
         options = {**options, "unverified_action": "flag"}  # an evaluator reports
         self.policy = policy_with_options(policy, options)
         self._verifier = CitationVerifier(self.policy)

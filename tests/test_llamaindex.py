@@ -199,3 +199,10 @@ def test_configuration_from_a_policy_pack(seed_policy_path):
         ).postprocessor.policy.min_confidence
         == 0.5
     )
+
+
+def test_evaluator_rejects_a_wrong_option_instead_of_ignoring_it():
+    from citeverify import PolicyError
+
+    with pytest.raises(PolicyError, match="unverified_action"):
+        CiteVerifyEvaluator(unverified_action="nuke")
