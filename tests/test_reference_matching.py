@@ -1,6 +1,10 @@
 """Issue 10: titleless references, title typos, generic titles, and sources that do not answer."""
 
+import sqlite3
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeverify._policy import LookupSettings
 from citeverify.references import (
@@ -149,8 +153,6 @@ def test_index_by_numbers_puts_the_cited_author_first(index):
 def test_an_index_built_before_by_numbers_gets_its_sql_index(tmp_path):
     path = tmp_path / "old.sqlite"
     LocalIndex(path).close()
-    import sqlite3
-
     db = sqlite3.connect(path)
     db.execute("DROP INDEX works_year_volume")
     db.commit()
@@ -279,3 +281,20 @@ def test_not_found_by_sources_that_answered_is_unverified(server):
     result = remote(server, "crossref").verify(REFERENCE)
     assert result.status == "unverified"
     assert "sourcesFailed" not in result.verificationGraph["metadata"]  # the seed's three keys
+
+
+# --- any input: a list, never an exception (issue 9's rule for the new queries) ------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    title=st.text(max_size=80),
+    author=st.none() | st.text(max_size=30),
+    year=st.integers(min_value=-10, max_value=20_000),
+    volume=st.none() | st.text(max_size=10),
+    page=st.none() | st.text(max_size=10),
+)
+def test_the_new_queries_take_any_input(index, title, author, year, volume, page):
+    assert isinstance(index.search(title, author=author), list)
+    found = index.by_numbers(year=year, volume=volume, first_page=page, author=author)
+    assert all(r.year == year for r in found)
