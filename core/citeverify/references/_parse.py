@@ -274,19 +274,23 @@ _TITLELESS_TAILS = (
     re.compile(rf"\s(?P<vol>{_NUM})\s*\({_Y}\)(?:\s*(?P<pages>{_PAGES}))?\.?$"),
     re.compile(rf"\s\({_Y}\)(?:\s*(?P<pages>{_PAGES}))?\.?$"),
     re.compile(
-        rf"\s{_Y},\s*(?P<vol>{_NUM})(?:\s*\((?P<iss>[^()]{{1,12}})\))?(?:,\s*(?P<pages>{_PAGES}))?\.?$"
+        rf"\s{_Y},\s*(?P<vol>{_NUM}|[IVXLC]{{1,8}})(?:\s*\((?P<iss>[^()]{{1,12}})\))?"
+        rf"(?:,\s*(?P<pages>{_PAGES}))?\.?$"
     ),
     re.compile(rf"\s{_Y}\.?$"),
 )
+# A particle after the initials: "Boer, W. de", "Silva, J. L. e".
+_ACS_PARTICLES = r"(?:\s?(?:de|da|do|dos|das|e|van|von|der|den|du|la|le|del|della|di|y|ten|ter)\b)*"
 _ACS_LAST_NAME = re.compile(
-    r"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+(?:et al\.\s)?)\s*"
-    r"(?P<venue>[^\W\d_].*|(?:19|20)\d\d\s[^\W\d_].*)$"  # "2007 IEEE Information Theory Workshop"
+    rf"^(?P<name>[^,;.]+,\s(?:[^\W\d_]\.\s?-?\s?)+{_ACS_PARTICLES}\s?(?:et al\.\s)?)\s*"
+    # "2007 IEEE Information Theory Workshop", "2012 6th International Conference on ..."
+    r"(?P<venue>[^\W\d_].*|(?:19|20)\d\d\s(?:\d{1,3}(?:st|nd|rd|th)\s)?[^\W\d_].*)$"
 )
 #: An ACS name whose last initial is the first word of an abbreviated journal: "J." or "Z."
 #: after at least one other initial, before an abbreviated word ("Phys.", "Am.").
 _JOURNAL_INITIAL = re.compile(r"(?<=\.)\s?[JZ]\.\s?$")
 _ABBREVIATED_WORD = re.compile(r"[A-Z][a-z]{0,11}\.(?:\s|$)")
-_ACS_NAME = re.compile(r"^[^,;.\d]+(?:,\s(?:[^\W\d_]\.\s?-?\s?)+)?$")
+_ACS_NAME = re.compile(rf"^[^,;.\d]+(?:,\s(?:[^\W\d_]\.\s?-?\s?)+{_ACS_PARTICLES})?$")
 # "A. van der Hoorn": up to 3 words after the initials.
 _INITIALS_FIRST = re.compile(
     r"^(?:and\s+)?(?:[^\W\d_]\.\s?-?\s?){1,4}\S+(?:\s\S+){0,3}$|^et al\.?$"
