@@ -57,7 +57,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
 """
 #: Titleless references (ACS, AIP, Elsevier; issue 10) are found by year and volume. Created on
-#: open, so an index built before it gets it too (once: about a second per million records).
+#: open, so an index built before it gets it too (once: seconds at a million records; not on a
+#: read-only file, where the query still works, by scanning).
 _NUMBERS_INDEX = "CREATE INDEX IF NOT EXISTS works_year_volume ON works (year, volume)"
 #: Title words used in a search: the rarest ones (by document frequency) find the work with the
 #: shortest posting lists. Benchmark if changing (bench/bench_references.py: p50 <= 10 ms at 1M).
@@ -90,8 +91,12 @@ class LocalIndex:
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(works)")}
             if not _COLUMNS - columns:
-                self._db.execute(_NUMBERS_INDEX)
-                self._db.commit()
+                try:
+                    self._db.execute(_NUMBERS_INDEX)
+                    self._db.commit()
+                except sqlite3.OperationalError:
+                    # A read-only index built before: by_numbers scans the year's rows instead.
+                    self._db.rollback()
         except sqlite3.Error as exc:
             self._db.close()
             msg = f"{path} cannot be used as an index: {exc}"
