@@ -265,6 +265,7 @@ def test_a_source_that_did_not_answer_makes_it_needs_human(server, reply, reason
         "Could not check", "could not check"
     )
     assert reason in result.verificationGraph["metadata"]["sourcesFailed"][0]
+    assert result.reference.startswith("Not checked: a source did not answer")
 
 
 def test_a_silent_source_does_not_hide_another_sources_verdict(server):

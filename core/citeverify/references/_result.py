@@ -110,6 +110,8 @@ def build_result(
         corrected = apa7(best.record)
         if len(corrected) > 2 * MAX_SHOWN_CHARS:
             corrected = corrected[: 2 * MAX_SHOWN_CHARS] + "…"
+    elif failures and status == "needs-human":
+        corrected = "Not checked: a source did not answer; check the reference by hand or again."
     else:
         corrected = "No matching work was found; the reference could not be verified."
     return ReferenceResult(
