@@ -10,7 +10,7 @@ options and redact on (every pass runs). Each measurement runs in a forked child
 cap; the figure is CPU time of the call (a loaded machine stretches wall-clock time, not this),
 the worst of the repeats. The growth 100k -> 1M is given as measured and net of what the context
 alone costs (verify of a one-line answer against the same context), which the answer's growth must
-not hide. An answer over the claim limit (20,000) is refused as an InputError before any work: for
+not hide. An answer over the claim limit (10,000) is refused as an InputError before any work: for
 those the answer is also timed at the largest size under the limit ("at the claim limit").
 
 Run: ``uv run python bench/bench_hostile.py`` (``--quick``: 10k and 100k only, a 5 s cap;

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from citeverify._verifier import MAX_CLAIMS
+
 __all__ = ["CASES", "SIZES", "Case", "english", "english_context"]
 
 #: The sizes the tests and the bench use (answers are accepted up to 2,000,000 characters).
@@ -228,9 +230,10 @@ def _distinct_dois(n: int) -> str:
 
 
 def _claims_at_limit(n: int) -> str:
-    # Just under the claim limit (20,000 claims since issue 9), each claim as long as n allows.
-    per = max(4, n // 19_990)
-    return (("W" + "a" * (per - 3) + ". ") * 19_990)[:n]
+    # Just under the claim limit (MAX_CLAIMS since issue 9), each claim as long as n allows.
+    count = MAX_CLAIMS - 10
+    per = max(4, n // count)
+    return (("W" + "a" * (per - 3) + ". ") * count)[:n]
 
 
 def _mixed_scripts(n: int) -> str:
@@ -338,7 +341,7 @@ CASES: tuple[Case, ...] = (
         "claims_at_limit",
         _claims_at_limit,
         origin="probe",
-        note="19,990 claims (under the claim limit) as long as the size allows",
+        note="MAX_CLAIMS - 10 claims (under the claim limit) as long as the size allows",
     ),
     Case("capitalized_run", lambda n: _fill("Aaa Bbb Ccc ", n), cheap=True),
     Case("v_repeated", lambda n: _fill("v. ", n), note="case hint per 3 characters"),

@@ -314,7 +314,7 @@ _WIDEN = 64
 #: legal text at 100-250 KB/s, so this bounds case-law extraction to about half a second
 #: whatever the answer (issue 9: 100,000 characters of "Id. supra" took 7 s, 1 MB over 90 s).
 #: Citations past the budget are not found; docs/citations.md says so.
-MAX_CASE_LAW_CHARS = 50_000
+MAX_CASE_LAW_CHARS = 30_000
 #: Merged windows grow to at most this size; the next one overlaps it (citations found twice are
 #: kept once). eyecite resolves each citation's pin cites by scanning its whole input, so one
 #: window of dense citations was quadratic (100,000 characters of "Roe v. Wade, 410 U.S. 113

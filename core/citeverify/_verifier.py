@@ -67,10 +67,11 @@ MAX_ANSWER_CHARS = 2_000_000
 #: search of every document: unbounded, 100,000 short quotes against 1 MB took minutes (issue 9).
 MAX_QUOTES = 500
 #: Most claims (sentences) an answer may have. Each claim costs a result object (about 3 KB and
-#: 30 microseconds), so without a bound a 2 MB answer of one-word lines cost 3 GB (issue 9). 20,000
-#: sentences is about 1.4 million characters of ordinary prose; an answer with more is refused
-#: with an InputError before any claim is scored.
-MAX_CLAIMS = 20_000
+#: 30 microseconds), so without a bound a 2 MB answer of one-word lines cost 3 GB (issue 9); at
+#: this limit an answer stays under the 1 s target with its citations checked. 10,000 sentences
+#: is about 700,000 characters of ordinary prose; an answer with more is refused with an
+#: InputError before any claim is scored.
+MAX_CLAIMS = 10_000
 
 PolicyLike = PolicyConfig | Mapping[str, Any] | str | Path | None
 
@@ -492,7 +493,7 @@ class _BestDocuments:
     document is the first one holding its rarest supported word (docs/semantics.md).
     """
 
-    def __init__(self, hits: list[set[str]], budget: int = 5_000_000) -> None:
+    def __init__(self, hits: list[set[str]], budget: int = 1_000_000) -> None:
         self._postings: dict[str, list[int]] = {}
         for i, h in enumerate(hits):
             for w in h:
