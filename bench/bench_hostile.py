@@ -32,17 +32,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from citeverify import CitationVerifier, CiteVerifyError
-from tests.hostile import CASES, Case, english
+from tests.hostile import CASES, POLICY, Case, english
 
 CONTEXT_CHARS = 1_000_000
-POLICY: dict[str, Any] = {
-    "output_action": {"unverified_action": "redact"},
-    "extensions": {
-        "strict_quotes": True,
-        "strict_statistics": True,
-        "lookups": {"enabled": False},
-    },
-}
 VERIFIER = CitationVerifier(POLICY)
 TARGET_1M = 1.0  # seconds at 1M against 1 MB
 TARGET_GROWTH = 11.0

@@ -15,6 +15,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from citeverify._verifier import MAX_CLAIMS
 
@@ -112,6 +113,18 @@ def _fill(unit: str, n: int, prefix: str = "", suffix: str = "") -> str:
     """``prefix + unit * k + suffix``, at most ``n`` characters."""
     k = max(1, (n - len(prefix) - len(suffix)) // max(1, len(unit)))
     return (prefix + unit * k + suffix)[: max(n, len(prefix) + len(suffix) + len(unit))]
+
+
+#: The policy of the hostile cases (tests and bench): lookups off, every code path on: redact
+#: (the answer is rewritten), strict quotes and statistics (failures attached to claims).
+POLICY: dict[str, Any] = {
+    "output_action": {"unverified_action": "redact"},
+    "extensions": {
+        "strict_quotes": True,
+        "strict_statistics": True,
+        "lookups": {"enabled": False},
+    },
+}
 
 
 @dataclass(frozen=True)

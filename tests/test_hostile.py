@@ -44,18 +44,8 @@ from citeverify import (
 from citeverify._render import render_text
 from citeverify.gateway import verify_exchange
 
-from .hostile import BY_NAME, CASES, english, english_context
+from .hostile import BY_NAME, CASES, POLICY, english, english_context
 
-#: Lookups off; every code path on: redact (the answer is rewritten), strict quotes and statistics
-#: (failures attached to claims), sources required.
-POLICY: dict[str, Any] = {
-    "output_action": {"unverified_action": "redact"},
-    "extensions": {
-        "strict_quotes": True,
-        "strict_statistics": True,
-        "lookups": {"enabled": False},
-    },
-}
 #: The gateway blocks (the 400 body is built and serialized).
 GATEWAY_POLICY: dict[str, Any] = {
     "output_action": {"unverified_action": "block"},
