@@ -449,3 +449,11 @@ def test_the_table_names_a_source_that_did_not_answer():
     text = _result_lines(1, KUHN, result)
     assert "NEEDS-HUMAN" in text
     assert "could not check: crossref answered HTTP 500" in text
+
+
+def test_version_is_the_distributions():
+    from importlib.metadata import version
+
+    r = invoke("--version")
+    assert r.exit_code == 0
+    assert r.output.strip() == f"citeverify {version('citeverify')}"

@@ -35,6 +35,7 @@ def test_wheel_holds_the_three_packages_and_data(wheel):
     ):
         assert required in names
     assert not any(n.startswith(("core/", "tests/")) for n in names)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # Apache-2.0 text
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "citeverify = citeverify.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

@@ -25,7 +25,18 @@ from citeverify._result import (
 )
 from citeverify._verifier import CitationVerifier
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    # One version number, in pyproject.toml; the installed metadata carries it here.
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        return version("citeverify")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "Citation",

@@ -40,6 +40,26 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from citeverify import __version__  # noqa: PLC0415
+
+        typer.echo(f"citeverify {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Check LLM answers against their source documents."""
+
+
 def _fail(message: str) -> NoReturn:
     line = " ".join(message.split())  # one line, whatever the message holds
     typer.echo(f"citeverify: error: {line}", err=True)
