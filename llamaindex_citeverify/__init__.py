@@ -8,6 +8,15 @@
 - :class:`CiteVerifyEvent`: the instrumentation event with the verdict.
 """
 
+try:
+    import llama_index.core  # noqa: F401  (only to say what is missing)
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess
+    msg = (
+        "llamaindex_citeverify needs LlamaIndex: install the llama-index-core distribution "
+        f"(pip install llama-index-core). The import failed with: {exc}"
+    )
+    raise ModuleNotFoundError(msg, name="llama_index.core") from exc
+
 from llamaindex_citeverify._common import CiteVerifyEvent
 from llamaindex_citeverify.evaluation import CiteVerifyEvaluator
 from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor

@@ -11,13 +11,22 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
+from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
 from citeverify import InputError, VerificationResult
 
-__all__ = ["CiteVerifyEvent", "abuffered", "buffered", "dispatcher", "node_texts"]
+__all__ = [
+    "CiteVerifyEvent",
+    "abuffered",
+    "buffered",
+    "dispatcher",
+    "field_values",
+    "node_texts",
+    "response_text",
+]
 
 #: citeverify's instrumentation dispatcher: its spans and events reach every LlamaIndex handler.
 dispatcher = get_dispatcher("citeverify")
@@ -53,38 +62,84 @@ class CiteVerifyEvent(BaseEvent):
 
 
 def node_texts(nodes: Sequence[Any] | None) -> list[str]:
-    """The text of each source node, without its metadata (what the answer was built from)."""
+    """The text of each source node as the LLM saw it.
+
+    LlamaIndex's response synthesizers put ``get_content(metadata_mode=MetadataMode.LLM)`` into
+    the prompt: metadata shown to the model is part of what it read (a file name, a date), and
+    keys in ``excluded_llm_metadata_keys`` are not (issue 11).
+    """
     texts = []
     for i, node in enumerate(nodes or []):
         inner = node.node if isinstance(node, NodeWithScore) else node
         if not hasattr(inner, "get_content"):
             msg = f"source_nodes[{i}] is not a node, got {type(node).__name__}"
             raise InputError(msg, path=f"source_nodes[{i}]")
-        texts.append(inner.get_content(metadata_mode=MetadataMode.NONE))
+        texts.append(inner.get_content(metadata_mode=MetadataMode.LLM))
     return texts
 
 
-def buffered(response: Any) -> Response:
-    """A plain Response: a streaming response is read to its end first."""
+#: Where each verified value of a structured answer sits: its path in ``model_dump()`` and its
+#: ``[start, end)`` span in the text that is verified.
+FieldSpan = tuple[tuple[str | int, ...], int, int]
+
+
+def field_values(model: BaseModel | None) -> tuple[str, list[FieldSpan]]:
+    """The text of a structured answer: its string values, one a line, in field order.
+
+    The JSON of ``model_dump_json()`` would verify the field names and the punctuation too (a
+    ``"name":`` the sources never say); what the model claims is in the values. Numbers, booleans
+    and ``None`` are not text claims and are not verified.
+    """
+    if model is None:
+        return "", []
+    leaves: list[tuple[tuple[str | int, ...], str]] = []
+
+    def walk(value: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(value, str):
+            if value.strip():
+                leaves.append((path, value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, (*path, key))
+        elif isinstance(value, list | tuple):
+            for index, item in enumerate(value):
+                walk(item, (*path, index))
+
+    walk(model.model_dump(), ())
+    spans: list[FieldSpan] = []
+    start = 0
+    for path, value in leaves:
+        spans.append((path, start, start + len(value)))
+        start += len(value) + 1  # the newline that ends a value also ends its last claim
+    return "\n".join(value for _, value in leaves), spans
+
+
+def response_text(response: Any) -> str:
+    """The answer text of a non-streaming response (Response, PydanticResponse, str)."""
+    if isinstance(response, PydanticResponse):
+        return field_values(response.response)[0]
     if isinstance(response, Response):
+        return response.response or ""
+    if isinstance(response, str):
+        return response
+    msg = f"expected a LlamaIndex Response, got {type(response).__name__}"
+    raise InputError(msg, path="response")
+
+
+def buffered(response: Any) -> Response | PydanticResponse:
+    """A response that is not a stream: a streaming response is read to its end first."""
+    if isinstance(response, Response | PydanticResponse):
         return response
     if isinstance(response, StreamingResponse):
-        text = "".join(response.response_gen) if response.response_gen is not None else ""
-        return Response(text, source_nodes=response.source_nodes, metadata=response.metadata)
-    if isinstance(response, PydanticResponse):
-        text = response.response.model_dump_json() if response.response is not None else ""
-        return Response(text, source_nodes=response.source_nodes, metadata=response.metadata)
+        return response.get_response()  # also right when the stream was already consumed
     if isinstance(response, str):
         return Response(response)
     msg = f"expected a LlamaIndex Response, got {type(response).__name__}"
     raise InputError(msg, path="response")
 
 
-async def abuffered(response: Any) -> Response:
+async def abuffered(response: Any) -> Response | PydanticResponse:
     """:func:`buffered`, also for an AsyncStreamingResponse."""
     if isinstance(response, AsyncStreamingResponse):
-        parts = [part async for part in response.async_response_gen()]
-        return Response(
-            "".join(parts), source_nodes=response.source_nodes, metadata=response.metadata
-        )
+        return await response.get_response()
     return buffered(response)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.async_utils import asyncio_run
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 
 from citeverify import CitationVerifier, InputError, VerificationResult
 from citeverify._policy import policy_with_options
+from llamaindex_citeverify._common import abuffered, node_texts, response_text
 
 __all__ = ["CiteVerifyEvaluator"]
 
@@ -19,7 +21,11 @@ class CiteVerifyEvaluator(BaseEvaluator):
 
     ``passing`` is the verdict (verified or not), ``score`` the groundedness, and ``feedback``
     lists the unverified claims and the citations that failed. ``evaluate_response`` takes the
-    contexts from ``response.source_nodes``. Never raises on an unverified answer.
+    contexts from ``response.source_nodes``, read as the LLM saw them (with the metadata shown to
+    it), and the answer as the query engine wrapper does (a structured answer by its string
+    values, a stream read to its end). Never raises on an unverified answer.
+
+    ``contexts`` is a list of passages; a single string is one passage (not one per character).
 
     Args:
         policy: As for :class:`~llamaindex_citeverify.CiteVerifyPostprocessor`; keyword options
@@ -49,7 +55,7 @@ class CiteVerifyEvaluator(BaseEvaluator):
         if response is None:
             msg = "CiteVerifyEvaluator needs the response text"
             raise InputError(msg, path="response")
-        contexts = list(contexts or [])
+        contexts = _contexts(contexts)
         result = await self._verifier.averify(response, contexts)
         return EvaluationResult(
             query=query,
@@ -59,6 +65,45 @@ class CiteVerifyEvaluator(BaseEvaluator):
             score=result.details.groundedness,
             feedback=_feedback(result),
         )
+
+    def evaluate_response(
+        self, query: str | None = None, response: Any = None, **kwargs: Any
+    ) -> EvaluationResult:
+        """Verify a query engine's response against its own source nodes."""
+        result: EvaluationResult = asyncio_run(
+            self.aevaluate_response(query=query, response=response, **kwargs)
+        )
+        return result
+
+    async def aevaluate_response(
+        self, query: str | None = None, response: Any = None, **kwargs: Any
+    ) -> EvaluationResult:
+        """Verify a query engine's response against its own source nodes."""
+        if response is None:
+            msg = "CiteVerifyEvaluator needs the response"
+            raise InputError(msg, path="response")
+        response = await abuffered(response)
+        return await self.aevaluate(
+            query=query,
+            response=response_text(response),
+            contexts=node_texts(response.source_nodes),
+            **kwargs,
+        )
+
+
+def _contexts(contexts: Sequence[str] | str | None) -> list[str]:
+    # A str is a Sequence[str] too: iterating it would make one context per character.
+    if isinstance(contexts, str):
+        return [contexts]
+    items = list(contexts or [])
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            msg = (
+                f"contexts[{i}] is a {type(item).__name__}, not a str: pass the passages' "
+                "texts, or use evaluate_response(response=...) for a response with source nodes"
+            )
+            raise InputError(msg, path=f"contexts[{i}]")
+    return items
 
 
 def _feedback(result: VerificationResult) -> str:

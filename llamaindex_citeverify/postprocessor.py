@@ -3,37 +3,77 @@
 Two entry points, deliberately different:
 
 - :meth:`CiteVerifyPostprocessor.verify_response` (and ``averify_response``) is the one that
-  verifies answers: it takes a ``Response`` (or a streaming one, buffered), checks
-  ``response.response`` against ``response.source_nodes``, stores the result in
+  verifies answers: it checks the answer against ``response.source_nodes``, stores the result in
   ``response.metadata["citeverify"]``, redacts under ``redact`` and raises
-  :class:`citeverify.CitationUnverifiedError` on block.
-- As a ``BaseNodePostprocessor`` it may sit in ``as_query_engine(node_postprocessors=[...])``, but
-  there it runs before any answer exists: it records nothing and changes no node. Use
-  :class:`~llamaindex_citeverify.CiteVerifyQueryEngine` to verify every answer of an engine.
+  :class:`citeverify.CitationUnverifiedError` on block. It returns the kind of response it got:
+
+  - ``Response``: a new ``Response`` with the checked answer.
+  - ``PydanticResponse`` (``as_query_engine(output_cls=...)``): the string values of the model
+    are verified, one a line (not its JSON, whose field names no source says); under ``redact``
+    the failing claims are replaced inside the values they came from, and if the model does not
+    accept the redacted values the answer is blocked.
+  - ``StreamingResponse`` / ``AsyncStreamingResponse``: a streaming response whose
+    ``response_gen`` is verified once it ends; the result is in ``metadata["citeverify"]`` from
+    then on. Under ``flag`` the tokens pass through as they arrive. Under ``redact`` and
+    ``block`` nothing is shown before the answer is checked: the stream is held back, then yields
+    the checked answer (the original tokens when it passes, the redacted answer in one piece),
+    or raises :class:`citeverify.CitationUnverifiedError` at its end on block, having yielded
+    nothing.
+
+- As a ``BaseNodePostprocessor`` in ``as_query_engine(node_postprocessors=[...])`` it runs at
+  retrieval time, before any answer exists, so it cannot check anything there: it passes the
+  nodes through and warns once (:class:`CiteVerifyUsageWarning`) with the fix, which is to wrap
+  the engine in :class:`~llamaindex_citeverify.CiteVerifyQueryEngine`.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
-from llama_index.core.base.response.schema import Response
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
+from llama_index.core.base.response.schema import (
+    RESPONSE_TYPE,
+    AsyncStreamingResponse,
+    PydanticResponse,
+    Response,
+    StreamingResponse,
+)
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from citeverify import CitationUnverifiedError, CitationVerifier, PolicyConfig, VerificationResult
+from citeverify import (
+    CitationUnverifiedError,
+    CitationVerifier,
+    InputError,
+    PolicyConfig,
+    VerificationResult,
+)
 from citeverify._policy import policy_options_validator
 from llamaindex_citeverify._common import (
     CiteVerifyEvent,
-    abuffered,
-    buffered,
     dispatcher,
+    field_values,
     node_texts,
+    response_text,
 )
 
-__all__ = ["CiteVerifyPostprocessor"]
+__all__ = ["CiteVerifyPostprocessor", "CiteVerifyUsageWarning"]
 
 METADATA_KEY = "citeverify"
+
+
+class CiteVerifyUsageWarning(UserWarning):
+    """citeverify is placed where it cannot check anything (filter it by this category)."""
+
+
+_NODE_POSTPROCESSOR_WARNING = (
+    "CiteVerifyPostprocessor in node_postprocessors runs at retrieval time, before the answer "
+    "exists, so it verifies nothing there. Wrap the engine instead: "
+    "CiteVerifyQueryEngine(index.as_query_engine(...)), or call "
+    "CiteVerifyPostprocessor(...).verify_response(response) on the engine's response."
+)
 
 
 class CiteVerifyPostprocessor(BaseNodePostprocessor):
@@ -53,6 +93,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     include_original: bool = False
 
     _verifier: CitationVerifier = PrivateAttr()
+    _warned: bool = PrivateAttr(default=False)
 
     _collect_policy = policy_options_validator()
 
@@ -68,33 +109,163 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        # Retrieval time: there is no answer yet. Nodes pass through untouched.
+        # Retrieval time: there is no answer yet. Nodes pass through untouched, and the user is
+        # told once, since a guard that silently checks nothing is worse than none (issue 11).
+        if not self._warned:
+            self._warned = True
+            warnings.warn(_NODE_POSTPROCESSOR_WARNING, CiteVerifyUsageWarning, stacklevel=3)
         return nodes
 
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        return nodes
+        return self._postprocess_nodes(nodes, query_bundle)
 
     @dispatcher.span
-    def verify_response(self, response: Any) -> Response:
-        """Verify an answer against its source nodes; annotate, redact, or raise on block."""
-        response = buffered(response)
-        result = self._verifier.verify(response.response or "", node_texts(response.source_nodes))
+    def verify_response(self, response: Any) -> RESPONSE_TYPE:
+        """Verify an answer against its source nodes; annotate, redact, or raise on block.
+
+        Returns the same kind of response it is given (see the module docstring); a plain
+        string is verified against no sources and comes back as a ``Response``.
+        """
+        if isinstance(response, StreamingResponse):
+            return self._stream(response)
+        if isinstance(response, AsyncStreamingResponse):
+            msg = "an AsyncStreamingResponse (from aquery) is verified with averify_response"
+            raise InputError(msg, path="response")
+        texts = node_texts(getattr(response, "source_nodes", None))
+        result = self._verifier.verify(response_text(response), texts)
         return self._finish(response, result)
 
     @dispatcher.span
-    async def averify_response(self, response: Any) -> Response:
+    async def averify_response(self, response: Any) -> RESPONSE_TYPE:
         """Async :meth:`verify_response`; the answer's lookups run concurrently."""
-        response = await abuffered(response)
-        texts = node_texts(response.source_nodes)
-        result = await self._verifier.averify(response.response or "", texts)
+        if isinstance(response, AsyncStreamingResponse):
+            return self._astream(response)
+        if isinstance(response, StreamingResponse):
+            return self._stream(response)
+        texts = node_texts(getattr(response, "source_nodes", None))
+        result = await self._verifier.averify(response_text(response), texts)
         return self._finish(response, result)
 
-    def _finish(self, response: Response, result: VerificationResult) -> Response:
+    def _record(self, result: VerificationResult) -> None:
         dispatcher.event(CiteVerifyEvent.of(result))
         if result.verdict == "block":
             raise CitationUnverifiedError(result)
-        metadata = dict(response.metadata or {})
+
+    def _finish(self, response: Any, result: VerificationResult) -> Response | PydanticResponse:
+        self._record(result)
+        metadata = dict(getattr(response, "metadata", None) or {})
         metadata[METADATA_KEY] = result
-        return Response(result.answer, source_nodes=response.source_nodes, metadata=metadata)
+        nodes = list(getattr(response, "source_nodes", None) or [])
+        if isinstance(response, PydanticResponse):
+            model = response.response
+            if model is not None and result.answer != result.original_answer:
+                model = _redact_model(model, result, self.policy)
+            return PydanticResponse(model, source_nodes=nodes, metadata=metadata)
+        return Response(result.answer, source_nodes=nodes, metadata=metadata)
+
+    def _holds_back(self) -> bool:
+        # Under redact and block an unverified claim must never reach the reader, and nothing
+        # can be known about the answer before it is complete: the stream is held back.
+        return self.policy.output_action.unverified_action != "flag"
+
+    def _stream(self, response: StreamingResponse) -> StreamingResponse:
+        texts = node_texts(response.source_nodes)
+        metadata = dict(response.metadata or {})
+        hold = self._holds_back()
+        if response.response_txt is not None:  # already read to its end
+            tokens: Any = iter([response.response_txt])
+        else:
+            tokens = iter(response.response_gen or ())
+
+        def gen() -> Generator[str, None, None]:
+            parts: list[str] = []
+            for token in tokens:
+                parts.append(token)
+                if not hold:
+                    yield token
+            result = self._verifier.verify("".join(parts), texts)
+            self._record(result)
+            metadata[METADATA_KEY] = result
+            if hold:
+                yield from _checked(parts, result)
+
+        return StreamingResponse(gen(), source_nodes=response.source_nodes, metadata=metadata)
+
+    def _astream(self, response: AsyncStreamingResponse) -> AsyncStreamingResponse:
+        texts = node_texts(response.source_nodes)
+        metadata = dict(response.metadata or {})
+        hold = self._holds_back()
+
+        async def agen() -> AsyncGenerator[str, None]:
+            parts: list[str] = []
+            async for token in response.async_response_gen():
+                parts.append(token)
+                if not hold:
+                    yield token
+            result = await self._verifier.averify("".join(parts), texts)
+            self._record(result)
+            metadata[METADATA_KEY] = result
+            if hold:
+                for part in _checked(parts, result):
+                    yield part
+
+        return AsyncStreamingResponse(agen(), source_nodes=response.source_nodes, metadata=metadata)
+
+
+def _checked(parts: list[str], result: VerificationResult) -> list[str]:
+    """What a held-back stream yields: its own tokens if unchanged, else the checked answer."""
+    if result.answer == "".join(parts):
+        return parts
+    return [result.answer] if result.answer else []
+
+
+def _redact_model(model: Any, result: VerificationResult, policy: PolicyConfig) -> Any:
+    """The model with each failing claim replaced inside the string value it came from."""
+    text, spans = field_values(model)
+    failing = [c.span for c in result.details.claims or [] if c.verified is False]
+    marker = policy.extensions.redaction_marker
+    data = _thaw(model.model_dump())
+    for path, start, end in spans:
+        inside = [(max(s, start), min(e, end)) for s, e in failing if s < end and e > start]
+        if failing and not inside:
+            continue
+        # No failing claim to point at (only the overall overlap failed): as the core does with a
+        # plain answer, nothing is known to be supported and every value is replaced.
+        value = _replace(text, start, end, inside, marker) if failing else marker
+        _set(data, path, value)
+    try:
+        return type(model).model_validate(data)
+    except ValidationError as exc:
+        # A constrained field (a Literal, a pattern) cannot hold the marker: rather than hand
+        # back unverified values, the answer is blocked.
+        why = f"the redacted values do not fit {type(model).__name__}: {exc}"
+        blocked = result.model_copy(
+            update={"verdict": "block", "action": "block", "reasons": [*result.reasons, why]}
+        )
+        raise CitationUnverifiedError(blocked) from exc
+
+
+def _replace(text: str, start: int, end: int, spans: list[tuple[int, int]], marker: str) -> str:
+    out, last = [], start
+    for s, e in sorted(spans):
+        out += [text[last:s], marker]
+        last = e
+    out.append(text[last:end])
+    return "".join(out)
+
+
+def _thaw(value: Any) -> Any:
+    # Tuples become lists so that a value inside one can be replaced; validation turns them back.
+    if isinstance(value, dict):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+def _set(data: Any, path: tuple[str | int, ...], value: str) -> None:
+    for key in path[:-1]:
+        data = data[key]
+    data[path[-1]] = value

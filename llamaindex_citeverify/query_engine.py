@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
-from llama_index.core.base.response.schema import Response
+from llama_index.core.base.response.schema import RESPONSE_TYPE
+from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.query_engine import CustomQueryEngine
+from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
 from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor
 
@@ -16,9 +19,17 @@ __all__ = ["CiteVerifyQueryEngine"]
 class CiteVerifyQueryEngine(CustomQueryEngine):
     """Wraps any query engine; each answer is checked against its own ``source_nodes``.
 
-    ``query``/``aquery`` return a ``Response`` whose ``metadata["citeverify"]`` holds the
-    :class:`citeverify.VerificationResult` (redacted under ``redact``); a block raises
-    :class:`citeverify.CitationUnverifiedError`. Streaming engines are buffered and verified once.
+    ``query``/``aquery`` return the kind of response the wrapped engine gave, with
+    ``metadata["citeverify"]`` holding the :class:`citeverify.VerificationResult` (the answer
+    redacted under ``redact``); a block raises :class:`citeverify.CitationUnverifiedError`.
+    A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a streaming
+    response stays streaming and is verified when its stream ends (see
+    :mod:`llamaindex_citeverify.postprocessor` for what is yielded under each action).
+
+    Like LlamaIndex's own wrappers (``TransformQueryEngine``), it passes ``get_prompts`` /
+    ``update_prompts`` (keys prefixed ``query_engine:``), ``retrieve``/``aretrieve`` and the
+    ``QueryBundle`` itself through to the wrapped engine; ``synthesize``/``asynthesize`` answers
+    are verified too.
 
     Args:
         query_engine: The engine to wrap (``index.as_query_engine(...)``,
@@ -35,11 +46,82 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
             postprocessor=CiteVerifyPostprocessor(policy=policy, **options),
         )
 
-    def custom_query(self, query_str: str) -> Response:
-        """Query the wrapped engine, then verify the answer."""
-        return self.postprocessor.verify_response(self.query_engine.query(query_str))
+    def _get_prompt_modules(self) -> PromptMixinType:
+        """The wrapped engine's prompts are this engine's prompts."""
+        return {"query_engine": self.query_engine}
 
-    async def acustom_query(self, query_str: str) -> Response:
-        """Async :meth:`custom_query`: real async in both the engine and the lookups."""
-        response = await self.query_engine.aquery(query_str)
+    def update_prompts(self, prompts_dict: PromptDictType) -> None:
+        """Update the wrapped engine's prompts, by the keys :meth:`get_prompts` gives.
+
+        LlamaIndex's ``PromptMixin.update_prompts`` splits a key at its only ``:``, so the
+        two-level keys of a wrapped engine (``query_engine:response_synthesizer:...``) would
+        fail there: the ``query_engine:`` prefix is taken off here and the rest handed down.
+        """
+        ours = {}
+        inner = {}
+        for key, prompt in prompts_dict.items():
+            module, sep, sub_key = key.partition(":")
+            if sep and module == "query_engine":
+                inner[sub_key] = prompt
+            else:
+                ours[key] = prompt
+        if inner:
+            self.query_engine.update_prompts(inner)
+        if ours:
+            super().update_prompts(ours)
+
+    def query(self, str_or_query_bundle: QueryType) -> RESPONSE_TYPE:
+        """Query the wrapped engine with the same query (a ``QueryBundle`` is kept whole)."""
+        with self.callback_manager.as_trace("query"):
+            response = self.query_engine.query(str_or_query_bundle)
+            return self.postprocessor.verify_response(response)
+
+    async def aquery(self, str_or_query_bundle: QueryType) -> RESPONSE_TYPE:
+        """Async :meth:`query`: real async in both the engine and the lookups."""
+        with self.callback_manager.as_trace("query"):
+            response = await self.query_engine.aquery(str_or_query_bundle)
+            return await self.postprocessor.averify_response(response)
+
+    def custom_query(self, query_str: str) -> RESPONSE_TYPE:
+        """Query the wrapped engine, then verify the answer."""
+        return self.query(query_str)
+
+    async def acustom_query(self, query_str: str) -> RESPONSE_TYPE:
+        """Async :meth:`custom_query`."""
+        return await self.aquery(query_str)
+
+    def retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """The wrapped engine's retrieval (nothing to verify: there is no answer yet)."""
+        return self.query_engine.retrieve(query_bundle)
+
+    async def aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        """Async :meth:`retrieve`, where the wrapped engine has it."""
+        inner = getattr(self.query_engine, "aretrieve", None)
+        if inner is None:
+            return self.retrieve(query_bundle)
+        nodes: list[NodeWithScore] = await inner(query_bundle)
+        return nodes
+
+    def synthesize(
+        self,
+        query_bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        additional_source_nodes: Sequence[NodeWithScore] | None = None,
+    ) -> RESPONSE_TYPE:
+        """The wrapped engine's answer from these nodes, verified against its source nodes."""
+        response = self.query_engine.synthesize(
+            query_bundle, nodes, additional_source_nodes=additional_source_nodes
+        )
+        return self.postprocessor.verify_response(response)
+
+    async def asynthesize(
+        self,
+        query_bundle: QueryBundle,
+        nodes: list[NodeWithScore],
+        additional_source_nodes: Sequence[NodeWithScore] | None = None,
+    ) -> RESPONSE_TYPE:
+        """Async :meth:`synthesize`."""
+        response = await self.query_engine.asynthesize(
+            query_bundle, nodes, additional_source_nodes=additional_source_nodes
+        )
         return await self.postprocessor.averify_response(response)

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from llama_index.core import Document, MockEmbedding, VectorStoreIndex
 from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
-from llama_index.core.base.response.schema import Response
+from llama_index.core.base.response.schema import Response, StreamingResponse
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
@@ -21,6 +21,7 @@ from llamaindex_citeverify import (
     CiteVerifyPostprocessor,
     CiteVerifyQueryEngine,
 )
+from llamaindex_citeverify.postprocessor import CiteVerifyUsageWarning
 
 TEXTS = [
     "The museum opens at nine and closes at five on weekdays.",
@@ -83,9 +84,11 @@ def test_the_source_nodes_are_the_context():
     assert {c.best_document for c in result.details.claims} <= {0, 1, 2}
 
 
-def test_streaming_engine_is_buffered_and_verified_once():
+def test_streaming_engine_is_verified_once_when_the_stream_ends():
     response = engine(UNGROUNDED, streaming=True, unverified_action="redact").query("Tell me.")
-    assert response.response == REDACTED
+    assert isinstance(response, StreamingResponse)  # still a stream (issue 11)
+    assert str(response) == REDACTED  # reads the stream; verified once at its end
+    assert result_of(response).details.unverified_claim_count == 1
 
 
 def test_block_raises_with_the_result():
@@ -114,7 +117,9 @@ def test_postprocessor_in_node_postprocessors_passes_nodes_through():
     eng = index().as_query_engine(
         llm=FixedLLM(answer=UNGROUNDED), similarity_top_k=3, node_postprocessors=[post]
     )
-    response = eng.query("Tell me.")  # no answer exists at retrieval time: nothing is checked
+    # No answer exists at retrieval time: nothing is checked, and the user is told so.
+    with pytest.warns(CiteVerifyUsageWarning, match="CiteVerifyQueryEngine"):
+        response = eng.query("Tell me.")
     assert response.response == UNGROUNDED
     assert len(response.source_nodes) == 3
     assert "citeverify" not in (response.metadata or {})
