@@ -8,6 +8,15 @@
   LangChain's ``OutputParserException``.
 """
 
+try:
+    import langchain_core  # noqa: F401  (only to fail early, with the fix in the message)
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    msg = (
+        "langchain_citeverify needs LangChain's core package, which is not installed: "
+        "pip install langchain-core"
+    )
+    raise ImportError(msg, name=exc.name) from exc
+
 from langchain_citeverify._common import CitationBlockedError
 from langchain_citeverify.output_parsers import CiteVerifyOutputParser
 from langchain_citeverify.runnables import CiteVerifyGuard

@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 from citeverify import CitationUnverifiedError, InputError, VerificationResult
 from citeverify._context import coerce_documents
 
-__all__ = ["CitationBlockedError", "answer_text", "document_texts"]
+__all__ = ["CitationBlockedError", "answer_text", "document_texts", "message_text"]
 
 
 class CitationBlockedError(CitationUnverifiedError, OutputParserException):
@@ -34,9 +34,22 @@ def answer_text(answer: Any, *, where: str = "answer") -> str:
     if isinstance(answer, str):
         return answer
     if isinstance(answer, BaseMessage):
-        return str(answer.text)  # the text parts of the content, whatever its shape
+        return message_text(answer)
     msg = f"{where} must be a string or a message, got {type(answer).__name__}"
     raise InputError(msg, path=where)
+
+
+def message_text(message: Any) -> str:
+    """The text parts of a message's content, in langchain-core 0.3.x and 1.x alike.
+
+    In 1.x ``message.text`` is a property (a ``str`` subclass that is also callable, with a
+    deprecation warning when called); in 0.3.x it is a plain method. ``str()`` of the 0.3.x
+    bound method would be ``"<bound method ...>"`` and be checked as the answer (issue 11).
+    """
+    text = message.text
+    if not isinstance(text, str) and callable(text):  # langchain-core 0.3.x: a method
+        text = text()
+    return str(text)
 
 
 def document_texts(context: Any, *, where: str = "context") -> list[str]:

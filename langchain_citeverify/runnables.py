@@ -15,15 +15,25 @@ input on with a ``verification`` entry (flag) and the answer redacted (redact).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
-from langchain_core.messages import BaseMessage
+from langchain_core.documents import Document
+from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SkipValidation,
+    create_model,
+    model_validator,
+)
 
 from citeverify import CitationVerifier, ContextCache, InputError, PolicyConfig, VerificationResult
-from citeverify._policy import policy_options_validator
+from citeverify._policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -34,6 +44,17 @@ __all__ = ["CiteVerifyGuard"]
 
 #: Name of the custom event the guard dispatches, for callback handlers (``on_custom_event``).
 EVENT_NAME = "citeverify_verdict"
+
+#: The policy's credentials (``extensions.lookups``), and the environment variable each is read
+#: from when a serialized guard is loaded (``loads(..., secrets_map=...)`` or
+#: ``secrets_from_env=True``). ``dumpd`` writes them as top-level secret references, never their
+#: values: langchain-core only honours secret markers among a class's own constructor keywords
+#: (a marker nested in a dict is escaped as user data).
+POLICY_SECRETS = {
+    "ncbi_api_key": "NCBI_API_KEY",
+    "semanticscholar_api_key": "SEMANTIC_SCHOLAR_API_KEY",
+    "courtlistener_token": "COURTLISTENER_TOKEN",
+}
 
 
 class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
@@ -54,6 +75,10 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
 
     Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
     (the seed's gateway does not check streams at all). Batching respects ``max_concurrency``.
+
+    Serialization: ``langchain_core.load.dumpd(guard)`` writes the policy as data (credentials as
+    secret references); load it back with ``loads(text, valid_namespaces=["langchain_citeverify"],
+    allowed_objects=[CiteVerifyGuard])``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -68,7 +93,21 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
 
     _verifier: CitationVerifier = PrivateAttr()
 
-    _collect_policy = policy_options_validator()
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_policy(cls, data: Any) -> Any:
+        """Policy keywords into ``policy``; the credentials too (``ncbi_api_key=...``)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        secrets = {k: data.pop(k) for k in POLICY_SECRETS if k in data}
+        kept = collect_policy_options(data, cls.model_fields)
+        secrets = {k: v for k, v in secrets.items() if v is not None}  # an unresolved secret
+        if secrets:
+            policy = kept["policy"].model_dump(exclude_unset=True)
+            policy.setdefault("extensions", {}).setdefault("lookups", {}).update(secrets)
+            kept["policy"] = PolicyConfig.model_validate(policy)
+        return kept
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier; the context cache makes repeated retrievals cheap."""
@@ -81,6 +120,29 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def is_lc_serializable(cls) -> bool:
         """The guard is plain configuration: it can be serialized."""
         return True
+
+    @property
+    def lc_attributes(self) -> dict[str, Any]:
+        """The policy as JSON data (what was set), its credentials as separate keywords."""
+        policy = self.policy.model_dump(mode="json", exclude_unset=True)
+        lookups = policy.get("extensions", {}).get("lookups", {})
+        attributes: dict[str, Any] = {"policy": policy}
+        for key in POLICY_SECRETS:
+            if (value := lookups.pop(key, None)) is not None:
+                attributes[key] = value  # replaced by a secret reference (lc_secrets)
+        return attributes
+
+    @property
+    def lc_secrets(self) -> dict[str, str]:
+        """The policy's credentials: serialized as secret references, never as values."""
+        return dict(POLICY_SECRETS)
+
+    def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
+        """A model with the keys the guard reads (``answer_key``, ``context_key``).
+
+        Other keys are allowed: the guard passes them on.
+        """
+        return _input_model(self.get_name("Input"), self.answer_key, self.context_key)
 
     # --- LangChain entry points ---------------------------------------------------------------
 
@@ -144,6 +206,44 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         output[self.output_key] = result
         output[self.answer_key] = _annotated(answer, result)
         return output
+
+
+# The context is described, not validated: Document's own validation raises TypeError (not a
+# ValidationError) on a mapping without page_content; the guard checks the value itself.
+_ContextField = SkipValidation[list[Document | str | dict[str, Any]] | Document | str]
+
+
+@lru_cache(maxsize=32)
+def _input_model(name: str, answer_key: str, context_key: str) -> type[BaseModel]:
+    # Aliases carry the configured keys, so any key works (pydantic refuses field names with a
+    # leading underscore); the schema's properties are the aliases.
+    fields: dict[str, Any] = {
+        "answer": (
+            str | AnyMessage,
+            Field(
+                alias=answer_key,
+                title=answer_key,
+                description="The answer to verify: a string or a message (AIMessage).",
+            ),
+        ),
+        "context": (
+            _ContextField,
+            Field(
+                alias=context_key,
+                title=context_key,
+                description=(
+                    "The retrieved documents the answer was generated from: Documents, "
+                    "strings or mappings with 'content'."
+                ),
+            ),
+        ),
+    }
+    model: type[BaseModel] = create_model(
+        name,
+        __config__=ConfigDict(extra="allow", arbitrary_types_allowed=True),
+        **fields,
+    )
+    return model
 
 
 def _annotated(answer: Any, result: VerificationResult) -> Any:

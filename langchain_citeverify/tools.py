@@ -28,6 +28,14 @@ class CheckAgainstSourcesInput(BaseModel):
     sources: list[str] = Field(description="The source passages the text should be based on.")
 
 
+#: The tool's policy defaults, kept unless the caller sets them: the tool checks a text against the
+#: passages it is given, so an answer need not carry source evidence of its own.
+TOOL_POLICY_DEFAULTS: dict[str, Any] = {"require_sources": False}
+
+#: The reason given when the agent passes no source passages.
+NO_SOURCES = "no source passages were given: nothing supports the text (pass the passages)"
+
+
 class CiteVerifyTool(BaseTool):
     """Checks whether a text is supported by source passages (word overlap, quotes, numbers).
 
@@ -44,18 +52,23 @@ class CiteVerifyTool(BaseTool):
         "the sources do not support, and quotes or numbers that differ from the sources."
     )
     args_schema: type[BaseModel] = CheckAgainstSourcesInput
-    policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(require_sources=False))
+    policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(**TOOL_POLICY_DEFAULTS))
 
     _verifier: CitationVerifier = PrivateAttr()
 
     @model_validator(mode="before")
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or (
-            "policy" not in data and data.keys() <= cls.model_fields.keys()
-        ):
-            return data  # the default policy: require_sources off, a tool reports
-        return collect_policy_options(data, cls.model_fields)
+        # The tool's defaults stay under whatever the caller sets (policy or keyword options):
+        # before issue 11, min_groundedness=0.7 alone switched require_sources back on.
+        if not isinstance(data, dict):
+            return data
+        kept = collect_policy_options(data, cls.model_fields)
+        policy = kept["policy"].model_dump(exclude_unset=True)
+        for key, value in TOOL_POLICY_DEFAULTS.items():
+            policy.setdefault(key, value)
+        kept["policy"] = PolicyConfig.model_validate(policy)
+        return kept
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier (flag, never block: a tool reports)."""
@@ -69,7 +82,7 @@ class CiteVerifyTool(BaseTool):
         sources: list[str],
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        return _summary(self._verifier.verify(text, sources))
+        return _summary(self._verifier.verify(text, sources), sources=sources)
 
     async def _arun(
         self,
@@ -77,14 +90,17 @@ class CiteVerifyTool(BaseTool):
         sources: list[str],
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        return _summary(await self._verifier.averify(text, sources))
+        return _summary(await self._verifier.averify(text, sources), sources=sources)
 
 
-def _summary(result: VerificationResult) -> str:
+def _summary(result: VerificationResult, *, sources: list[str]) -> str:
     d = result.details
+    # Zero (or only blank) passages: with require_sources off the core allows the text, but
+    # nothing supports it, and "supported" would tell the agent otherwise (issue 11).
+    no_sources = not any(s.strip() for s in sources)
     summary: dict[str, Any] = {
-        "verdict": "supported" if result.verified else "not supported",
-        "reason_code": result.reason_code,
+        "verdict": "supported" if result.verified and not no_sources else "not supported",
+        "reason_code": "citation.unverified" if no_sources else result.reason_code,
         "groundedness": None if d.groundedness is None else round(d.groundedness, 3),
         "claim_confidence": None if d.claim_confidence is None else round(d.claim_confidence, 3),
         "unsupported_claims": [
@@ -97,7 +113,7 @@ def _summary(result: VerificationResult) -> str:
             for c in d.citations or []
             if c.verified is False
         ],
-        "reasons": result.reasons,
+        "reasons": [NO_SOURCES, *result.reasons] if no_sources else result.reasons,
     }
     return json.dumps(summary, ensure_ascii=False)
 

@@ -15,7 +15,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from citeverify import CitationUnverifiedError, InputError, VerificationResult
+from citeverify import CitationUnverifiedError, InputError, PolicyConfig, VerificationResult
 from langchain_citeverify import (
     CitationBlockedError,
     CiteVerifyGuard,
@@ -339,3 +339,115 @@ def test_reference_tool(tmp_path):
     assert out[0]["corrected"].startswith("LeCun, Y., Bengio, Y., & Hinton, G. (2015)")
     aout = json.loads(asyncio.run(tool.ainvoke({"references": refs[:1]})))
     assert aout[0]["status"] == "verified-with-error"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({}, id="none"),
+        pytest.param({"min_groundedness": 0.7}, id="min_groundedness"),
+        pytest.param({"policy": OFFLINE}, id="policy-mapping"),
+        pytest.param({"policy": PolicyConfig(min_confidence=0.5)}, id="policy-object"),
+        pytest.param({"policy": OFFLINE, "unverified_action": "block"}, id="action"),
+        pytest.param({"strict_quotes": True}, id="extension-option"),
+    ],
+)
+def test_tool_options_keep_the_tools_defaults(options):
+    # Issue 11: min_groundedness=0.7 alone used to switch require_sources back on.
+    tool = CiteVerifyTool(**options)
+    assert tool.policy.require_sources is False
+    for key, value in options.items():
+        if key == "min_groundedness":
+            assert tool.policy.min_groundedness == value
+        if key == "strict_quotes":
+            assert tool.policy.extensions.strict_quotes is value
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param({"require_sources": True}, id="keyword"),
+        pytest.param({"policy": {"require_sources": True}}, id="policy"),
+    ],
+)
+def test_tool_defaults_give_way_to_what_the_caller_sets(options):
+    assert CiteVerifyTool(**options).policy.require_sources is True
+
+
+NO_SOURCES = [pytest.param([], id="empty-list"), pytest.param(["", "  \n"], id="blank")]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("sources", NO_SOURCES)
+@pytest.mark.parametrize("text", [GROUNDED, "", "Dragons."], ids=["grounded", "empty", "other"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"min_groundedness": 0.7}, {"require_sources": False}, {"require_sources": True}],
+    ids=["defaults", "min_groundedness", "no-require", "require"],
+)
+def test_tool_never_reports_supported_against_zero_sources(mode, sources, text, options):
+    tool = CiteVerifyTool(policy=OFFLINE, **options)
+    args = {"text": text, "sources": sources}
+    raw = tool.invoke(args) if mode == "sync" else asyncio.run(tool.ainvoke(args))
+    out = json.loads(raw)
+    assert out["verdict"] == "not supported"
+    assert out["reason_code"] == "citation.unverified"
+    assert "no source passages" in out["reasons"][0]
+
+
+# --- input schema -------------------------------------------------------------------------------
+
+
+def test_guard_input_schema_declares_the_keys_it_reads():
+    schema = guard("flag").get_input_schema().model_json_schema()
+    assert schema["title"] == "CiteVerifyGuardInput"
+    assert set(schema["properties"]) == {"answer", "context"}
+    assert sorted(schema["required"]) == ["answer", "context"]
+    assert schema["additionalProperties"] is True  # other keys pass through the guard
+    assert "Document" in json.dumps(schema["properties"]["context"])
+    assert "AIMessage" in json.dumps(schema["properties"]["answer"])
+
+
+def test_guard_input_schema_follows_the_configured_keys():
+    g = CiteVerifyGuard(policy=OFFLINE, answer_key="_output", context_key="sources")
+    schema = g.input_schema.model_json_schema()
+    assert set(schema["properties"]) == {"_output", "sources"}
+    assert sorted(schema["required"]) == ["_output", "sources"]
+    assert g.get_input_jsonschema()["required"] == schema["required"]
+
+
+def test_guard_input_schema_through_a_chain_and_a_binding():
+    g = CiteVerifyGuard(policy=OFFLINE, answer_key="output", context_key="sources")
+    chain = g | RunnableLambda(lambda out: out["verification"].verdict)
+    for runnable in (chain, g.with_retry(), g.with_config(tags=["x"])):
+        schema = runnable.input_schema.model_json_schema()
+        assert sorted(schema["required"]) == ["output", "sources"], runnable
+    assert chain.invoke({"output": GROUNDED, "sources": DOCS}) == "allow"
+
+
+def test_guard_input_schema_validates_what_the_guard_accepts():
+    from pydantic import ValidationError
+
+    model = guard("flag").get_input_schema()
+    for item in (
+        {"answer": GROUNDED, "context": DOCS, "question": "When?"},
+        {"answer": AIMessage(content=GROUNDED), "context": [d.page_content for d in DOCS]},
+        {"answer": GROUNDED, "context": [{"content": "The museum opens at nine."}]},
+    ):
+        model.model_validate(item)
+        assert guard("flag").invoke(item)["verification"].verdict == "allow"
+    with pytest.raises(ValidationError):
+        model.model_validate({"context": DOCS})
+
+
+def test_guard_input_schema_validated_from_json_feeds_the_guard():
+    # What a server (LangServe) does: validate JSON against input_schema, pass the values on.
+    model = guard("flag").get_input_schema()
+    payload = {
+        "answer": {"type": "ai", "content": GROUNDED},
+        "context": [{"page_content": d.page_content, "type": "Document"} for d in DOCS],
+    }
+    item = model.model_validate_json(json.dumps(payload))
+    out = guard("flag").invoke({k: getattr(item, k) for k in ("answer", "context")})
+    assert out["verification"].verdict == "allow"
+    assert out["verification"].verified
