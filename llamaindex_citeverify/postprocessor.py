@@ -160,7 +160,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         nodes = list(getattr(response, "source_nodes", None) or [])
         if isinstance(response, PydanticResponse):
             model = response.response
-            if model is not None and result.answer != result.original_answer:
+            if model is not None and result.action == "redact":
                 model = _redact_model(model, result, self.policy)
             return PydanticResponse(model, source_nodes=nodes, metadata=metadata)
         return Response(result.answer, source_nodes=nodes, metadata=metadata)

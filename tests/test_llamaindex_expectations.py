@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 import warnings
+from enum import StrEnum
+from typing import Literal
 
 import pytest
 from llama_index.core import Document, MockEmbedding, VectorStoreIndex
@@ -19,7 +21,7 @@ from llama_index.core.base.response.schema import (
 )
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import QueryBundle
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from citeverify import CitationUnverifiedError, InputError
 from llamaindex_citeverify import (
@@ -331,3 +333,54 @@ def test_import_without_llama_index_core_names_what_to_install(blocked):
     ).stdout
     assert out.startswith("ModuleNotFoundError llama_index.core ")
     assert "pip install llama-index-core" in out
+
+
+class Verdict(StrEnum):  # a str too: must still count as a label
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class Labelled(BaseModel):
+    summary: str
+    sentiment: Literal["positive", "negative"]
+    status: Verdict
+    tags: list[Literal["hours", "prices"]] = []
+
+
+def test_labels_from_a_fixed_set_are_not_verified_as_claims():
+    values = {
+        "summary": "The museum opens at nine and closes at five.",
+        "sentiment": "positive",
+        "status": "open",
+        "tags": ["hours"],
+    }
+    response = wrapped(json.dumps(values), output_cls=Labelled).query("q")
+    result = response.metadata["citeverify"]
+    assert [c.text for c in result.details.claims] == [values["summary"]]
+    assert result.reason_code == "citation.verified"
+
+
+def test_labels_survive_redaction():
+    values = {
+        "summary": "The museum opens at nine. Dragons guard the museum at night and eat visitors.",
+        "sentiment": "negative",
+        "status": "closed",
+    }
+    redacted = wrapped(json.dumps(values), output_cls=Labelled, unverified_action="redact").query(
+        "q"
+    )
+    assert redacted.response.summary == f"The museum opens at nine. {MARKER}"
+    assert (redacted.response.sentiment, redacted.response.status) == ("negative", Verdict.CLOSED)
+
+
+class Short(BaseModel):
+    hours: str
+    motto: str = Field(max_length=12)
+
+
+def test_a_redaction_the_model_cannot_hold_blocks_instead():
+    values = {"hours": "The museum opens at nine.", "motto": "Dragons win."}
+    with pytest.raises(CitationUnverifiedError) as info:
+        wrapped(json.dumps(values), output_cls=Short, unverified_action="redact").query("q")
+    assert info.value.result.verdict == "block"
+    assert any("do not fit Short" in r for r in info.value.result.reasons)
