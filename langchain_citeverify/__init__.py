@@ -9,13 +9,14 @@
 """
 
 try:
-    import langchain_core  # noqa: F401  (only to fail early, with the fix in the message)
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    import langchain_core  # noqa: F401  (only to say what is missing)
+except ImportError as exc:
+    # Still a ModuleNotFoundError (code catching that keeps working), now with the fix in it.
     msg = (
-        "langchain_citeverify needs LangChain's core package, which is not installed: "
-        "pip install langchain-core"
+        "langchain_citeverify needs LangChain: install the langchain-core distribution "
+        f"(pip install langchain-core). The import failed with: {exc}"
     )
-    raise ImportError(msg, name=exc.name) from exc
+    raise ModuleNotFoundError(msg, name="langchain_core") from exc
 
 from langchain_citeverify._common import CitationBlockedError
 from langchain_citeverify.output_parsers import CiteVerifyOutputParser

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.documents import Document
@@ -40,16 +41,31 @@ def answer_text(answer: Any, *, where: str = "answer") -> str:
 
 
 def message_text(message: Any) -> str:
-    """The text parts of a message's content, in langchain-core 0.3.x and 1.x alike.
+    """The text parts of a message's content, whichever langchain-core 0.3.x or 1.x made it.
 
     In 1.x ``message.text`` is a property (a ``str`` subclass that is also callable, with a
-    deprecation warning when called); in 0.3.x it is a plain method. ``str()`` of the 0.3.x
-    bound method would be ``"<bound method ...>"`` and be checked as the answer (issue 11).
+    deprecation warning when called); in later 0.3.x it is a plain method, whose ``str()`` would
+    be ``"<bound method ...>"`` (issue 11); early 0.3.x messages have no ``text`` at all.
     """
-    text = message.text
-    if not isinstance(text, str) and callable(text):  # langchain-core 0.3.x: a method
-        text = text()
-    return str(text)
+    text = getattr(message, "text", None)
+    if isinstance(text, str):
+        return str(text)
+    if callable(text):  # langchain-core 0.3.x: a method
+        return str(text())
+    return _content_text(message.content)
+
+
+def _content_text(content: Any) -> str:
+    """What ``text`` returns, for messages without it: strings and ``{"type": "text"}`` blocks."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)
 
 
 def document_texts(context: Any, *, where: str = "context") -> list[str]:

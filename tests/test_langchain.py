@@ -228,6 +228,9 @@ def test_callback_handlers_see_the_verdict():
     assert any(isinstance(o, dict) and "verification" in o for o in recorder.ends)
 
 
+# langchain-core 0.3.x's run collector calls pydantic's deprecated `copy()`; under
+# filterwarnings=error the callback manager swallows that and the run is never collected.
+@pytest.mark.filterwarnings("ignore:The `copy` method is deprecated")
 def test_run_name_is_the_guards():
     from langchain_core.tracers.context import collect_runs
 

@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 from langchain_core.documents import Document
@@ -66,6 +67,22 @@ def test_message_text_is_the_text_whichever_form_text_takes(message):
     assert answer_text(message) == GROUNDED
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(GROUNDED, id="string"),
+        pytest.param(
+            [GROUNDED[:45], {"type": "text", "text": GROUNDED[45:]}, {"type": "image", "url": "x"}],
+            id="blocks",
+        ),
+    ],
+)
+def test_message_text_without_a_text_attribute(content):
+    # langchain-core 0.3.0's messages have only `content`.
+    early = SimpleNamespace(content=content)
+    assert message_text(early) == GROUNDED
+
+
 def test_a_grounded_0_3_message_is_verified_by_the_guard_and_the_parser():
     message = Core03AIMessage(content=GROUNDED)
     guard = CiteVerifyGuard(policy=OFFLINE, unverified_action="block")
@@ -90,7 +107,7 @@ NO_LANGCHAIN = textwrap.dedent(
 
     try:
         import langchain_citeverify
-    except ImportError as exc:
+    except ImportError as exc:  # ModuleNotFoundError is one
         print(type(exc).__name__)
         print(exc.name)
         print(exc)
@@ -110,7 +127,9 @@ def test_importing_without_langchain_core_says_what_to_install():
     )
     assert proc.returncode == 0, proc.stderr
     kind, name, message = proc.stdout.strip().split("\n", 2)
-    assert kind == "ImportError"  # the bare ModuleNotFoundError had no hint
+    # Still a ModuleNotFoundError, so `except ImportError` and `except ModuleNotFoundError` both
+    # keep working; before issue 11 its message was only "import of langchain_core halted".
+    assert kind == "ModuleNotFoundError"
     assert name == "langchain_core"
     assert "pip install langchain-core" in message
-    assert "langchain_citeverify" in message
+    assert "langchain_citeverify needs LangChain" in message

@@ -143,7 +143,14 @@ def test_credentials_come_back_from_the_secrets_map():
 
 
 def test_without_the_secrets_the_loaded_guard_has_no_credentials():
-    loaded = revive(dumps(credentialed_guard()))
+    missing = None
+    try:
+        loaded = revive(dumps(credentialed_guard()))
+    except KeyError as error:  # early langchain-core 0.3.x insists on every secret
+        missing = str(error)
+    if missing is not None:
+        assert "NCBI_API_KEY" in missing
+        return
     for field in CREDENTIALS:
         assert getattr(loaded.policy.extensions.lookups, field) is None
     assert loaded.policy.extensions.lookups.enabled is False
