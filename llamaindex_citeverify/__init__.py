@@ -1,9 +1,11 @@
 """LlamaIndex integration of citeverify (``pip install citeverify[llamaindex]``).
 
 - :class:`CiteVerifyQueryEngine`: wraps a query engine; every answer is verified against its
-  ``source_nodes``.
-- :class:`CiteVerifyPostprocessor`: ``verify_response(response)`` for a Response you already
-  have; also a (pass-through) ``BaseNodePostprocessor``.
+  ``source_nodes`` and comes back as the response type the engine gave (``Response``,
+  ``PydanticResponse``, a stream verified when it ends).
+- :class:`CiteVerifyPostprocessor`: ``verify_response(response)`` for a response you already
+  have. In ``node_postprocessors`` it cannot verify (no answer exists yet): it passes the nodes
+  through and warns once (``CiteVerifyUsageWarning``).
 - :class:`CiteVerifyEvaluator`: a ``BaseEvaluator`` (passing, groundedness score, feedback).
 - :class:`CiteVerifyEvent`: the instrumentation event with the verdict.
 """
