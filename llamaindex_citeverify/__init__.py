@@ -1,4 +1,4 @@
-"""LlamaIndex integration of citeverify (``pip install citeverify[llamaindex]``).
+"""LlamaIndex integration of citeverify (from a clone: ``pip install ".[llamaindex]"``).
 
 - :class:`CiteVerifyQueryEngine`: wraps a query engine; every answer is verified against its
   ``source_nodes`` and comes back as the response type the engine gave (``Response``,
@@ -21,7 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess
 
 from llamaindex_citeverify._common import CiteVerifyEvent
 from llamaindex_citeverify.evaluation import CiteVerifyEvaluator
-from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor
+from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor, CiteVerifyUsageWarning
 from llamaindex_citeverify.query_engine import CiteVerifyQueryEngine
 
 __all__ = [
@@ -29,4 +29,5 @@ __all__ = [
     "CiteVerifyEvent",
     "CiteVerifyPostprocessor",
     "CiteVerifyQueryEngine",
+    "CiteVerifyUsageWarning",
 ]

@@ -50,6 +50,7 @@ ADAPTERS = {
     },
     "llamaindex_citeverify": {
         "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
+        "CiteVerifyUsageWarning",
     },
 }  # fmt: skip
 
