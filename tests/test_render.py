@@ -49,3 +49,14 @@ def test_text_report_names_everything():
         "Why unverified:",
     ):
         assert fragment in text
+
+
+def test_a_misattributed_claim_is_marked_differently_from_a_supported_one():
+    docs = ["The museum opens at nine.", "Tickets cost ten euros."]
+    answer = "The museum opens at nine [2]. Tickets cost ten euros [2]."
+    r = CitationVerifier(OFFLINE).verify(answer, docs)
+    assert [c.misattributed for c in r.details.claims] == [True, False]
+    page = r._repr_html_()
+    assert '<span class="mis"' in page  # supported by document 1, but it cites document 2
+    assert page.count('<span class="ok"') == 1
+    assert "wrong source" in page  # shown, not only in the hover text

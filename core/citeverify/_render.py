@@ -94,6 +94,8 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
 _STYLE = (
     "<style>.cv{font-family:system-ui,sans-serif;line-height:1.5;max-width:60em}"
     ".cv .ok{background:#dff5e1}.cv .no{background:#fde2e1}.cv .na{background:#eee}"
+    ".cv .mis{background:#fff3cd;border-bottom:2px dotted #ef6c00}"
+    ".cv .mis::after{content:' \\26A0 wrong source';color:#ef6c00;font-size:80%}"
     ".cv .q-ok{border-bottom:2px solid #2e7d32}.cv .q-no{border-bottom:2px dashed #c62828}"
     ".cv .badge{display:inline-block;padding:0 .5em;border-radius:.3em;color:#fff;font-weight:600}"
     ".cv .allow{background:#2e7d32}.cv .block{background:#c62828}.cv .flag{background:#ef6c00}"
@@ -134,7 +136,10 @@ def render_html(result: VerificationResult) -> str:
             if c.missing_words:
                 title += "; not in context: " + ", ".join(c.missing_words[:10])
             if c.misattributed:
+                # Visible, not only in the hover text: a claim its cited source does not support
+                # (issue 11), even when other documents do.
                 title += "; the cited source does not support it"
+                cls = "mis" if c.verified else cls
             marks.append((c.span[0], c.span[1], cls, title))
         body = _highlight(result.original_answer or result.answer, marks, d.quotes or [])
     parts = [head, f"<p>{body}</p>"]
