@@ -34,7 +34,13 @@ from rapidfuzz import fuzz, process
 
 from citeverify._errors import InputError
 from citeverify.references._compare import CANDIDATE_MIN_TITLE
-from citeverify.references._model import Author, Record, text_field, year_field
+from citeverify.references._model import (
+    LONE_SURROGATE,
+    Author,
+    Record,
+    text_field,
+    year_field,
+)
 from citeverify.references._text import norm
 
 __all__ = ["DumpReport", "LocalIndex", "record_from_esummary", "record_from_work"]
@@ -464,13 +470,7 @@ def connect_sqlite(path: Any, *, what: str) -> sqlite3.Connection:
 
 def encodable(text: Any) -> bool:
     """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
-    if not isinstance(text, str):
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(text, str) and LONE_SURROGATE.search(text) is None
 
 
 class _Readable(Protocol):

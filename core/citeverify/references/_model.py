@@ -130,7 +130,9 @@ class Record:
         }
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A lone surrogate: valid in a Python string (and a JSON escape), not in UTF-8, so not in
+#: SQLite or a request. Searched for, never encoded: a search copies nothing.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _PAGE_DASH = re.compile(r"\s*[-–—]\s*")
 
 #: Years a record may carry; anything else in a payload (0, 1e400, 99999) is dropped.
@@ -155,7 +157,7 @@ def text_field(value: Any, *, numbers: bool = False) -> str | None:
             return None
         value = value[:MAX_FIELD_CHARS]
         # A search, not an encode: no copy of the string (Records are built by the million).
-        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+        return LONE_SURROGATE.sub("\ufffd", value) if LONE_SURROGATE.search(value) else value
     if numbers and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
         return str(value)
     return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from citeverify._policy import LookupSettings
 from citeverify._runner import run_sync
 from citeverify.references._compare import CANDIDATE_MIN_TITLE, compare, decide
 from citeverify.references._index import LocalIndex
-from citeverify.references._model import ParsedReference, Record
+from citeverify.references._model import LONE_SURROGATE, ParsedReference, Record
 from citeverify.references._parse import MAX_REFERENCE_CHARS, parse_reference
 from citeverify.references._result import ReferenceResult, build_result
 from citeverify.references._sources import make_sources
@@ -30,7 +29,6 @@ __all__ = ["ReferenceVerifier", "check_reference"]
 _log = logging.getLogger(__name__)
 #: How much of an unexpected exception's message a result keeps.
 _MAX_ERROR_CHARS = 300
-_SURROGATE = re.compile("[\ud800-\udfff]")
 #: No reference, not even a BibTeX entry with an abstract, is longer than this.
 _CEILING = 100 * MAX_REFERENCE_CHARS
 
@@ -198,7 +196,7 @@ def check_reference(reference: object, *, path: str = "reference") -> str:
     if len(reference) > _CEILING:
         msg = f"a reference is at most {MAX_REFERENCE_CHARS:,} characters, got {len(reference):,}"
         raise InputError(msg, path=path)
-    if (bad := _SURROGATE.search(reference)) is not None:
+    if (bad := LONE_SURROGATE.search(reference)) is not None:
         msg = (
             f"a reference must be valid Unicode text: character {bad.start() + 1:,} is a lone "
             f"surrogate ({bad.group()!a})"
