@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -74,6 +74,7 @@ MAX_QUOTES = 500
 MAX_CLAIMS = 10_000
 
 PolicyLike = PolicyConfig | Mapping[str, Any] | str | Path | None
+_T = TypeVar("_T")
 
 
 def resolve_policy(policy: PolicyLike) -> PolicyConfig:
@@ -198,13 +199,13 @@ class CitationVerifier:
                 "limit: verify it in parts"
             )
             raise InputError(msg, path="answer")
-        markers = (
-            find_markers(answer, limit=MAX_MATCHES + 1) if "[" in answer or "【" in answer else []
-        )
         truncated: set[str] = set()
-        if len(markers) > MAX_MATCHES:
-            truncated.add("marker")
-            del markers[MAX_MATCHES:]
+        markers = _capped(
+            find_markers(answer, limit=MAX_MATCHES + 1) if "[" in answer or "【" in answer else [],
+            MAX_MATCHES,
+            "marker",
+            truncated,
+        )
         claim_markers = _markers_by_claim(pieces, markers)
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the seed, which has no markers; docs/semantics.md).
@@ -240,10 +241,9 @@ class CitationVerifier:
             # Step 4 is separate from step 2: quotes are matched whenever documents are given,
             # also with verify_against_context false, where a matching quote is the source
             # evidence that step 7 asks for.
-            spans = find_quotes(answer, limit=MAX_QUOTES + 1)
-            if len(spans) > MAX_QUOTES:
-                truncated.add("quote")
-                del spans[MAX_QUOTES:]
+            spans = _capped(
+                find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
+            )
             quotes = _match_quotes(spans, docs if texts else None)
         found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
         truncated |= found.truncated
@@ -355,11 +355,10 @@ class CitationVerifier:
                 if not self.include_original:
                     # What redact removed is not handed back: spans and scores stay, texts go.
                     original = ""
-                    removed = [c.span for c in unverified] or [(0, len(a.answer))]
-                    claims, citations, lookups, unverified = _withhold(
-                        removed, marker, claims, citations, lookups, unverified
+                    claims, unverified, quotes, citations, lookups = _withhold(
+                        len(a.answer), marker, claims, unverified, a.quotes, citations, lookups
                     )
-                    a = dataclasses.replace(a, quotes=_withhold_quotes(removed, marker, a.quotes))
+                    a = dataclasses.replace(a, quotes=quotes)
 
         report = _Report(a, claims, citations, passing, evidence)
         details = self._details(report, verified, claim_confidence, lookups, unverified)
@@ -619,6 +618,14 @@ _TRUNCATED["quote"] = f"only the first {MAX_QUOTES:,} quotes were checked"
 _TRUNCATED["marker"] = f"only the first {MAX_MATCHES:,} inline source markers were read"
 
 
+def _capped(items: list[_T], limit: int, kind: str, truncated: set[str]) -> list[_T]:
+    """``items`` cut to ``limit``; ``kind`` is added to ``truncated`` when something was cut."""
+    if len(items) > limit:
+        truncated.add(kind)
+        del items[limit:]
+    return items
+
+
 def _strict_truncated(truncated: set[str], policy: PolicyConfig) -> list[str]:
     """Strict options fail closed when a limit left some quotes or statistics unchecked."""
     out = []
@@ -636,48 +643,46 @@ def _inside(span: tuple[int, int], removed: list[tuple[int, int]]) -> bool:
 
 
 def _withhold(
-    removed: list[tuple[int, int]],
+    answer_length: int,
     marker: str,
     claims: list[ClaimResult],
+    unverified: list[ClaimResult],
+    quotes: list[QuoteResult],
     citations: list[Citation],
     lookups: list[LookupRecord],
-    unverified: list[ClaimResult],
-) -> tuple[list[ClaimResult], list[Citation], list[LookupRecord], list[ClaimResult]]:
+) -> tuple[
+    list[ClaimResult], list[ClaimResult], list[QuoteResult], list[Citation], list[LookupRecord]
+]:
     """The details without the text of what redact removed (issue 9: no leak through details).
 
-    Removed claims keep their span and scores; their text becomes the marker and their missing
-    words are dropped. Citations inside them lose their text, and lookups made only for them are
-    dropped (their target is the removed text).
+    Redact removes the unverified claims, or the whole answer when none is at fault. Removed
+    claims keep their span and scores; their text becomes the marker and their missing words
+    are dropped. Quotes and citations that overlap them lose their text, and lookups made only
+    for such citations are dropped (their target is the removed text).
     """
-    removed.sort()
-    gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
-    # The removed spans are the unverified claims' own, or the whole answer: no search needed.
     whole = not unverified
-    withheld = {
+    removed = [(0, answer_length)] if whole else sorted(c.span for c in unverified)
+    gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
+    withheld = {  # one copy per claim, shared by both lists
         c.span: c.model_copy(update=gone) for c in (claims if whole else unverified)
-    }  # one copy per claim, shared by both lists
+    }
     claims = [withheld.get(c.span, c) for c in claims]
-    unverified = [withheld.get(c.span) or c.model_copy(update=gone) for c in unverified]
+    unverified = [withheld[c.span] for c in unverified]
+    quotes = [
+        q.model_copy(update={"text": marker, "normalized": marker})
+        if _inside(q.span, removed)
+        else q
+        for q in quotes
+    ]
     inside = [_inside(c.span, removed) for c in citations]
-    kept = {c.normalized for c, hidden in zip(citations, inside, strict=True) if not hidden}
+    kept = {c.normalized for c, h in zip(citations, inside, strict=True) if not h}
     hidden = {c.normalized for c, h in zip(citations, inside, strict=True) if h} - kept
     citations = [
         c.model_copy(update={"text": marker, "normalized": marker, "reason": c.status}) if h else c
         for c, h in zip(citations, inside, strict=True)
     ]
     lookups = [r for r in lookups if r.target not in hidden]
-    return claims, citations, lookups, unverified
-
-
-def _withhold_quotes(
-    removed: list[tuple[int, int]], marker: str, quotes: list[QuoteResult]
-) -> list[QuoteResult]:
-    return [
-        q.model_copy(update={"text": marker, "normalized": marker})
-        if _inside(q.span, removed)
-        else q
-        for q in quotes
-    ]
+    return claims, unverified, quotes, citations, lookups
 
 
 def _apply_strict(
@@ -723,38 +728,38 @@ def _apply_strict(
 
 
 def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -> list[QuoteResult]:
-    found: dict[str, tuple[int, tuple[int, int] | None] | None] = {}  # the same quote, once
-    return [_match_quote(q, docs, found) for q in quotes]
+    """Each quote against the documents (``matched`` None: no documents to check against).
 
-
-def _match_quote(
-    q: QuoteSpan,
-    docs: list[ContextDocument] | None,
-    found: dict[str, tuple[int, tuple[int, int] | None] | None],
-) -> QuoteResult:
-    needle = trim_outer_punctuation(match_normalize(q.text))
-    matched: bool | None = None
-    document = None
-    document_span = None
-    if docs is not None:
-        if needle not in found:
-            found[needle] = None
-            for i, d in enumerate(docs):
-                if needle and needle in d.match_text:
-                    found[needle] = (i, d.find(needle))
-                    break
-        hit = found[needle]
-        matched = hit is not None
-        if hit is not None:
-            document, document_span = hit
-    return QuoteResult(
-        text=q.text,
-        span=(q.start, q.end),
-        normalized=needle,
-        matched=matched,
-        document=document,
-        document_span=document_span,
-    )
+    Searched through the same :class:`ContextSearch` as case law and statutes; the same quote is
+    located once.
+    """
+    search = ContextSearch(docs or [], limit=MAX_QUOTES)  # the quotes are capped already
+    located: dict[str, tuple[int, tuple[int, int] | None] | None] = {}
+    results = []
+    for q in quotes:
+        needle = trim_outer_punctuation(match_normalize(q.text))
+        matched: bool | None = None
+        document: int | None = None
+        document_span: tuple[int, int] | None = None
+        if docs is not None:
+            if needle not in located:
+                i = search.first(needle)[1] if needle else None
+                located[needle] = None if i is None else (i, docs[i].find(needle))
+            hit = located[needle]
+            matched = hit is not None
+            if hit is not None:
+                document, document_span = hit
+        results.append(
+            QuoteResult(
+                text=q.text,
+                span=(q.start, q.end),
+                normalized=needle,
+                matched=matched,
+                document=document,
+                document_span=document_span,
+            )
+        )
+    return results
 
 
 def _quote_citation(q: QuoteResult) -> Citation:
