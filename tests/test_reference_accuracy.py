@@ -135,41 +135,37 @@ def test_a_title_shared_by_other_works_is_not_enough(tmp_path):
 
 # --- the multistyle dev set: a floor under every figure of bench/bench_reference_accuracy.py -----
 
-#: Issue 10's targets, and where the engine is not there yet, the floor it holds now (measured
-#: 2026-11-30); raise a floor when the figure improves.
-FLOORS = {
-    "verified": {"APA": 0.95, "Chicago": 0.95, "Harvard": 0.95, "MLA": 0.95, "IEEE [1]R.": 0.95,
-                 "IEEE [1] R.": 0.95, "Vancouver": 0.95},
-    "titleless": 0.90,  # ACS, AIP and Elsevier together (measured 90.8%; ACS 90.1%)
-    "precision": 0.995,
-    "swapped authors": 0.95,
-    "dropped author": 0.90,
-    "year +-1": 0.97,
-    "title typo": 0.97,
-    "wrong journal": 0.97,
-    "fabricated title": 0.98,
-}  # fmt: skip
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_reference_accuracy", ROOT / "bench" / "bench_reference_accuracy.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+#: The bench holds issue 10's targets (one source for both); loading it runs nothing.
+BENCH = _load_bench()
+#: The floors are the targets. Where the engine falls short of one, lower its floor here to what
+#: it holds now (with the date measured), and raise it when the figure improves.
+FLOORS = dict(BENCH.TARGETS)
 
 
 @pytest.fixture(scope="module")
 def accuracy():
     if not DEV_SET.is_file():
         pytest.skip(f"the multistyle dev set is not at {DEV_SET} (../shared is outside the repo)")
-    spec = importlib.util.spec_from_file_location(
-        "bench_reference_accuracy", ROOT / "bench" / "bench_reference_accuracy.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses look their module up
-    spec.loader.exec_module(bench)
-    return bench, bench.measure(bench.load_rows())
+    return BENCH, BENCH.measure(BENCH.load_rows())
 
 
 def test_dev_set_correct_references_are_verified(accuracy):
     bench, report = accuracy
-    for style, floor in FLOORS["verified"].items():
+    for style in bench.TITLED:
         rate = report.rate("correct", [style])
-        assert rate is not None and rate >= floor, (style, rate, bench.table(report))
+        assert rate is not None and rate >= FLOORS["verified"], (style, rate, bench.table(report))
 
 
 def test_dev_set_precision_and_absent_works(accuracy):
@@ -189,11 +185,7 @@ def test_dev_set_titleless_references_are_matched(accuracy):
     assert absent and all(absent)  # a titleless reference to a work not indexed: never verified
 
 
-@pytest.mark.parametrize(
-    "kind",
-    ["swapped authors", "dropped author", "year +-1", "title typo", "wrong journal",
-     "fabricated title"],
-)  # fmt: skip
+@pytest.mark.parametrize("kind", BENCH.ERRORS)
 def test_dev_set_injected_errors_are_caught(accuracy, kind):
     bench, report = accuracy
     rate = report.rate(kind, bench.TITLED)
