@@ -17,7 +17,14 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from citeverify._errors import InputError
-from citeverify._lookup import LOOKUP_ERRORS, Lookups, _failure_reason, parse_payload, quote_path
+from citeverify._lookup import (
+    LOOKUP_ERRORS,
+    Lookups,
+    _Failure,
+    _failure_reason,
+    parse_payload,
+    quote_path,
+)
 from citeverify._policy import LookupSettings
 from citeverify.references._index import LocalIndex, record_from_esummary, record_from_work
 from citeverify.references._model import Author, ParsedReference, Record
@@ -78,13 +85,6 @@ class LocalSource:
         return await self.candidates(ref, limit), None
 
 
-class _Unanswered(Exception):
-    """A source answered with an HTTP error other than 404 (429 after the retries, 5xx)."""
-
-
-_ANSWER_ERRORS: tuple[type[BaseException], ...] = (*LOOKUP_ERRORS, _Unanswered)
-
-
 class _Remote:
     name = "REMOTE"
 
@@ -101,14 +101,9 @@ class _Remote:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await self._candidates(ref, limit), None
-        except _ANSWER_ERRORS as exc:
+        except LOOKUP_ERRORS as exc:
             # The one place where a source's failure becomes a note, by the lookups' mapping.
-            reason = (
-                str(exc)
-                if isinstance(exc, _Unanswered)
-                else _failure_reason(exc, self.settings.timeout)
-            )
-            failure = f"{self.name.lower()} {reason}"
+            failure = f"{self.name.lower()} {_failure_reason(exc, self.settings.timeout)}"
             self.failures.append(failure)
             return [], failure
 
@@ -131,8 +126,9 @@ class _Remote:
         if status == 404:
             self.lookups.cache.put(self.name, key, {"data": None}, self.settings.negative_cache_ttl)
             return None
+        # Any other status (429 after the retries, 5xx): the source could not answer.
         msg = f"answered HTTP {status}"
-        raise _Unanswered(msg)
+        raise _Failure(msg)
 
 
 def _at(data: Any, *path: str) -> Any:
