@@ -546,10 +546,10 @@ class Lookups:
         raise _Failure(msg)
 
     async def _fetch(self, target: httpx.URL) -> tuple[httpx.Response, dict[str, Any]]:
-        """HEAD, then a bounded GET when HEAD is refused; the address is vetted and pinned."""
-        if target.scheme not in {"http", "https"}:
-            msg = f"blocked: scheme {target.scheme!r} is not http(s)"
-            raise _Failure(msg)
+        """HEAD, then a bounded GET when HEAD is refused; the address is vetted and pinned.
+
+        ``target`` comes from :func:`_parse_url`, which has checked its scheme, host and port.
+        """
         address = await self._vet(target)
         pinned = target.copy_with(host=address, username=None, password=None)
         headers = {
