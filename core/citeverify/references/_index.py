@@ -95,25 +95,20 @@ class LocalIndex:
         self.path = str(path)
         try:
             self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(works)")}
-            if not _COLUMNS - columns:
-                try:
-                    self._db.execute(_NUMBERS_INDEX)
-                    self._db.commit()
-                except sqlite3.OperationalError:
-                    # A read-only index built before: by_numbers scans the year's rows instead.
-                    self._db.rollback()
+            require_columns(self._db, "works", _COLUMNS, what="citeverify index", path=self.path)
+            try:
+                self._db.execute(_NUMBERS_INDEX)
+                self._db.commit()
+            except sqlite3.OperationalError:
+                # A read-only index built before: by_numbers scans the year's rows instead.
+                self._db.rollback()
+        except InputError:
+            self._db.close()
+            raise
         except sqlite3.Error as exc:
             self._db.close()
             msg = f"{path} cannot be used as an index: {exc}"
             raise InputError(msg, path=self.path) from None
-        if missing := _COLUMNS - columns:
-            self._db.close()
-            msg = (
-                f"{path} is a SQLite database but not a citeverify index "
-                f"(its works table has no {', '.join(sorted(missing))})"
-            )
-            raise InputError(msg, path=self.path)
         self._lock = threading.Lock()
         #: What the last :meth:`build` read (None before the first).
         self.last_build: DumpReport | None = None
@@ -466,6 +461,23 @@ def connect_sqlite(path: Any, *, what: str) -> sqlite3.Connection:
         msg = f"{name} is not a SQLite database, so not a citeverify {what} ({exc})"
         raise InputError(msg, path=name) from None
     return db
+
+
+def require_columns(
+    db: sqlite3.Connection, table: str, columns: set[str], *, what: str, path: str
+) -> set[str]:
+    """The columns ``table`` has, or an InputError when some of ``columns`` are missing.
+
+    A SQLite file with a table of our name but not our columns is someone else's database.
+    """
+    have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}  # our names only
+    if missing := columns - have:
+        msg = (
+            f"{path} is a SQLite database but not a {what} "
+            f"(its {table} table has no {', '.join(sorted(missing))})"
+        )
+        raise InputError(msg, path=path)
+    return have
 
 
 def encodable(text: Any) -> bool:

@@ -37,7 +37,7 @@ from typing import Any, TypeGuard
 
 from citeverify._errors import InputError
 from citeverify._runner import run_sync
-from citeverify.references._index import connect_sqlite, encodable
+from citeverify.references._index import connect_sqlite, encodable, require_columns
 from citeverify.references._parse import MAX_REFERENCE_CHARS
 from citeverify.references._verify import ReferenceVerifier, check_reference
 
@@ -153,13 +153,7 @@ class JobStore:
     def _migrate(self) -> None:
         for statement in _TABLES:
             self._db.execute(statement)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(jobs)")}
-        if missing := _JOB_COLUMNS - columns:
-            msg = (
-                f"{self.path} is a SQLite database but not a job store "
-                f"(its jobs table has no {', '.join(sorted(missing))})"
-            )
-            raise InputError(msg, path=self.path)
+        columns = require_columns(self._db, "jobs", _JOB_COLUMNS, what="job store", path=self.path)
         for name, kind in _ADDED_COLUMNS.items():
             if name not in columns:
                 self._db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")  # our names only
