@@ -266,7 +266,7 @@ class ContextCache:
 
 
 class ContextSearch:
-    """Finds normalized texts (case citations, statutes) in the documents.
+    """Finds normalized texts (quotes, case citations, statutes) in the documents.
 
     Each distinct needle is searched once, and at most ``limit`` distinct needles per answer:
     every search reads the whole context, so without a bound 100,000 distinct statute citations

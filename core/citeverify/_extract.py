@@ -673,7 +673,7 @@ class NumberIndex:
     After ``scan_after`` distinct questions the documents are scanned once and every number in
     them is indexed, with the same rules, so that an answer with thousands of numbers costs one
     pass over the context instead of one per number (issue 9: 10,000 percentages against 10 MB
-    took 116 s). Both paths are checked against each other by tests/test_hostile_numbers.py.
+    took 116 s). Both paths are checked against each other by tests/test_fast_paths.py.
     """
 
     def __init__(self, texts: Iterable[str], *, scan_after: int = 16) -> None:

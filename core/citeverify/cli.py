@@ -197,40 +197,36 @@ def check(
     ] = True,
 ) -> None:
     """Verify an answer against context documents (or a gateway request/response pair)."""
-    try:
-        config, notes = _load_policy(policy, action, lookups=lookups)
-        if request is not None or response is not None:
-            if request is None or response is None or answer is not None or context:
-                _fail("use --request with --response, or --answer with --context, not both")
-            decision = verify_exchange(
-                _read_json(request), _read_json(response), verifier=CitationVerifier(config)
-            )
-            status, body = decision.to_http()
-            if as_json:
-                typer.echo(
-                    json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False)
-                )
-            elif decision.result is not None:
-                typer.echo(render_text(decision.result))
-                typer.echo(f"\nHTTP {status}")
-            else:
-                typer.echo(f"Verdict: ALLOW (not enforced)\nNote: {'; '.join(decision.notes)}")
-            verified = decision.result is None or decision.result.verified
-            blocked = decision.verdict == "block"
+    # Library errors become one line and exit 2 in _one_line_errors.
+    config, notes = _load_policy(policy, action, lookups=lookups)
+    if request is not None or response is not None:
+        if request is None or response is None or answer is not None or context:
+            _fail("use --request with --response, or --answer with --context, not both")
+        decision = verify_exchange(
+            _read_json(request), _read_json(response), verifier=CitationVerifier(config)
+        )
+        status, body = decision.to_http()
+        if as_json:
+            typer.echo(json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False))
+        elif decision.result is not None:
+            typer.echo(render_text(decision.result))
+            typer.echo(f"\nHTTP {status}")
         else:
-            if answer is None:
-                _fail("give --answer FILE (or - for stdin), or --request and --response")
-            text = _read_text(answer)
-            result = CitationVerifier(config).verify(text, _read_documents(context or []))
-            if as_json:
-                typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-            else:
-                typer.echo(render_text(result))
-            verified, blocked = result.verified, result.verdict == "block"
-        for note in notes:
-            typer.echo(f"Note: {note}", err=True)
-    except CiteVerifyError as exc:
-        _fail(str(exc))
+            typer.echo(f"Verdict: ALLOW (not enforced)\nNote: {'; '.join(decision.notes)}")
+        verified = decision.result is None or decision.result.verified
+        blocked = decision.verdict == "block"
+    else:
+        if answer is None:
+            _fail("give --answer FILE (or - for stdin), or --request and --response")
+        text = _read_text(answer)
+        result = CitationVerifier(config).verify(text, _read_documents(context or []))
+        if as_json:
+            typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            typer.echo(render_text(result))
+        verified, blocked = result.verified, result.verdict == "block"
+    for note in notes:
+        typer.echo(f"Note: {note}", err=True)
     if blocked or (strict and not verified):
         raise typer.Exit(EXIT_BLOCKED)
 
@@ -245,10 +241,7 @@ def lint(
 ) -> None:
     """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
     config: PolicyConfig
-    try:
-        config, notes = load_policy_pack(file)
-    except CiteVerifyError as exc:
-        _fail(str(exc))
+    config, notes = load_policy_pack(file)
     warnings = []
     if "extract_patterns" in config.model_fields_set and "regulatory" in config.extract_patterns:
         warnings.append(
