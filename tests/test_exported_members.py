@@ -40,6 +40,10 @@ def test_errors_form_one_tree():
 
 
 ADAPTERS = {
+    "citeverify.gateway": {
+        "CONTROL_NAME", "GatewayDecision", "extract_answer", "extract_answers", "extract_context",
+        "verify_exchange",
+    },
     "citeverify.references": {
         "Author", "JobStore", "LocalIndex", "ParsedReference", "Record", "ReferenceResult",
         "ReferenceVerifier", "apa7", "parse_bibtex", "parse_reference", "record_from_work",

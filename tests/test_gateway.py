@@ -238,3 +238,16 @@ def test_a_redacted_answer_and_its_decision_do_not_carry_the_removed_text():
     assert leaked(body) == []
     claims = body["verdictan"]["decision"]["details"]["claims"]
     assert [c["span"] for c in claims] == [[0, 25], [26, 72], [73, 92]]
+
+
+def test_extract_answers_reads_every_choice_and_the_responses_api_as_one():
+    from citeverify.gateway import extract_answers
+
+    two = chat("First.")
+    two["choices"].append(chat([{"type": "text", "text": "Second."}])["choices"][0])
+    assert extract_answers(two) == ["First.", "Second."]
+    assert extract_answers(responses("One ", "answer.")) == ["One answer."]
+    too_many = chat("x")
+    too_many["choices"] *= 17
+    with pytest.raises(InputError, match="at most 16"):
+        extract_answers(too_many)
