@@ -13,6 +13,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Record, Status
+from citeverify.references._text import TAGS
 from citeverify.references._text import norm as _norm_uncached
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
@@ -20,9 +21,6 @@ __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
 #: ``norm`` memoized: in a batch the same names, venues and titles come back (norm was a
 #: quarter of the verifier's time; bench/bench_references.py, benchmark if changing).
 norm = functools.lru_cache(maxsize=1 << 16)(_norm_uncached)
-
-#: JATS and HTML markup in titles ("<italic>", "<title>"), from deposits and from strings.
-_TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 #: Title similarity (rapidfuzz ratio, 0-100, on normalized text) for MATCH_WITH_TYPO.
 TITLE_TYPO = 90
@@ -104,7 +102,7 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
-    a, b = norm(_TAGS.sub("", cited)), norm(_TAGS.sub("", found))
+    a, b = norm(TAGS.sub("", cited)), norm(TAGS.sub("", found))
     if venue and a.startswith(b + " ") and norm(venue).startswith(a[len(b) + 1 :]):
         # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
         # the end of the title: the record shows where the title ends.

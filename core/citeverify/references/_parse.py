@@ -18,6 +18,7 @@ import unicodedata
 from citeverify._errors import InputError
 from citeverify._extract import extract_academic, extract_urls
 from citeverify.references._model import Author, ParsedReference
+from citeverify.references._text import TAGS
 
 __all__ = [
     "MAX_BIBTEX_CHARS",
@@ -94,7 +95,6 @@ _EDITOR_LIST = re.compile(
     re.I,
 )
 _NAME_WORD = re.compile(r"^[^\W\d_][\w'’\-–‐.]*$")
-_TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 _EDITORS = re.compile(r"\s*\((?:eds?\.?|editors?|hrsg\.?|coord\.?)\)\s*", re.I)
 _PUBLISHER_PLACE = re.compile(r"^[A-Z][\w.]*(?:\s[A-Z][\w.]*)?(?:,\s?[A-Z]{2})?:\s+(?=\S)")
 
@@ -166,7 +166,7 @@ def parse_reference(text: str) -> ParsedCitation:
 def _parse_text(raw: str, text: str) -> ParsedCitation:
     text = _NUMBERING.sub("", text, count=1)
     if "<" in text:
-        text = _TAGS.sub("", text)  # JATS and HTML markup: "<italic>", "<title>"
+        text = TAGS.sub("", text)  # JATS and HTML markup: "<italic>", "<title>"
     doi = url = None
     for found in extract_academic(text):
         if found.kind == "doi":

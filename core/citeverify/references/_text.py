@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["norm"]
+__all__ = ["TAGS", "norm"]
+
+#: JATS and HTML markup in titles and strings ("<italic>", "<title>"), from deposits and from
+#: reference strings.
+TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 
 def norm(text: str) -> str:
