@@ -185,11 +185,9 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
                 parts.append(token)
                 if not hold:
                     yield token
-            result = self._verifier.verify("".join(parts), texts)
-            self._record(result)
-            metadata[METADATA_KEY] = result
-            if hold:
-                yield from _checked(parts, result)
+            text = "".join(parts)
+            result = self._verifier.verify(text, texts)
+            yield from self._stream_end(parts, text, result, metadata, hold=hold)
 
         return StreamingResponse(gen(), source_nodes=response.source_nodes, metadata=metadata)
 
@@ -204,21 +202,34 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
                 parts.append(token)
                 if not hold:
                     yield token
-            result = await self._verifier.averify("".join(parts), texts)
-            self._record(result)
-            metadata[METADATA_KEY] = result
-            if hold:
-                for part in _checked(parts, result):
-                    yield part
+            text = "".join(parts)
+            result = await self._verifier.averify(text, texts)
+            for part in self._stream_end(parts, text, result, metadata, hold=hold):
+                yield part
 
         return AsyncStreamingResponse(agen(), source_nodes=response.source_nodes, metadata=metadata)
 
+    def _stream_end(
+        self,
+        parts: list[str],
+        text: str,
+        result: VerificationResult,
+        metadata: dict[str, Any],
+        *,
+        hold: bool,
+    ) -> list[str]:
+        """Both stream paths' end: record the result; what a held-back stream yields now.
 
-def _checked(parts: list[str], result: VerificationResult) -> list[str]:
-    """What a held-back stream yields: its own tokens if unchanged, else the checked answer."""
-    if result.answer == "".join(parts):
-        return parts
-    return [result.answer] if result.answer else []
+        Its own tokens if the answer is unchanged, else the checked answer in one piece; nothing
+        more when the tokens were passed through as they came (flag).
+        """
+        self._record(result)
+        metadata[METADATA_KEY] = result
+        if not hold:
+            return []
+        if result.answer == text:
+            return parts
+        return [result.answer] if result.answer else []
 
 
 def _redact_model(model: Any, result: VerificationResult, policy: PolicyConfig) -> Any:
