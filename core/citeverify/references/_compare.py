@@ -7,12 +7,20 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from citeverify.references._model import FIELDS, FieldLabel, ParsedReference, Record, Status
+from citeverify.references._model import (
+    FIELDS,
+    Author,
+    FieldLabel,
+    ParsedReference,
+    Record,
+    Status,
+)
 from citeverify.references._text import TAGS
 from citeverify.references._text import norm as _norm_uncached
 
@@ -175,8 +183,7 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     "A, B" cited for "B, A" is an error, like a dropped or an added author; "et al." and APA's
     "A, B, ... Z" elision are not.
     """
-    cited = [n for n in (norm(a.family) for a in ref.authors) if n]
-    found = [n for n in (norm(a.family) for a in record.authors) if n]
+    cited, found = _families(ref.authors), _families(record.authors)
     shown_cited = [a.family for a in ref.authors]
     shown_found = [str(a) for a in record.authors]
     if not cited:
@@ -233,6 +240,11 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
     if len(cited) < len(found) and not ref.et_al and not elided:
         return field("CONTAINS", f"{len(cited)} of the record's {len(found)} authors are listed")
     return field("MATCH", "the cited authors are the record's, in its order")
+
+
+def _families(authors: Iterable[Author]) -> list[str]:
+    """The normalized family names, the empty ones left out."""
+    return [n for n in (norm(a.family) for a in authors) if n]
 
 
 def _subsequence(cited: list[str], found: list[str]) -> bool:
@@ -443,8 +455,7 @@ def _another_work(ref: ParsedReference, best: Comparison) -> bool:
     """
     if best.label("identifier") == "MATCH" or best.label("authors") != "CONTRADICTION":
         return False
-    found = [norm(a.family) for a in best.record.authors if norm(a.family)]
-    cited = [norm(a.family) for a in ref.authors if norm(a.family)]
+    found, cited = _families(best.record.authors), _families(ref.authors)
     if any(_same_name(c, f) for c in cited for f in found):
         return False
     return "CONTRADICTION" in {best.label("year"), best.label("venue")}
