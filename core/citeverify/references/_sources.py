@@ -64,8 +64,8 @@ class LocalSource:
         found = []
         if ref.doi and (record := self.index.by_doi(ref.doi)) is not None:
             found.append(record)
+        author = ref.authors[0].family if ref.authors else None
         if ref.title:
-            author = ref.authors[0].family if ref.authors else None
             found.extend(self.index.search(ref.title, limit=limit, author=author))
         elif ref.style == "titleless" and ref.year is not None:
             # ACS, AIP, Elsevier: no title to search; the works of that year, volume and first
@@ -75,7 +75,7 @@ class LocalSource:
                     year=ref.year,
                     volume=ref.volume,
                     first_page=ref.first_page,
-                    author=ref.authors[0].family if ref.authors else None,
+                    author=author,
                     limit=_NUMBERS,
                 )
             )
