@@ -482,7 +482,7 @@ def require_columns(
 
 def encodable(text: Any) -> bool:
     """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
-    return isinstance(text, str) and LONE_SURROGATE.search(text) is None
+    return isinstance(text, str) and (text.isascii() or LONE_SURROGATE.search(text) is None)
 
 
 class _Readable(Protocol):

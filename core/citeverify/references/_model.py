@@ -155,9 +155,12 @@ def text_field(value: Any, *, numbers: bool = False) -> str | None:
     if isinstance(value, str):
         if not value or value.isspace():
             return None
-        value = value[:MAX_FIELD_CHARS]
-        # A search, not an encode: no copy of the string (Records are built by the million).
-        return LONE_SURROGATE.sub("\ufffd", value) if LONE_SURROGATE.search(value) else value
+        text: str = value[:MAX_FIELD_CHARS]
+        # Records are built by the million: an ASCII string (most are; ``isascii`` reads a flag,
+        # not the text) has no surrogate, and a search, unlike an encode, copies nothing.
+        if text.isascii() or not LONE_SURROGATE.search(text):
+            return text
+        return LONE_SURROGATE.sub("\ufffd", text)
     if numbers and isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
         return str(value)
     return None
