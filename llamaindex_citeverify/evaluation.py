@@ -33,9 +33,10 @@ class CiteVerifyEvaluator(BaseEvaluator):
     """
 
     def __init__(self, policy: Any = None, **options: Any) -> None:
-        policy_with_options(policy, options)  # a wrong option is a PolicyError, not ignored
-        options = {**options, "unverified_action": "flag"}  # an evaluator reports
-        self.policy = policy_with_options(policy, options)
+        # The caller's options are validated first (a wrong one is a PolicyError, not ignored),
+        # then flag is put over them: an evaluator reports. A policy pack is read once.
+        checked = policy_with_options(policy, options)
+        self.policy = policy_with_options(checked, {"unverified_action": "flag"})
         self._verifier = CitationVerifier(self.policy)
 
     def _get_prompts(self) -> PromptDictType:
