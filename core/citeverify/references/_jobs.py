@@ -212,11 +212,9 @@ class JobStore:
             if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS:
                 msg = f"title must be a string of at most {MAX_TITLE_CHARS} characters"
                 raise InputError(msg, path="title")
-            try:
-                check_reference(title, path="title")
-            except InputError:
+            if not encodable(title):
                 msg = "title must be valid Unicode text (it has a lone surrogate)"
-                raise InputError(msg, path="title") from None
+                raise InputError(msg, path="title")
         document_id = uuid.uuid4().hex
         with self._lock, self._transaction():
             self._db.execute("INSERT INTO documents VALUES (?, ?, ?)", (document_id, title, _now()))
