@@ -75,46 +75,34 @@ class Loopback:
                     self.wfile.write(reply.raw)
                     self.close_connection = True
                     return
-                if reply.stream is not None:
-                    self._stream(reply)
-                    return
-                data = reply.payload()
-                self.send_response(reply.status)
-                for k, v in reply.headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command == "HEAD":
-                    return
-                if reply.trickle:
-                    for i in range(0, len(data), 1024):
-                        self.wfile.write(data[i : i + 1024])
-                        self.wfile.flush()
-                        time.sleep(reply.trickle)
+                # One writer: a fixed body is sent as a stream of one chunk (1 KB ones to trickle).
+                chunks: Callable[[], Iterable[bytes]]
+                if reply.stream is None:
+                    data = reply.payload()
+                    step = 1024 if reply.trickle else max(len(data), 1)
+                    chunks = lambda: (data[i : i + step] for i in range(0, len(data), step))  # noqa: E731
+                    length: int | None = len(data)
                 else:
-                    self.wfile.write(data)
-
-            def _stream(self, reply: Reply) -> None:
-                assert reply.stream is not None
+                    chunks, length = reply.stream, reply.length
                 self.send_response(reply.status)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
-                if reply.length is None:
+                if length is None:
                     self.send_header("Transfer-Encoding", "chunked")
                 else:
-                    self.send_header("Content-Length", str(reply.length))
+                    self.send_header("Content-Length", str(length))
                 self.end_headers()
                 if self.command == "HEAD":
                     return
-                for chunk in reply.stream():
-                    if reply.length is None:
+                for chunk in chunks():
+                    if length is None:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                     else:
                         self.wfile.write(chunk)
                     if reply.trickle:
                         self.wfile.flush()
                         time.sleep(reply.trickle)
-                if reply.length is None:
+                if length is None:
                     self.wfile.write(b"0\r\n\r\n")
 
             def handle_one_request(self) -> None:
