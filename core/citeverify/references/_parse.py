@@ -45,6 +45,10 @@ _NON_BIBLIOGRAPHIC = frozenset(
 #: The parser's result type: since issue 10 every field is on :class:`ParsedReference` (this
 #: name stays for callers of the parser).
 ParsedCitation = ParsedReference
+#: Volume, issue and pages.
+_Numbers = tuple[str | None, str | None, str | None]
+#: A titleless reference's authors, venue, year and numbers.
+_Titleless = tuple[str, str, int, _Numbers]
 
 
 # "[1]", "[1] ", "(1) ", "1. ", "1 R. W. Jones" (AIP), never a year.
@@ -186,13 +190,20 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         not _title_position(body[: quoted.start()]) or not _quote_ends_title(body, quoted.end())
     ):
         quoted = None  # quotes inside a title ("... “Qidian” in Ming Dynasty")
-    if quoted is None and (titleless := _titleless_citation(raw, body, doi, url)) is not None:
-        return titleless
-    head = _author_date_head(body)
-    if quoted and (head is None or head[2] >= quoted.start()):
+    titleless = _titleless(body) if quoted is None else None
+    head = None if titleless is not None else _author_date_head(body)
+    title: str | None
+    venue: str | None
+    year: int | None
+    numbers: _Numbers | None = None
+    if titleless is not None:
+        # ACS, AIP, Elsevier: no title; authors, venue, year and numbers (see _titleless).
+        style, title = "titleless", None
+        authors_part, venue, year, numbers = titleless
+    elif quoted and (head is None or head[2] >= quoted.start()):
         # MLA, IEEE, Chicago: Authors[. Year]. "Title." Venue ...
         style = "quoted"
-        title: str | None = quoted.group("title")
+        title = quoted.group("title")
         authors_part = body[: quoted.start()].strip()
         rest = body[quoted.end() :].strip(" ,.")
         years = _years(authors_part)
@@ -233,7 +244,7 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
             unsure.add("authors")
         unsure.add("title")
     authors, et_al, elided = _authors(authors_part)
-    volume, issue, pages = _numbers(tail)
+    volume, issue, pages = numbers if numbers is not None else _numbers(tail)
     title = _clean_title(title)
     if title is None:
         unsure.add("title")
@@ -297,34 +308,7 @@ _INITIALS_FIRST = re.compile(
 )
 
 
-def _titleless_citation(
-    raw: str, body: str, doi: str | None, url: str | None
-) -> ParsedCitation | None:
-    found = _titleless(body)
-    if found is None:
-        return None
-    authors_text, venue, year, volume, issue, pages = found
-    authors, et_al, elided = _authors(authors_text)
-    return ParsedCitation(
-        raw=raw,
-        authors=authors,
-        et_al=et_al,
-        year=year,
-        venue=_clean_venue(venue),
-        doi=doi,
-        url=url,
-        style="titleless",
-        unsure=frozenset({"title"}),
-        volume=volume,
-        issue=issue,
-        pages=pages,
-        elided=elided,
-    )
-
-
-def _titleless(
-    body: str,
-) -> tuple[str, str, int, str | None, str | None, str | None] | None:
+def _titleless(body: str) -> _Titleless | None:
     """Authors, venue, year, volume, issue and pages of a reference without a title, or None.
 
     ACS "Jones, R. W.; Staley, R. H. J. Phys. Chem. 1982, 86, 1669-1674.", AIP "R.W. Jones and
@@ -341,9 +325,7 @@ def _titleless(
     return None
 
 
-def _titleless_head(
-    head: str, m: re.Match[str]
-) -> tuple[str, str, int, str | None, str | None, str | None] | None:
+def _titleless_head(head: str, m: re.Match[str]) -> _Titleless | None:
     groups = m.groupdict()
     volume = groups.get("vol")
     if volume and not groups.get("pages") and not groups.get("iss") and re.search("[-–]", volume):
@@ -375,7 +357,7 @@ def _titleless_head(
             authors_text = f"{authors_text}; {name}" if authors_text else name
         if _SPLIT.search(venue) and not _abbreviated_venue(venue):
             return None  # a sentence: a title is there
-        return authors_text, venue, year, *numbers
+        return authors_text, venue, year, numbers
     # AIP, Elsevier: "I. Family, I. Family, and I. Family, Venue"
     chunks = [c.strip() for c in head.split(", ")]
     k = 0
@@ -395,7 +377,7 @@ def _titleless_head(
         return None  # a sentence: a title is there ("Acta Radiologica. Diagnosis" is a venue)
     if not re.search(r"[^\W\d_]{3,}", venue):
         return None
-    return ", ".join(chunks[:k]), venue, year, *numbers
+    return ", ".join(chunks[:k]), venue, year, numbers
 
 
 def _title_case(text: str) -> bool:
@@ -633,7 +615,7 @@ _PAGES_PATTERNS = (
 )
 
 
-def _numbers(tail: str) -> tuple[str | None, str | None, str | None]:
+def _numbers(tail: str) -> _Numbers:
     """Volume, issue and pages of the numeric tail."""
     if not tail:
         return None, None, None
