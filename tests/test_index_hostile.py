@@ -318,10 +318,11 @@ def test_a_bom_and_a_gzip_dump_are_read(tmp_path):
 # --- index files ----------------------------------------------------------------------------------
 
 
-def _foreign_sqlite(tmp_path):
-    path = tmp_path / "other.sqlite"
+def foreign_sqlite(folder, table):
+    """A SQLite file with a table of ours by name (``works``, ``jobs``) but not our columns."""
+    path = folder / "other.sqlite"
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE works (id INTEGER PRIMARY KEY, name TEXT)")
+        db.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, name TEXT)")
     return path
 
 
@@ -340,7 +341,11 @@ def _foreign_sqlite(tmp_path):
         ),
         pytest.param(lambda p: p / "no" / "such" / "x.sqlite", r"no such folder", id="no-folder"),
         pytest.param(lambda p: p, r"it is a folder", id="a-folder"),
-        pytest.param(_foreign_sqlite, r"not a citeverify index .*no authors", id="foreign-db"),
+        pytest.param(
+            lambda p: foreign_sqlite(p, "works"),
+            r"not a citeverify index .*no authors",
+            id="foreign-db",
+        ),
         pytest.param(lambda p: 42, r"must be a string or a Path", id="not-a-path"),
     ],
 )

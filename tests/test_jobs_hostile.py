@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from citeverify import InputError
 from citeverify.references import JobStore, LocalIndex, ReferenceVerifier, _jobs
 
+from .test_index_hostile import foreign_sqlite
+
 DATA = Path(__file__).parent / "data"
 KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
 FAKE = "Doe, J. (2020). Quantum sponges of the deep sea. Journal of Nothing, 1, 1-2."
@@ -208,13 +210,6 @@ def test_exactly_20_references_and_1200_characters_are_accepted(store):
 # --- files ----------------------------------------------------------------------------------------
 
 
-def _foreign_jobs_table(tmp_path):
-    path = tmp_path / "other.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, payload TEXT)")
-    return path
-
-
 @pytest.mark.parametrize(
     ("make", "fragment"),
     [
@@ -225,7 +220,11 @@ def _foreign_jobs_table(tmp_path):
         ),
         pytest.param(lambda p: p / "missing" / "jobs.sqlite", "no such folder", id="no-folder"),
         pytest.param(lambda p: p, "it is a folder", id="a-folder"),
-        pytest.param(_foreign_jobs_table, "not a job store .*raw_text", id="foreign-jobs-table"),
+        pytest.param(
+            lambda p: foreign_sqlite(p, "jobs"),
+            "not a job store .*raw_text",
+            id="foreign-jobs-table",
+        ),
         pytest.param(lambda p: None, "must be a string or a Path", id="none"),
     ],
 )
