@@ -398,9 +398,13 @@ def decide(
     if ref.style == "titleless" and not ref.title:
         # Without a title, the volume and the first page tell works of one author, year and
         # venue apart (a record without them is a book, a chapter, or another work).
-        plausible.sort(key=lambda c: (_numbers_agree(ref, c.record), c.score), reverse=True)
-        level = _numbers_agree(ref, plausible[0].record)
-        rivals = [c for c in plausible if _numbers_agree(ref, c.record) == level]
+        ranked = sorted(
+            ((_numbers_agree(ref, c.record), c) for c in plausible),
+            key=lambda p: (p[0], p[1].score),
+            reverse=True,
+        )
+        plausible = [c for _, c in ranked]
+        rivals = [c for agree, c in ranked if agree == ranked[0][0]]
     else:
         plausible.sort(key=lambda c: c.score, reverse=True)
         rivals = plausible
