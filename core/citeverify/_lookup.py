@@ -572,13 +572,12 @@ class Lookups:
             request = httpx.Request("GET", pinned, headers=headers, extensions=extensions)
             response = await client.send(request, stream=True, follow_redirects=False, auth=None)
             # The status answers the check; the body is only for a title, so a body we cannot
-            # decode (an encoding we did not ask for, corrupt gzip) just has none.
+            # decode (an encoding we did not ask for, corrupt gzip) just has none. Truncated, the
+            # read raises _Failure only for the encoding.
             body = b""
             try:
-                if _decodable(response):
+                with contextlib.suppress(zlib.error, _Failure):
                     body = await _read_body(response, self.settings.url_max_bytes, truncate=True)
-            except zlib.error:
-                pass
             finally:
                 await response.aclose()
             title = re.search(rb"<title[^>]*>([^<]{1,300})", body, re.IGNORECASE)
@@ -956,15 +955,6 @@ _WBITS = {
 }
 
 
-def _decodable(response: httpx.Response) -> bool:
-    return _content_encoding(response) in _WBITS
-
-
-def _content_encoding(response: httpx.Response) -> str:
-    value: str = response.headers.get("content-encoding", "")
-    return value.strip().lower()
-
-
 async def _read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
     """The decompressed body, never more than ``limit`` bytes of it.
 
@@ -977,7 +967,7 @@ async def _read_body(response: httpx.Response, limit: int, *, truncate: bool = F
         _Failure: the body is over ``limit`` (unless ``truncate``), or compressed in a way we did
             not ask for.
     """
-    encoding = _content_encoding(response)
+    encoding = str(response.headers.get("content-encoding", "")).strip().lower()
     if encoding not in _WBITS:
         msg = f"unsupported content encoding {_clean(repr(encoding), 60)} in the response"
         raise _Failure(msg)
