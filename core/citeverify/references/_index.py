@@ -73,10 +73,12 @@ _BATCH = 5000
 #: A dump line longer than this is skipped, read in chunks (the largest OpenAlex works are a few
 #: hundred KB), so one line never costs more memory than this.
 MAX_LINE_BYTES = 16 * 1024 * 1024
-#: The columns a works table must have to be ours.
-_COLUMNS = {"doi", "title", "authors", "year", "venue", "volume", "issue", "pages", "kind", "url"}
-#: The columns a Record is read from, in :func:`_record`'s order.
-_FIELDS = "doi, title, authors, year, venue, volume, issue, pages, kind, url"
+#: The columns a Record is read from, in :func:`_record`'s order; a works table without them
+#: all is not ours.
+_COLUMNS = ("doi", "title", "authors", "year", "venue", "volume", "issue", "pages", "kind", "url")
+_FIELDS = ", ".join(_COLUMNS)
+#: The same, from ``works w`` in a join with ``works_fts`` (which has a title and authors too).
+_W_FIELDS = ", ".join(f"w.{c}" for c in _COLUMNS)
 _STOP = frozenset(
     {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
      "or", "the", "to", "with"}
@@ -95,7 +97,9 @@ class LocalIndex:
         self.path = str(path)
         try:
             self._db.executescript(_SCHEMA)
-            require_columns(self._db, "works", _COLUMNS, what="citeverify index", path=self.path)
+            require_columns(
+                self._db, "works", set(_COLUMNS), what="citeverify index", path=self.path
+            )
             try:
                 self._db.execute(_NUMBERS_INDEX)
                 self._db.commit()
@@ -190,8 +194,7 @@ class LocalIndex:
             return None
         with self._lock:
             row = self._db.execute(
-                "SELECT doi, title, authors, year, venue, volume, issue, pages, kind, url "
-                "FROM works WHERE doi = ?",
+                f"SELECT {_FIELDS} FROM works WHERE doi = ?",
                 (doi.lower(),),
             ).fetchone()
         return _record(row) if row else None
@@ -318,8 +321,7 @@ class LocalIndex:
     def _match(self, query: str, limit: int) -> list[Record]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT w.doi, w.title, w.authors, w.year, w.venue, w.volume, w.issue, "
-                "w.pages, w.kind, w.url FROM works_fts JOIN works w ON w.id = works_fts.rowid "
+                f"SELECT {_W_FIELDS} FROM works_fts JOIN works w ON w.id = works_fts.rowid "
                 "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
                 (query, limit),
             ).fetchall()
