@@ -22,7 +22,6 @@ from citeverify import InputError, VerificationResult
 __all__ = [
     "CiteVerifyEvent",
     "abuffered",
-    "buffered",
     "dispatcher",
     "field_values",
     "node_texts",
@@ -140,20 +139,13 @@ def response_text(response: Any) -> str:
     raise InputError(msg, path="response")
 
 
-def buffered(response: Any) -> Response | PydanticResponse:
-    """A response that is not a stream: a streaming response is read to its end first."""
-    if isinstance(response, Response | PydanticResponse):
-        return response
-    if isinstance(response, StreamingResponse):
-        return response.get_response()  # also right when the stream was already consumed
-    if isinstance(response, str):
-        return Response(response)
-    msg = f"expected a LlamaIndex Response, got {type(response).__name__}"
-    raise InputError(msg, path="response")
+async def abuffered(response: Any) -> Any:
+    """A streaming response read to its end (also right when it was already consumed).
 
-
-async def abuffered(response: Any) -> Response | PydanticResponse:
-    """:func:`buffered`, also for an AsyncStreamingResponse."""
+    Anything else comes back as given: :func:`response_text` says what it accepts.
+    """
     if isinstance(response, AsyncStreamingResponse):
         return await response.get_response()
-    return buffered(response)
+    if isinstance(response, StreamingResponse):
+        return response.get_response()
+    return response

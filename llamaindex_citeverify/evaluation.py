@@ -87,7 +87,7 @@ class CiteVerifyEvaluator(BaseEvaluator):
         return await self.aevaluate(
             query=query,
             response=response_text(response),
-            contexts=node_texts(response.source_nodes),
+            contexts=node_texts(getattr(response, "source_nodes", None)),  # a str has none
             **kwargs,
         )
 
