@@ -40,6 +40,7 @@ from typing import Any
 
 from citeverify.references import (
     LocalIndex,
+    ParsedReference,
     Record,
     ReferenceVerifier,
     parse_reference,
@@ -534,7 +535,7 @@ def measure(rows: Sequence[dict[str, Any]], *, verbose: bool = False) -> Report:
     return report
 
 
-def _titleless_ok(ref: Any, row: dict[str, Any]) -> bool:
+def _titleless_ok(ref: ParsedReference, row: dict[str, Any]) -> bool:
     work = row["work"]
     families = [norm(a.get("family", "")) for a in work.get("author") or []]
     first = norm(ref.authors[0].family) if ref.authors else ""
@@ -544,7 +545,7 @@ def _titleless_ok(ref: Any, row: dict[str, Any]) -> bool:
         and ref.year == work["issued"]["date-parts"][0][0]
         and norm(ref.venue or "") == norm((work.get("container-title") or [""])[0])
         and (ref.volume or None) == (work.get("volume") or None)
-        and (getattr(ref, "first_page", None) or None) == page
+        and ref.first_page == page
     )
 
 
