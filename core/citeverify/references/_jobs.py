@@ -33,13 +33,13 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from citeverify._errors import InputError
 from citeverify._runner import run_sync
 from citeverify.references._index import connect_sqlite, encodable, require_columns
 from citeverify.references._parse import MAX_REFERENCE_CHARS
-from citeverify.references._verify import ReferenceVerifier, check_reference
+from citeverify.references._verify import ReferenceVerifier, _is_list, check_reference
 
 __all__ = ["DEFAULT_LEASE", "MAX_ATTEMPTS", "MAX_POLL_IDS", "MAX_REFERENCES", "JobStore"]
 
@@ -523,11 +523,6 @@ class JobStore:
                 "hasMore": offset + len(docs) < total,
             },
         }
-
-
-def _is_list(value: object) -> TypeGuard[Sequence[Any]]:
-    """A list or tuple of items (a string or bytes is a sequence of characters, not a list)."""
-    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
 
 
 def _job_ids(job_ids: object, *, verb: str) -> list[tuple[str, int | None]]:

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import httpx
 from rapidfuzz import fuzz
@@ -151,7 +151,7 @@ class ReferenceVerifier:
         self, references: Sequence[str], *, progress: Progress | None = None
     ) -> list[ReferenceResult]:
         """Async :meth:`verify_references`: ``max_concurrency`` references at a time."""
-        if isinstance(references, str | bytes | bytearray) or not isinstance(references, Sequence):
+        if not _is_list(references):
             msg = f"references must be a list of strings, got {type(references).__name__}"
             raise InputError(msg, path="references")
         semaphore = asyncio.Semaphore(self.max_concurrency)
@@ -203,6 +203,11 @@ def check_reference(reference: object, *, path: str = "reference") -> str:
         )
         raise InputError(msg, path=path)
     return reference
+
+
+def _is_list(value: object) -> TypeGuard[Sequence[Any]]:
+    """A list or tuple of items (a string or bytes is a sequence of characters, not a list)."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes | bytearray)
 
 
 def _unreadable(error: str) -> ReferenceResult:
