@@ -511,9 +511,8 @@ def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
         return False
     authors = c.label("authors") == "MATCH"
     venue = c.label("venue") in {"MATCH", "CONTAINS"}
-    numbers = _numbers_agree(ref, c.record)
     if first and found:  # the first pages agree
         return bool(volume) or authors or venue
-    if numbers and venue:
+    if venue and _numbers_agree(ref, c.record):
         return True
     return authors and venue
