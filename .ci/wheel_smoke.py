@@ -1,8 +1,11 @@
-"""Install the built wheel into a fresh venv with plain pip and run the README's examples there.
+"""Install the built wheels into fresh venvs with plain pip and run the READMEs' examples there.
 
 What a user gets from ``pip install``: no editable install, no tests/ folder, no dev
-dependencies. Run by ``.ci/run`` (it needs the package index, so it is not part of the pytest
-suite, whose sockets are loopback-only). Usage: ``python .ci/wheel_smoke.py``.
+dependencies. Two venvs, one per framework, because a user of one framework never installs the
+other: ``citeverify-core`` + ``langchain-citeverify``, and ``citeverify-core`` +
+``llama-index-postprocessor-citeverify``. Each README example runs (from an empty folder) in the
+venv of the framework it imports. Run by ``.ci/run`` (it needs the package index, so it is not
+part of the pytest suite, whose sockets are loopback-only). Usage: ``python .ci/wheel_smoke.py``.
 """
 
 from __future__ import annotations
@@ -15,45 +18,69 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+READMES = [
+    ROOT / "README.md",
+    ROOT / "langchain_citeverify" / "README.md",
+    ROOT / "llamaindex_citeverify" / "README.md",
+]
+# venv name -> (adapter wheel prefix, extra packages its examples need, module it must NOT have)
+VENVS = {
+    # numpy: the README's LangChain example uses LangChain's in-memory vector store.
+    "langchain": ("langchain_citeverify-", ["numpy"], "llama_index"),
+    "llamaindex": ("llama_index_postprocessor_citeverify-", [], "langchain_core"),
+}
+
+
+def _run(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-c", code], cwd=cwd, capture_output=True, text=True, check=False
+    )
 
 
 def main() -> int:
-    """Build, install, run; 0 when every example and --version work."""
+    """Build, install, run; 0 when every example, --version and the isolation hold."""
+    failed = total = 0
     with tempfile.TemporaryDirectory(prefix="citeverify-smoke-") as tmp:
         work = Path(tmp)
         dist = work / "dist"
         subprocess.run(
-            [sys.executable, "-m", "uv", "build", "--wheel", "--out-dir", str(dist), str(ROOT)],
+            [sys.executable, "-m", "uv", "build", "--all-packages", "--wheel",
+             "--out-dir", str(dist), str(ROOT)],
             check=True,
-        )
-        (wheel,) = dist.glob("citeverify-*.whl")
-        venv.create(work / "venv", with_pip=True)
-        python = work / "venv" / "bin" / "python"
-        # numpy: the README's LangChain example uses LangChain's in-memory vector store.
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"{wheel}[langchain,llamaindex]", "numpy"],
-            check=True,
-        )
-        blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
-        failed = 0
-        for i, code in enumerate(blocks):
-            # From an empty folder: nothing of the repository is reachable.
-            run = subprocess.run(
-                [str(python), "-c", code], cwd=work, capture_output=True, text=True, check=False
+        )  # fmt: skip
+        (core,) = dist.glob("citeverify_core-*.whl")
+        pythons: dict[str, Path] = {}
+        for name, (prefix, extra, absent) in VENVS.items():
+            (adapter,) = dist.glob(f"{prefix}*.whl")
+            venv.create(work / name, with_pip=True)
+            python = pythons[name] = work / name / "bin" / "python"
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", str(core), str(adapter), *extra],
+                check=True,
             )
-            status = "ok" if run.returncode == 0 else "FAILED"
-            print(f"README example {i}: {status}")
-            if run.returncode:
-                failed += 1
-                print(run.stderr[-2000:])
+            total += 1
+            isolated = _run(python, f"import importlib.util as u; assert not u.find_spec({absent!r})", work)  # fmt: skip
+            print(f"{name} venv without {absent}: {'ok' if isolated.returncode == 0 else 'FAILED'}")
+            failed += bool(isolated.returncode)
+        for readme in READMES:
+            blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.DOTALL)
+            for i, code in enumerate(blocks):
+                name = "llamaindex" if "llama_index" in code else "langchain"
+                run = _run(pythons[name], code, work)  # an empty folder: no repository files
+                total += 1
+                status = "ok" if run.returncode == 0 else "FAILED"
+                print(f"{readme.relative_to(ROOT)} example {i} ({name} venv): {status}")
+                if run.returncode:
+                    failed += 1
+                    print(run.stderr[-2000:])
         version = subprocess.run(
-            [str(work / "venv" / "bin" / "citeverify"), "--version"],
+            [str(work / "langchain" / "bin" / "citeverify"), "--version"],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         print(version.stdout.strip() or version.stderr.strip())
-        if version.returncode:
-            failed += 1
-        print(f"{len(blocks) - failed} passed, {failed} failed")
+        total += 1
+        failed += bool(version.returncode)
+        print(f"{total - failed} passed, {failed} failed")
         return 1 if failed else 0
 
 

@@ -1,4 +1,4 @@
-"""LangChain integration of citeverify (from a clone: ``pip install ".[langchain]"``).
+"""LangChain integration of citeverify (distribution ``langchain-citeverify``).
 
 - :class:`CiteVerifyGuard`: a Runnable to chain after retrieval and generation in LCEL.
 - :class:`CiteVerifyOutputParser`: for chains that end at the model.

@@ -1,4 +1,4 @@
-"""LlamaIndex integration of citeverify (from a clone: ``pip install ".[llamaindex]"``).
+"""LlamaIndex integration of citeverify (distribution ``llama-index-postprocessor-citeverify``).
 
 - :class:`CiteVerifyQueryEngine`: wraps a query engine; every answer is verified against its
   ``source_nodes`` and comes back as the response type the engine gave (``Response``,

@@ -456,4 +456,4 @@ def test_version_is_the_distributions():
 
     r = invoke("--version")
     assert r.exit_code == 0
-    assert r.output.strip() == f"citeverify {version('citeverify')}"
+    assert r.output.strip() == f"citeverify {version('citeverify-core')}"

@@ -31,7 +31,7 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
 
     try:
-        return version("citeverify")
+        return version("citeverify-core")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "0+unknown"
 

@@ -17,7 +17,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
-import click
 import typer
 
 from citeverify._errors import CiteVerifyError, InputError
@@ -70,6 +69,14 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+# Typer's own exceptions pass through untouched. Typer 0.2x vendors click (`typer._click`) and
+# no longer installs it; older versions use click itself. Take ClickException from whichever
+# click typer uses, never `import click` (a fresh install may not have it).
+_CLICK_EXCEPTION: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+
 def _one_line_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
     """Every failure of a command is one line on stderr and exit 2, never a traceback.
 
@@ -85,7 +92,7 @@ def _one_line_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
                 stream.reconfigure(errors="backslashreplace")
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort, click.ClickException):
+        except (typer.Exit, typer.Abort, _CLICK_EXCEPTION):
             raise
         except CiteVerifyError as exc:
             _fail(str(exc))
