@@ -3,6 +3,7 @@
 import citeverify
 
 EXPECTED = {
+    "AuthenticationError",
     "Citation",
     "CitationUnverifiedError",
     "CitationVerifier",
@@ -10,11 +11,16 @@ EXPECTED = {
     "ClaimResult",
     "ContextCache",
     "InputError",
+    "InsufficientTokensError",
     "LookupCache",
     "LookupRecord",
     "PolicyConfig",
+    "PermissionDeniedError",
     "PolicyError",
     "QuoteResult",
+    "RateLimitError",
+    "ServiceError",
+    "ServiceUnavailableError",
     "VerificationDetails",
     "VerificationReport",
     "VerificationResult",

@@ -11,7 +11,18 @@ block with the reason codes ``citation.verified`` and ``citation.unverified``.
 """
 
 from citeverify._context import ContextCache
-from citeverify._errors import CitationUnverifiedError, CiteVerifyError, InputError, PolicyError
+from citeverify._errors import (
+    AuthenticationError,
+    CitationUnverifiedError,
+    CiteVerifyError,
+    InputError,
+    InsufficientTokensError,
+    PermissionDeniedError,
+    PolicyError,
+    RateLimitError,
+    ServiceError,
+    ServiceUnavailableError,
+)
 from citeverify._lookup import LookupCache
 from citeverify._policy import PolicyConfig, load_policy_pack
 from citeverify._result import (
@@ -39,6 +50,7 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
+    "AuthenticationError",
     "Citation",
     "CitationUnverifiedError",
     "CitationVerifier",
@@ -46,11 +58,16 @@ __all__ = [
     "ClaimResult",
     "ContextCache",
     "InputError",
+    "InsufficientTokensError",
     "LookupCache",
     "LookupRecord",
     "PolicyConfig",
+    "PermissionDeniedError",
     "PolicyError",
     "QuoteResult",
+    "RateLimitError",
+    "ServiceError",
+    "ServiceUnavailableError",
     "VerificationDetails",
     "VerificationReport",
     "VerificationResult",
