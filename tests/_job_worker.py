@@ -18,6 +18,7 @@ import sys
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from citeverify.references import JobStore, LocalIndex, ReferenceResult, ReferenceVerifier
 
@@ -29,13 +30,13 @@ class CountingVerifier(ReferenceVerifier):
         super().__init__(index, max_concurrency=2)
         self.calls, self.delay, self.hang_on = calls, delay, hang_on
 
-    async def averify_or_error(self, reference: str) -> ReferenceResult:
+    async def averify_or_error(self, reference: str, **options: Any) -> ReferenceResult:
         with closing(sqlite3.connect(self.calls, timeout=30)) as db, db:
             db.execute("INSERT INTO calls VALUES (?, ?, ?)", (os.getpid(), reference, time.time()))
         if self.hang_on and self.hang_on in reference:
             await asyncio.sleep(3600)  # busy on this job until killed
         await asyncio.sleep(self.delay)  # so that workers overlap
-        return await super().averify_or_error(reference)
+        return await super().averify_or_error(reference, **options)
 
 
 def main() -> int:

@@ -348,7 +348,7 @@ async def test_a_cancelled_run_leaves_its_job_to_expire(tmp_path, verifier, monk
     started = asyncio.Event()
 
     class Hanging(ReferenceVerifier):
-        async def averify_or_error(self, reference):
+        async def averify_or_error(self, reference, **options):
             started.set()
             await asyncio.sleep(3600)
 

@@ -1,20 +1,32 @@
-"""The job store (seed 004's submit/poll API, at library level): SQLite, so nothing is lost.
+"""The job store (seed 004's submit/poll API): SQLite or PostgreSQL, so nothing is lost.
 
 Submit 1-20 references -> job ids and a document id; poll up to 50 job ids for their state
 (``waiting``, ``active``, ``completed``, ``failed``, ``not-found``) and live progress; cancel by
 document or job ids; list history. A completed result is written in the same statement that marks
 the job completed, so it is never lost.
 
-Several processes may work on one store file (issue 9). A worker claims waiting jobs in one
-``UPDATE ... RETURNING`` inside ``BEGIN IMMEDIATE`` (SQLite lets one writer in at a time, so two
-workers never claim the same job), and holds each claimed job under a lease: ``worker`` (who),
-``lease_expires`` (until when, Unix seconds) and ``heartbeat_at``. While it runs, a heartbeat
-thread extends the leases of its jobs every ``lease / 3`` seconds. A job is taken from its worker
-only when its lease has expired, that is when the worker is gone (killed, crashed, its machine
-off); opening a store never touches running jobs. A worker whose lease was taken writes nothing:
-progress and results are only written by the job's current worker. A job whose worker died
-``MAX_ATTEMPTS`` times fails instead of killing a fourth one. Leases compare wall clocks: the
-workers of one store run on one machine (SQLite over a network file system is not supported).
+One store, two dialects, through SQLAlchemy Core: a SQLite file (the embedded default; WAL) or a
+PostgreSQL database (``postgresql://...``, for several service instances). The schema carries its
+version (``citeverify_schema``) and is migrated on open: stores of earlier versions gain the
+columns and tables they lack and keep their jobs.
+
+Several workers may share one store (issue 9). A worker claims waiting jobs inside one
+transaction: on SQLite the transaction starts with ``BEGIN IMMEDIATE`` (one writer at a time), on
+PostgreSQL the candidate rows are selected ``FOR UPDATE SKIP LOCKED``; either way two workers never
+claim the same job. Each claimed job is held under a lease: ``worker`` (who), ``lease_expires``
+(until when, Unix seconds) and ``heartbeat_at``. While it runs, a heartbeat thread extends the
+leases of its jobs every ``lease / 3`` seconds. A job is taken from its worker only when its lease
+has expired, that is when the worker is gone (killed, crashed, its machine off); opening a store
+never touches running jobs. A worker whose lease was taken writes nothing: progress and results
+are only written by the job's current worker. A job whose worker died ``MAX_ATTEMPTS`` times fails
+instead of killing a fourth one. Leases compare wall clocks: keep the instances' clocks in sync
+(NTP), as any lease-based queue needs.
+
+Tenants (the service's API keys, issue 12): a job submitted under a key belongs to it and costs
+one token, reserved (``pending``) while the job waits or runs. Completing a job spends its token;
+a failure or a cancellation refunds it. The reservation, the spending and the refund happen in the
+same transaction as the job's change, so the balance always adds up. Methods given ``tenant=``
+see only that tenant's jobs and documents; ``tenant=None`` (the library) sees every job.
 """
 
 from __future__ import annotations
@@ -22,10 +34,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import hashlib
+import hmac
 import json
 import logging
 import math
 import os
+import secrets
 import socket
 import sqlite3
 import threading
@@ -35,7 +50,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from citeverify._errors import InputError
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
+
+from citeverify._errors import (
+    AuthenticationError,
+    InputError,
+    InsufficientTokensError,
+    PermissionDeniedError,
+    ServiceError,
+)
 from citeverify._runner import run_sync
 from citeverify.references._index import connect_sqlite, encodable, require_columns
 from citeverify.references._parse import MAX_REFERENCE_CHARS
@@ -56,45 +80,59 @@ MAX_TITLE_CHARS = 500
 DEFAULT_LEASE = 30.0
 #: Claims of one job: a job whose worker died this many times fails ("worker lost") instead.
 MAX_ATTEMPTS = 3
-#: SQLite integers are signed 64-bit: a larger id cannot be a job.
+#: Job ids are signed 64-bit integers in both dialects: a larger id cannot be a job.
 _MAX_ID = 2**63 - 1
+#: The schema this code writes: 1 the first, 2 leases (issue 9), 3 tenants and tokens (issue 12).
+SCHEMA_VERSION = 3
 
-_TABLES = (
-    """CREATE TABLE IF NOT EXISTS documents (
-        id TEXT PRIMARY KEY, title TEXT, created_at TEXT NOT NULL
-    )""",
-    """CREATE TABLE IF NOT EXISTS jobs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        document_id TEXT NOT NULL REFERENCES documents(id),
-        position INTEGER NOT NULL,
-        raw_text TEXT NOT NULL,
-        state TEXT NOT NULL,            -- waiting, active, completed, failed
-        step TEXT, message TEXT,        -- live progress
-        result TEXT, error TEXT,
-        verified_at TEXT,
-        worker TEXT,                    -- the lease: who runs it, until when, last heartbeat
-        lease_expires REAL,
-        heartbeat_at REAL,
-        attempts INTEGER NOT NULL DEFAULT 0
-    )""",
+_META = sa.MetaData()
+_ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid is INTEGER
+DOCUMENTS = sa.Table(
+    "documents",
+    _META,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("title", sa.Text),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("api_key_id", _ID),  # the tenant; NULL for jobs submitted through the library
 )
-#: Columns added since the first schema: stores created before issue 9 get them on open.
-_ADDED_COLUMNS = {
-    "worker": "TEXT",
-    "lease_expires": "REAL",
-    "heartbeat_at": "REAL",
-    "attempts": "INTEGER NOT NULL DEFAULT 0",
-}
-_INDEXES = (
-    "CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state)",
-    "CREATE INDEX IF NOT EXISTS jobs_document ON jobs(document_id)",
+JOBS = sa.Table(
+    "jobs",
+    _META,
+    sa.Column("id", _ID, primary_key=True, autoincrement=True),
+    sa.Column("document_id", sa.Text, sa.ForeignKey("documents.id"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),
+    sa.Column("raw_text", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),  # waiting, active, completed, failed
+    sa.Column("step", sa.Text),  # live progress
+    sa.Column("message", sa.Text),
+    sa.Column("result", sa.Text),
+    sa.Column("error", sa.Text),
+    sa.Column("verified_at", sa.Text),
+    sa.Column("worker", sa.Text),  # the lease: who runs it, until when, last heartbeat
+    sa.Column("lease_expires", sa.Float),
+    sa.Column("heartbeat_at", sa.Float),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("api_key_id", _ID),  # the tenant (denormalised from documents, for the queries)
+    sa.Column("tokens", sa.Integer, nullable=False, server_default="0"),  # reserved for it
+    sa.Index("jobs_state", "state"),
+    sa.Index("jobs_document", "document_id"),
+    sqlite_autoincrement=True,  # ids are never reused, as before
 )
+API_KEYS = sa.Table(
+    "api_keys",
+    _META,
+    sa.Column("id", _ID, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("prefix", sa.Text, nullable=False, index=True),  # to find a key, not to check it
+    sa.Column("key_hash", sa.Text, nullable=False, unique=True),  # sha256 of the whole key
+    sa.Column("tokens", sa.BigInteger, nullable=False, server_default="0"),  # available
+    sa.Column("pending", sa.BigInteger, nullable=False, server_default="0"),  # reserved
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("revoked_at", sa.Text),
+    sqlite_autoincrement=True,
+)
+SCHEMA = sa.Table("citeverify_schema", _META, sa.Column("version", sa.Integer, nullable=False))
 _JOB_COLUMNS = {"id", "document_id", "position", "raw_text", "state", "result", "error"}
-
-# A job is claimable when waiting, or active under a lease that expired. An active job without a
-# lease was claimed by a version without leases (before issue 9): its worker cannot prove it is
-# alive, so it is claimable too, as every open used to make it.
-_EXPIRED = "state = 'active' AND (lease_expires IS NULL OR lease_expires < :now)"
 
 
 def _now() -> str:
@@ -111,16 +149,18 @@ def _clock() -> float:
 
 
 class JobStore:
-    """Reference verification jobs persisted in SQLite, shared safely by several processes.
+    """Reference verification jobs persisted in SQLite or PostgreSQL, shared by many workers.
 
     Args:
-        path: The database file (``":memory:"`` for a throwaway store).
+        path: A SQLite file (``":memory:"`` for a throwaway store), or a database URL:
+            ``postgresql://user@host/db`` (psycopg), ``sqlite:///path``.
         verifier: Verifies the references (its ``max_concurrency`` bounds the jobs run at once).
         lease: Seconds a claimed job stays this worker's without a heartbeat; the heartbeat
             extends it every ``lease / 3`` seconds while the worker runs.
 
     Raises:
-        InputError: ``path`` is not a SQLite file, or a folder that does not exist.
+        InputError: ``path`` is not a job store (another SQLite file, a folder that does not
+            exist, a database of a newer schema), or the database cannot be reached.
     """
 
     def __init__(
@@ -128,111 +168,113 @@ class JobStore:
     ) -> None:
         if not _positive_seconds(lease):
             raise InputError("lease must be a positive, finite number of seconds", path="lease")
-        self._db = connect_sqlite(path, what="job store")
-        self._db.isolation_level = None  # transactions are explicit: BEGIN IMMEDIATE ... COMMIT
-        self.path = str(path)
+        self.path = str(path) if isinstance(path, str | Path) else ""
+        self.engine = _engine(path)
         self.verifier = verifier
         self.lease = float(lease)
         #: This store's name in the ``worker`` column: host, process and instance.
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lock = threading.Lock()
+        # SQLite: one connection at a time from this process (the heartbeat thread and the
+        # service's request threads share it). PostgreSQL: the pool's connections run in parallel.
+        self._sqlite = self.engine.dialect.name == "sqlite"
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self._sqlite else contextlib.nullcontext()
+        )
         #: The jobs this store's workers hold now: the heartbeat extends these, and only these.
         self._running: set[int] = set()
+        self._running_lock = threading.Lock()
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            with self._transaction():
-                self._migrate()
+            with self._transaction() as db:
+                _migrate(db, self.path)
         except InputError:
-            self._db.close()
+            self.engine.dispose()
             raise
-        except sqlite3.Error as exc:
-            self._db.close()
-            msg = f"{path} cannot be used as a job store: {exc}"
-            raise InputError(msg, path=self.path) from None
-
-    def _migrate(self) -> None:
-        for statement in _TABLES:
-            self._db.execute(statement)
-        columns = require_columns(self._db, "jobs", _JOB_COLUMNS, what="job store", path=self.path)
-        for name, kind in _ADDED_COLUMNS.items():
-            if name not in columns:
-                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")  # our names only
-        for statement in _INDEXES:
-            self._db.execute(statement)
+        except ServiceError as exc:
+            self.engine.dispose()
+            raise InputError(
+                f"{self.path} cannot be used as a job store: {exc}", path=self.path
+            ) from None
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` (the write lock at once, so a claim is atomic) ... ``COMMIT``."""
-        self._db.execute("BEGIN IMMEDIATE")
+    def _transaction(self) -> Iterator[sa.Connection]:
+        """One transaction; a database failure becomes a :class:`ServiceError` (503).
+
+        On SQLite it starts with ``BEGIN IMMEDIATE``: the write lock at once, so a claim is atomic.
+        """
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            with self._lock, self.engine.begin() as db:
+                yield db
+        except sa.exc.SQLAlchemyError as exc:
+            reason = getattr(exc, "orig", None) or exc
+            first = (str(reason).splitlines() or [""])[0]
+            msg = f"the job store failed: {type(reason).__name__}: {first}"
+            raise ServiceError(msg, status=503, code="store_unavailable") from None
 
     def close(self) -> None:
-        """Close the database."""
-        self._db.close()
+        """Close the database connections."""
+        self.engine.dispose()
 
     # --- submit ----------------------------------------------------------------------------------
 
-    def submit(self, references: Sequence[str], *, title: str | None = None) -> dict[str, Any]:
+    def submit(
+        self, references: Sequence[str], *, title: str | None = None, tenant: int | None = None
+    ) -> dict[str, Any]:
         """Queue 1-20 references; returns ``jobIds``, ``documentId`` and ``message``.
+
+        With ``tenant`` (an API key's id), each reference reserves one of its tokens and the
+        answer adds ``tokensAvailable``.
 
         Raises:
             InputError: 0 or more than 20 references, or one that is not a string, is empty,
                 longer than 1,200 characters or not valid Unicode (``path`` names it:
                 ``references[3]``); a title that is not a string of at most 500 characters.
+            InsufficientTokensError: the tenant has fewer tokens than references (nothing queued).
+            PermissionDeniedError: the tenant's key was revoked meanwhile.
         """
-        if not _is_list(references):
-            msg = f"references must be a list of strings, got {type(references).__name__}"
-            raise InputError(msg, path="references")
-        if not 1 <= len(references) <= MAX_REFERENCES:
-            msg = f"submit 1 to {MAX_REFERENCES} references at a time, got {len(references)}"
-            raise InputError(msg, path="references")
-        for i, ref in enumerate(references):
-            where = f"references[{i}]"
-            if not isinstance(ref, str):
-                msg = f"{where} must be a non-empty string, got {type(ref).__name__}"
-                raise InputError(msg, path=where)
-            # The length first: nothing else reads a string longer than the limit.
-            if len(ref) > MAX_REFERENCE_CHARS:
-                limit = MAX_REFERENCE_CHARS
-                msg = f"{where} is {len(ref):,} characters; the limit is {limit:,}"
-                raise InputError(msg, path=where)
-            if not ref.strip():
-                msg = f"{where} must be a non-empty string"
-                raise InputError(msg, path=where)
-            try:
-                check_reference(ref, path=where)
-            except InputError as exc:
-                raise InputError(f"{where}: {exc}", path=where) from None
+        _check_references(references)
         if title is not None:
             if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS:
                 msg = f"title must be a string of at most {MAX_TITLE_CHARS} characters"
                 raise InputError(msg, path="title")
-            if not encodable(title):
-                msg = "title must be valid Unicode text (it has a lone surrogate)"
+            if not encodable(title) or "\x00" in title:
+                msg = "title must be valid Unicode text without NUL characters"
                 raise InputError(msg, path="title")
         document_id = uuid.uuid4().hex
-        with self._lock, self._transaction():
-            self._db.execute("INSERT INTO documents VALUES (?, ?, ?)", (document_id, title, _now()))
+        count = len(references)
+        with self._transaction() as db:
+            available = None
+            if tenant is not None:
+                available = _reserve(db, tenant, count)
+            db.execute(
+                DOCUMENTS.insert().values(
+                    id=document_id, title=title, created_at=_now(), api_key_id=tenant
+                )
+            )
             ids = [
                 str(
-                    self._db.execute(
-                        "INSERT INTO jobs (document_id, position, raw_text, state) "
-                        "VALUES (?, ?, ?, 'waiting')",
-                        (document_id, i, ref),
-                    ).lastrowid
+                    db.execute(
+                        JOBS.insert()
+                        .values(
+                            document_id=document_id,
+                            position=i,
+                            raw_text=ref,
+                            state="waiting",
+                            api_key_id=tenant,
+                            tokens=1 if tenant is not None else 0,
+                        )
+                        .returning(JOBS.c.id)
+                    ).scalar_one()
                 )
                 for i, ref in enumerate(references)
             ]
-        return {
+        answer: dict[str, Any] = {
             "jobIds": ids,
             "documentId": document_id,
             "message": f"{len(ids)} reference(s) queued for verification",
         }
+        if available is not None:
+            answer["tokensAvailable"] = available
+        return answer
 
     # --- work ------------------------------------------------------------------------------------
 
@@ -250,14 +292,8 @@ class JobStore:
         processed = 0
 
         async def run(job_id: int, text: str) -> None:
-            try:
-                async with semaphore:
-                    await self._run(job_id, text)
-            finally:
-                # Whatever ended it: no more heartbeats. A job left active (its run was
-                # cancelled) expires like a dead worker's, even while this store lives on.
-                with self._lock:
-                    self._running.discard(job_id)
+            async with semaphore:
+                await self._run_one(job_id, text)
 
         with self._heartbeat():
             while claimed := self._claim(self.verifier.max_concurrency * 2):
@@ -266,29 +302,108 @@ class JobStore:
                 processed += len(claimed)
         return processed
 
+    async def work(self, stop: asyncio.Event, *, poll: float = 0.25) -> None:
+        """Verify jobs as they come until ``stop`` is set: the service's worker loop.
+
+        Keeps up to ``verifier.max_concurrency`` jobs running (the seed's 15), claiming more as
+        slots free; looks for new jobs every ``poll`` seconds when idle. A database that fails
+        is retried (logged), never fatal.
+        """
+        limit = self.verifier.max_concurrency
+        running: set[asyncio.Task[None]] = set()
+        with self._heartbeat():
+            async with self.verifier.lookups.session():
+                while not stop.is_set():
+                    free = limit - len(running)
+                    claimed: list[tuple[int, str]] = []
+                    if free > 0:
+                        try:
+                            claimed = await asyncio.to_thread(self._claim, free)
+                        except ServiceError as exc:
+                            _log.warning("claiming jobs failed (%s); retrying", exc)
+                    for job_id, text in claimed:
+                        task = asyncio.create_task(self._run_one(job_id, text))
+                        running.add(task)
+                        task.add_done_callback(running.discard)
+                    if claimed and len(running) < limit:
+                        continue  # there may be more waiting
+                    waiters: set[asyncio.Future[Any]] = {asyncio.ensure_future(stop.wait())}
+                    await asyncio.wait(
+                        running | waiters, timeout=poll, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    for waiter in waiters:
+                        waiter.cancel()
+                for task in running:
+                    task.cancel()  # their leases expire; another instance runs them again
+                await asyncio.gather(*running, return_exceptions=True)
+
+    async def _run_one(self, job_id: int, text: str) -> None:
+        try:
+            await self._run(job_id, text)
+        except ServiceError as exc:
+            _log.warning("job %s: %s; its lease will expire and it runs again", job_id, exc)
+        finally:
+            # Whatever ended it: no more heartbeats. A job left active (its run was
+            # cancelled) expires like a dead worker's, even while this store lives on.
+            with self._running_lock:
+                self._running.discard(job_id)
+
     def _claim(self, limit: int) -> list[tuple[int, str]]:
-        """Claim up to ``limit`` jobs in one statement; jobs lost too often fail first."""
+        """Claim up to ``limit`` jobs; jobs lost too often fail first (and are refunded)."""
         now = _clock()
-        params = {"now": now, "limit": limit, "worker": self.worker_id}
-        with self._lock, self._transaction():
-            self._db.execute(
-                "UPDATE jobs SET state = 'failed', step = NULL, message = NULL, "
-                "lease_expires = NULL, verified_at = :at, "
-                "error = 'its worker stopped ' || attempts || ' times while verifying it "
-                "(killed or crashed); not retried' "
-                f"WHERE {_EXPIRED} AND attempts >= :max",
-                {**params, "at": _now(), "max": MAX_ATTEMPTS},
+        expired = sa.and_(
+            JOBS.c.state == "active",
+            sa.or_(JOBS.c.lease_expires.is_(None), JOBS.c.lease_expires < now),
+        )
+        with self._transaction() as db:
+            lost = (
+                db.execute(
+                    sa.select(JOBS.c.id)
+                    .where(expired, JOBS.c.attempts >= MAX_ATTEMPTS)
+                    .with_for_update(skip_locked=True)
+                )
+                .scalars()
+                .all()
             )
-            rows = self._db.execute(
-                "UPDATE jobs SET state = 'active', worker = :worker, lease_expires = :expires, "
-                "heartbeat_at = :now, attempts = attempts + 1, step = 'queued', "
-                "message = 'starting' "
-                "WHERE id IN (SELECT id FROM jobs "
-                f"WHERE state = 'waiting' OR ({_EXPIRED}) ORDER BY id LIMIT :limit) "
-                "RETURNING id, raw_text",
-                {**params, "expires": now + self.lease},
-            ).fetchall()
-            claimed = sorted((int(r[0]), str(r[1])) for r in rows)
+            for job_id in lost:
+                self._end(
+                    db,
+                    job_id,
+                    "failed",
+                    None,
+                    f"its worker stopped {MAX_ATTEMPTS} times while verifying it "
+                    "(killed or crashed); not retried",
+                    only_worker=False,
+                )
+            ids = (
+                db.execute(
+                    sa.select(JOBS.c.id)
+                    .where(sa.or_(JOBS.c.state == "waiting", expired))
+                    .order_by(JOBS.c.id)
+                    .limit(limit)
+                    .with_for_update(skip_locked=True)
+                )
+                .scalars()
+                .all()
+            )
+            if not ids:
+                return []
+            rows = db.execute(
+                JOBS.update()
+                .where(JOBS.c.id.in_(ids))
+                .values(
+                    state="active",
+                    worker=self.worker_id,
+                    lease_expires=now + self.lease,
+                    heartbeat_at=now,
+                    attempts=JOBS.c.attempts + 1,
+                    step="queued",
+                    message="starting",
+                )
+                .returning(JOBS.c.id, JOBS.c.raw_text)
+            ).all()
+        claimed = sorted((int(r[0]), str(r[1])) for r in rows)
+        with self._running_lock:
             self._running.update(job_id for job_id, _ in claimed)
         return claimed
 
@@ -316,90 +431,141 @@ class JobStore:
     def _extend(self) -> None:
         """Extend the leases of the jobs this store is running now."""
         now = _clock()
+        with self._running_lock:
+            running = sorted(self._running)
+        if not running:
+            return
         try:
-            with self._lock:
-                running = sorted(self._running)
-                if not running:
-                    return
-                marks = ",".join("?" * len(running))
-                self._db.execute(
-                    "UPDATE jobs SET lease_expires = ?, heartbeat_at = ? "
-                    f"WHERE worker = ? AND state = 'active' AND id IN ({marks})",
-                    (now + self.lease, now, self.worker_id, *running),
+            with self._transaction() as db:
+                db.execute(
+                    JOBS.update()
+                    .where(
+                        JOBS.c.worker == self.worker_id,
+                        JOBS.c.state == "active",
+                        JOBS.c.id.in_(running),
+                    )
+                    .values(lease_expires=now + self.lease, heartbeat_at=now)
                 )
-        except sqlite3.Error as exc:
+        except ServiceError as exc:
             # A busy or failing database: the next beat tries again, within the lease.
             _log.warning("job store heartbeat failed (%s); retrying", exc)
 
     async def _run(self, job_id: int, text: str) -> None:
-        self._progress(job_id, "searching", "looking for candidate records")
+        await asyncio.to_thread(self._progress, job_id, "parsing", "reading the reference")
+
+        def step(name: str, message: str) -> None:
+            self._progress(job_id, name, message)
+
         # Never raises: a reference that cannot be read or checked gives a result with its error
         # (the verifier's per-reference boundary), so a job always ends.
-        result = await self.verifier.averify_or_error(text)
+        result = await self.verifier.averify_or_error(text, progress=step)
         state = "failed" if result.error else "completed"
-        self._finish(job_id, state, result.model_dump_json(), result.error)
+        await asyncio.to_thread(self._finish, job_id, state, result.model_dump_json(), result.error)
 
     def _progress(self, job_id: int, step: str, message: str) -> None:
-        with self._lock:
-            self._db.execute(
-                "UPDATE jobs SET step = ?, message = ? "
-                "WHERE id = ? AND state = 'active' AND worker = ?",
-                (step, message, job_id, self.worker_id),
+        with self._transaction() as db:
+            db.execute(
+                JOBS.update()
+                .where(
+                    JOBS.c.id == job_id, JOBS.c.state == "active", JOBS.c.worker == self.worker_id
+                )
+                .values(step=step, message=message)
             )
 
     def _finish(self, job_id: int, state: str, result: str | None, error: str | None) -> None:
-        with self._lock:
-            # Only the job's current worker finishes it: a job cancelled meanwhile stays
-            # cancelled, and a job whose lease another worker took is that worker's now.
-            self._db.execute(
-                "UPDATE jobs SET state = ?, result = ?, error = ?, step = NULL, message = NULL, "
-                "lease_expires = NULL, verified_at = ? "
-                "WHERE id = ? AND state = 'active' AND worker = ?",
-                (state, result, error, _now(), job_id, self.worker_id),
+        with self._transaction() as db:
+            self._end(db, job_id, state, result, error, only_worker=True)
+
+    def _end(
+        self,
+        db: sa.Connection,
+        job_id: int,
+        state: str,
+        result: str | None,
+        error: str | None,
+        *,
+        only_worker: bool,
+    ) -> bool:
+        """End one active job and settle its token, in the caller's transaction.
+
+        Only the job's current worker finishes it (``only_worker``): a job cancelled meanwhile
+        stays cancelled, and a job whose lease another worker took is that worker's now.
+        """
+        states = ("active",) if only_worker else ("active", "waiting")
+        where = [JOBS.c.id == job_id, JOBS.c.state.in_(states)]
+        if only_worker:
+            where.append(JOBS.c.worker == self.worker_id)
+        row = db.execute(
+            sa.select(JOBS.c.api_key_id, JOBS.c.tokens).where(*where).with_for_update()
+        ).first()
+        if row is None:
+            return False
+        db.execute(
+            JOBS.update()
+            .where(JOBS.c.id == job_id)
+            .values(
+                state=state,
+                result=result,
+                error=error,
+                step=None,
+                message=None,
+                lease_expires=None,
+                verified_at=_now(),
+                tokens=0,
             )
+        )
+        _settle(db, row.api_key_id, row.tokens, spent=state == "completed")
+        return True
 
     # --- poll, cancel, history ---------------------------------------------------------------
-
-    def results(self, job_ids: Sequence[str]) -> dict[str, Any]:
+    def results(self, job_ids: Sequence[str], *, tenant: int | None = None) -> dict[str, Any]:
         """The seed's ``{"jobs": [...]}`` for up to 50 job ids.
 
-        An id that names no job (``"nope"``, ``"-1"``, ``"²"``, thirty nines) is ``not-found``.
+        An id that names no job (``"nope"``, ``"-1"``, ``"²"``, thirty nines), or another
+        tenant's job, is ``not-found``.
 
         Raises:
             InputError: not a list, more than 50 ids, or an id that is neither a string nor an
                 integer (``path`` names it: ``jobIds[2]``).
         """
         ids = _job_ids(job_ids, verb="poll")
+        numbers = [n for _, n in ids if n is not None]
+        rows: dict[int, Any] = {}
+        if numbers:
+            query = sa.select(
+                JOBS.c.id, JOBS.c.state, JOBS.c.step, JOBS.c.message, JOBS.c.result, JOBS.c.error
+            ).where(JOBS.c.id.in_(numbers), *_owned(JOBS, tenant))
+            with self._transaction() as db:
+                rows = {int(r.id): r for r in db.execute(query)}
         jobs = []
         for job_id, number in ids:
-            row = None
-            if number is not None:
-                with self._lock:
-                    row = self._db.execute(
-                        "SELECT state, step, message, result, error FROM jobs WHERE id = ?",
-                        (number,),
-                    ).fetchone()
+            row = rows.get(number) if number is not None else None
             if row is None:
                 jobs.append({"id": job_id, "state": "not-found", "error": None, "progress": None})
                 continue
-            state, step, message, result, error = row
             job: dict[str, Any] = {
                 "id": job_id,
-                "state": state,
-                "error": error,
-                "progress": {"step": step, "message": message} if state == "active" else None,
+                "state": row.state,
+                "error": row.error,
+                "progress": (
+                    {"step": row.step, "message": row.message} if row.state == "active" else None
+                ),
             }
-            if state == "completed" and result is not None:
-                job["result"] = json.loads(result)
+            if row.state == "completed" and row.result is not None:
+                job["result"] = json.loads(row.result)
             jobs.append(job)
         return {"jobs": jobs}
 
     def cancel(
-        self, *, document_id: str | None = None, job_ids: Sequence[str] | None = None
+        self,
+        *,
+        document_id: str | None = None,
+        job_ids: Sequence[str] | None = None,
+        tenant: int | None = None,
     ) -> dict[str, Any]:
-        """Cancel waiting or running jobs of a document and/or by id.
+        """Cancel waiting or running jobs of a document and/or by id; their tokens are refunded.
 
-        Ids that name no job cancel nothing.
+        Ids that name no job (or another tenant's) cancel nothing.
 
         Raises:
             InputError: neither a document id nor job ids, a document id that is not a string,
@@ -412,52 +578,71 @@ class JobStore:
         if document_id is None and not ids:
             raise InputError("give a documentId, jobIds, or both", path="documentId")
         numbers = [n for _, n in ids if n is not None]
-        clauses: list[str] = []
-        params: list[Any] = []
+        chosen = []
         if document_id is not None and encodable(document_id):
-            clauses.append("document_id = ?")
-            params.append(document_id)
+            chosen.append(JOBS.c.document_id == document_id)
         if numbers:
-            clauses.append(f"id IN ({','.join('?' * len(numbers))})")
-            params.extend(numbers)
-        where = " OR ".join(clauses) or "0"
-        with self._lock, self._transaction():
-            cursor = self._db.execute(
-                "UPDATE jobs SET state = 'failed', error = 'cancelled', step = NULL, "
-                "message = NULL, lease_expires = NULL "
-                f"WHERE ({where}) AND state IN ('waiting', 'active')",  # only placeholders inside
-                params,
-            )
-            cancelled = cursor.rowcount
+            chosen.append(JOBS.c.id.in_(numbers))
+        refunded = cancelled = 0
+        doc = None
+        with self._transaction() as db:
+            if chosen:
+                rows = db.execute(
+                    sa.select(JOBS.c.id, JOBS.c.document_id, JOBS.c.api_key_id, JOBS.c.tokens)
+                    .where(
+                        sa.or_(*chosen),
+                        JOBS.c.state.in_(("waiting", "active")),
+                        *_owned(JOBS, tenant),
+                    )
+                    .order_by(JOBS.c.id)
+                    .with_for_update()
+                ).all()
+                for row in rows:
+                    db.execute(
+                        JOBS.update()
+                        .where(JOBS.c.id == row.id)
+                        .values(
+                            state="failed",
+                            error="cancelled",
+                            step=None,
+                            message=None,
+                            lease_expires=None,
+                            tokens=0,
+                        )
+                    )
+                    refunded += _settle(db, row.api_key_id, row.tokens, spent=False)
+                cancelled = len(rows)
             doc = document_id
             if doc is None and numbers:
-                row = self._db.execute(
-                    "SELECT document_id FROM jobs WHERE id = ?", (numbers[0],)
-                ).fetchone()
-                doc = row[0] if row else None
-        status = self._document_status(doc) if doc and encodable(doc) else None
+                doc = db.execute(
+                    sa.select(JOBS.c.document_id)
+                    .where(JOBS.c.id.in_(numbers), *_owned(JOBS, tenant))
+                    .order_by(JOBS.c.id)
+                    .limit(1)
+                ).scalar()
+        status = self._document_status(doc, tenant) if doc and encodable(doc) else None
         return {
             "success": True,
             "cancelledJobs": cancelled,
+            "refundedTokens": refunded,
             "documentId": doc,
             "documentStatus": status,
         }
 
-    def _document_status(self, document_id: str) -> str | None:
-        with self._lock:
-            states = [
-                r[0]
-                for r in self._db.execute(
-                    "SELECT state FROM jobs WHERE document_id = ?", (document_id,)
-                )
-            ]
-        if not states:
-            return None
-        if any(s in {"waiting", "active"} for s in states):
-            return "PROCESSING" if any(s != "waiting" for s in states) else "PENDING"
-        return "COMPLETED" if "completed" in states else "FAILED"
+    def _document_status(self, document_id: str, tenant: int | None = None) -> str | None:
+        with self._transaction() as db:
+            states = list(
+                db.execute(
+                    sa.select(JOBS.c.state).where(
+                        JOBS.c.document_id == document_id, *_owned(JOBS, tenant)
+                    )
+                ).scalars()
+            )
+        return _status_of(states)
 
-    def history(self, *, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+    def history(
+        self, *, limit: int = 20, offset: int = 0, tenant: int | None = None
+    ) -> dict[str, Any]:
         """Past documents, newest first, with their references and pagination.
 
         Raises:
@@ -474,41 +659,56 @@ class JobStore:
         if not 0 <= offset <= _MAX_ID:
             msg = f"offset must be 0 to {_MAX_ID}"
             raise InputError(msg, path="offset")
-        with self._lock:
-            total = self._db.execute("SELECT count(*) FROM documents").fetchone()[0]
-            docs = self._db.execute(
-                "SELECT id, title, created_at FROM documents "
-                "ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?",
-                (limit, offset),
-            ).fetchall()
+        owned = _owned(DOCUMENTS, tenant)
+        with self._transaction() as db:
+            total = db.execute(
+                sa.select(sa.func.count()).select_from(DOCUMENTS).where(*owned)
+            ).scalar_one()
+            docs = db.execute(
+                sa.select(DOCUMENTS.c.id, DOCUMENTS.c.title, DOCUMENTS.c.created_at)
+                .where(*owned)
+                .order_by(DOCUMENTS.c.created_at.desc(), DOCUMENTS.c.id.desc())
+                .limit(limit)
+                .offset(offset)
+            ).all()
+            by_document: dict[str, list[Any]] = {d.id: [] for d in docs}
+            if docs:
+                for row in db.execute(
+                    sa.select(
+                        JOBS.c.id,
+                        JOBS.c.document_id,
+                        JOBS.c.raw_text,
+                        JOBS.c.state,
+                        JOBS.c.result,
+                        JOBS.c.verified_at,
+                    )
+                    .where(JOBS.c.document_id.in_(list(by_document)))
+                    .order_by(JOBS.c.position)
+                ):
+                    by_document[row.document_id].append(row)
         documents = []
         for doc_id, title, created in docs:
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT id, raw_text, state, result, verified_at FROM jobs "
-                    "WHERE document_id = ? ORDER BY position",
-                    (doc_id,),
-                ).fetchall()
+            rows = by_document[doc_id]
             references = []
-            for job_id, raw, state, result, verified_at in rows:
-                parsed = json.loads(result) if result else None
+            for row in rows:
+                parsed = json.loads(row.result) if row.result else None
                 graph = (parsed or {}).get("verificationGraph") or {}
                 nodes = graph.get("nodes", [])
                 cit: dict[str, Any] = next((n for n in nodes if n.get("type") == "CITATION"), {})
                 references.append(
                     {
-                        "id": str(job_id),
-                        "rawText": raw,
-                        "status": parsed["status"] if parsed else state,
+                        "id": str(row.id),
+                        "rawText": row.raw_text,
+                        "status": parsed["status"] if parsed else row.state,
                         "parsedData": cit.get("parsedFields"),
-                        "verifiedAt": verified_at,
+                        "verifiedAt": row.verified_at,
                     }
                 )
             documents.append(
                 {
                     "id": doc_id,
                     "title": title or f"{len(rows)} reference(s)",
-                    "status": self._document_status(doc_id),
+                    "status": _status_of([r.state for r in rows]),
                     "referenceCount": len(rows),
                     "createdAt": created,
                     "references": references,
@@ -523,6 +723,330 @@ class JobStore:
                 "hasMore": offset + len(docs) < total,
             },
         }
+
+    def counts(self) -> dict[str, int]:
+        """Jobs by state (the service's ``/metrics``)."""
+        with self._transaction() as db:
+            rows = db.execute(sa.select(JOBS.c.state, sa.func.count()).group_by(JOBS.c.state)).all()
+        return {str(state): int(n) for state, n in rows}
+
+    # --- API keys (the service's tenants) ---------------------------------------------------------
+
+    def create_key(self, name: str, *, tokens: int = 0) -> tuple[str, dict[str, Any]]:
+        """A new API key with ``tokens``: the key (shown once) and its public record.
+
+        Only the key's hash is kept.
+
+        Raises:
+            InputError: an empty name or one over 200 characters, or a negative token count.
+        """
+        _check_name(name)
+        _check_tokens(tokens, allow_zero=True)
+        key = f"{KEY_PREFIX}{secrets.token_urlsafe(32)}"
+        with self._transaction() as db:
+            key_id = db.execute(
+                API_KEYS.insert()
+                .values(
+                    name=name,
+                    prefix=_prefix(key),
+                    key_hash=_hash(key),
+                    tokens=tokens,
+                    pending=0,
+                    created_at=_now(),
+                )
+                .returning(API_KEYS.c.id)
+            ).scalar_one()
+        return key, self._key_record(int(key_id))
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        """Every key's public record (never the key: only its first characters)."""
+        with self._transaction() as db:
+            rows = db.execute(sa.select(API_KEYS).order_by(API_KEYS.c.id)).all()
+        return [_public(r) for r in rows]
+
+    def _key_record(self, key_id: int) -> dict[str, Any]:
+        with self._transaction() as db:
+            row = db.execute(sa.select(API_KEYS).where(API_KEYS.c.id == key_id)).first()
+        if row is None:
+            raise InputError(f"no API key with id {key_id}", path="key")
+        return _public(row)
+
+    def _find_key(self, db: sa.Connection, ref: str | int) -> Any:
+        """A key by id, by name, or by its public prefix; InputError when none or several."""
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isascii() and ref.isdigit()):
+            where = API_KEYS.c.id == int(ref)
+        elif isinstance(ref, str) and ref.startswith(KEY_PREFIX):
+            where = API_KEYS.c.prefix == _prefix(ref)
+        elif isinstance(ref, str) and encodable(ref):
+            where = API_KEYS.c.name == ref
+        else:
+            raise InputError("name a key by its id, its name or its first characters", path="key")
+        rows = db.execute(sa.select(API_KEYS).where(where)).all()
+        if not rows:
+            raise InputError(f"no API key {ref!r}", path="key")
+        if len(rows) > 1:
+            raise InputError(f"{len(rows)} keys are named {ref!r}: use the id", path="key")
+        return rows[0]
+
+    def revoke_key(self, ref: str | int) -> dict[str, Any]:
+        """Revoke a key (by id, name or prefix): its requests get 403 from now on."""
+        with self._transaction() as db:
+            row = self._find_key(db, ref)
+            db.execute(
+                API_KEYS.update()
+                .where(API_KEYS.c.id == row.id, API_KEYS.c.revoked_at.is_(None))
+                .values(revoked_at=_now())
+            )
+        return self._key_record(int(row.id))
+
+    def add_tokens(self, ref: str | int, tokens: int) -> dict[str, Any]:
+        """Add ``tokens`` (> 0) to a key's balance."""
+        _check_tokens(tokens, allow_zero=False)
+        with self._transaction() as db:
+            row = self._find_key(db, ref)
+            db.execute(
+                API_KEYS.update()
+                .where(API_KEYS.c.id == row.id)
+                .values(tokens=API_KEYS.c.tokens + tokens)
+            )
+        return self._key_record(int(row.id))
+
+    def authenticate(self, key: str) -> dict[str, Any]:
+        """The record of the key a request presents.
+
+        The key is found by its public prefix and checked by comparing hashes in constant time
+        (``hmac.compare_digest``), so timing says nothing about how much of a guess was right.
+
+        Raises:
+            AuthenticationError: not a key this service issued.
+            PermissionDeniedError: a revoked key.
+        """
+        if (
+            not isinstance(key, str)
+            or not key.startswith(KEY_PREFIX)
+            or len(key) > 200
+            or not key.isascii()
+        ):
+            raise AuthenticationError("invalid API key")
+        with self._transaction() as db:
+            rows = db.execute(sa.select(API_KEYS).where(API_KEYS.c.prefix == _prefix(key))).all()
+        digest = _hash(key)
+        for row in rows:
+            if hmac.compare_digest(row.key_hash, digest):
+                if row.revoked_at is not None:
+                    raise PermissionDeniedError("this API key was revoked")
+                return _public(row)
+        raise AuthenticationError("invalid API key")
+
+    def balance(self, tenant: int) -> dict[str, Any]:
+        """The seed's balance answer for a key."""
+        record = self._key_record(tenant)
+        return {
+            "totalAvailable": record["tokens"],
+            "subscriptionTokens": 0,
+            "purchasedTokens": record["tokens"],
+            "pendingTokens": record["pendingTokens"],
+            "plan": None,
+            "context": "user",
+            "name": record["name"],
+            "email": None,
+        }
+
+
+#: Every key starts so (a secret scanner can find leaked ones); the next 8 characters are its
+#: public prefix, shown by ``keys list`` and used to find it.
+KEY_PREFIX = "cvk_"
+
+
+def _prefix(key: str) -> str:
+    return key[: len(KEY_PREFIX) + 8]
+
+
+def _hash(key: str) -> str:
+    # Keys are 256 random bits: a fast hash is enough (nothing to brute-force), as for any
+    # high-entropy API token.
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _public(row: Any) -> dict[str, Any]:
+    return {
+        "id": int(row.id),
+        "name": row.name,
+        "prefix": row.prefix,
+        "tokens": int(row.tokens),
+        "pendingTokens": int(row.pending),
+        "createdAt": row.created_at,
+        "revokedAt": row.revoked_at,
+    }
+
+
+def _check_name(name: object) -> None:
+    if not isinstance(name, str) or not name.strip() or len(name) > 200 or not encodable(name):
+        raise InputError("a key's name is 1 to 200 characters of text", path="name")
+
+
+def _check_tokens(tokens: object, *, allow_zero: bool) -> None:
+    low = 0 if allow_zero else 1
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or not low <= tokens <= 10**12:
+        raise InputError(f"tokens must be an integer from {low} to 10^12", path="tokens")
+
+
+def _owned(table: sa.Table, tenant: int | None) -> list[Any]:
+    """The tenant's rows only (``tenant=None``: the library, every row)."""
+    return [] if tenant is None else [table.c.api_key_id == tenant]
+
+
+def _reserve(db: sa.Connection, tenant: int, count: int) -> int:
+    """Take ``count`` tokens from the tenant into its pending ones; its balance after."""
+    row = db.execute(
+        API_KEYS.update()
+        .where(
+            API_KEYS.c.id == tenant,
+            API_KEYS.c.revoked_at.is_(None),
+            API_KEYS.c.tokens >= count,
+        )
+        .values(tokens=API_KEYS.c.tokens - count, pending=API_KEYS.c.pending + count)
+        .returning(API_KEYS.c.tokens)
+    ).first()
+    if row is not None:
+        return int(row.tokens)
+    key = db.execute(sa.select(API_KEYS).where(API_KEYS.c.id == tenant)).first()
+    if key is None:
+        raise AuthenticationError("invalid API key")
+    if key.revoked_at is not None:
+        raise PermissionDeniedError("this API key was revoked")
+    msg = f"{count} reference(s) need {count} token(s); the key has {key.tokens}"
+    raise InsufficientTokensError(msg, needed=count, available=int(key.tokens))
+
+
+def _settle(db: sa.Connection, tenant: int | None, tokens: int, *, spent: bool) -> int:
+    """Release a job's reserved tokens: spent (completed) or refunded; returns the refund."""
+    if tenant is None or not tokens:
+        return 0
+    values: dict[str, Any] = {"pending": API_KEYS.c.pending - tokens}
+    if not spent:
+        values["tokens"] = API_KEYS.c.tokens + tokens
+    db.execute(API_KEYS.update().where(API_KEYS.c.id == tenant).values(**values))
+    return 0 if spent else tokens
+
+
+def _status_of(states: Sequence[str]) -> str | None:
+    if not states:
+        return None
+    if any(s in {"waiting", "active"} for s in states):
+        return "PROCESSING" if any(s != "waiting" for s in states) else "PENDING"
+    return "COMPLETED" if "completed" in states else "FAILED"
+
+
+def _check_references(references: object) -> None:
+    if not _is_list(references):
+        msg = f"references must be a list of strings, got {type(references).__name__}"
+        raise InputError(msg, path="references")
+    if not 1 <= len(references) <= MAX_REFERENCES:
+        msg = f"submit 1 to {MAX_REFERENCES} references at a time, got {len(references)}"
+        raise InputError(msg, path="references")
+    for i, ref in enumerate(references):
+        where = f"references[{i}]"
+        if not isinstance(ref, str):
+            msg = f"{where} must be a non-empty string, got {type(ref).__name__}"
+            raise InputError(msg, path=where)
+        # The length first: nothing else reads a string longer than the limit.
+        if len(ref) > MAX_REFERENCE_CHARS:
+            limit = MAX_REFERENCE_CHARS
+            msg = f"{where} is {len(ref):,} characters; the limit is {limit:,}"
+            raise InputError(msg, path=where)
+        if not ref.strip():
+            msg = f"{where} must be a non-empty string"
+            raise InputError(msg, path=where)
+        try:
+            check_reference(ref, path=where)
+        except InputError as exc:
+            raise InputError(f"{where}: {exc}", path=where) from None
+        if "\x00" in ref:  # PostgreSQL text cannot hold NUL
+            raise InputError(f"{where} contains a NUL character", path=where)
+
+
+def _engine(path: object) -> sa.Engine:
+    """An engine for a SQLite file or a database URL; InputError when it cannot be one."""
+    if isinstance(path, str) and "://" in path:
+        url = path
+        if url.startswith(("postgresql://", "postgres://")):
+            url = "postgresql+psycopg://" + url.split("://", 1)[1]  # psycopg 3, not psycopg2
+        try:
+            parsed = sa.make_url(url)
+        except (sa.exc.ArgumentError, ValueError) as exc:
+            raise InputError(f"not a database URL: {exc}", path="db") from None
+        if parsed.get_backend_name() == "sqlite":
+            return _engine(parsed.database or ":memory:")
+        if parsed.get_backend_name() != "postgresql":
+            msg = f"the job store runs on SQLite or PostgreSQL, not {parsed.get_backend_name()}"
+            raise InputError(msg, path="db")
+        try:
+            return sa.create_engine(parsed, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            extra = "install citeverify-core[postgresql]"
+            msg = f"cannot use {parsed.render_as_string()}: {exc} ({extra})"
+            raise InputError(msg, path="db") from None
+    # A SQLite file: checked with sqlite3 first, for the clear errors (no folder, not SQLite,
+    # someone else's tables), then opened by SQLAlchemy.
+    db = connect_sqlite(path, what="job store")
+    try:
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='jobs'").fetchone():
+            require_columns(db, "jobs", _JOB_COLUMNS, what="job store", path=str(path))
+    finally:
+        db.close()
+    name = str(path)
+    if name == ":memory:":
+        # One connection shared by every thread (a new one would be a new, empty database).
+        engine = sa.create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
+    else:
+        engine = sa.create_engine(
+            sa.URL.create("sqlite", database=name),
+            connect_args={"check_same_thread": False, "timeout": 30.0},
+        )
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi: sqlite3.Connection, _record: Any) -> None:
+        dbapi.isolation_level = None  # transactions are ours: BEGIN IMMEDIATE below
+        if name != ":memory:":
+            dbapi.execute("PRAGMA journal_mode=WAL")
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def _migrate(db: sa.Connection, where: str) -> None:
+    """Create what is missing and bring an older schema to ``SCHEMA_VERSION``."""
+    inspector = sa.inspect(db)
+    tables = set(inspector.get_table_names())
+    if "citeverify_schema" in tables:
+        version = db.execute(sa.select(sa.func.max(SCHEMA.c.version))).scalar()
+        if version is not None and version > SCHEMA_VERSION:
+            msg = (
+                f"{where} has job store schema {version}, newer than this citeverify's "
+                f"{SCHEMA_VERSION}: upgrade citeverify"
+            )
+            raise InputError(msg, path=where)
+    _META.create_all(db, checkfirst=True)
+    for table in (DOCUMENTS, JOBS):
+        if table.name not in tables:
+            continue
+        have = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in have:  # our names and types only
+                kind = column.type.compile(dialect=db.dialect)
+                server_default = getattr(column.server_default, "arg", None)
+                default = "" if server_default is None else f" NOT NULL DEFAULT {server_default}"
+                db.exec_driver_sql(
+                    f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}{default}"
+                )
+    db.execute(SCHEMA.delete())
+    db.execute(SCHEMA.insert().values(version=SCHEMA_VERSION))
 
 
 def _job_ids(job_ids: object, *, verb: str) -> list[tuple[str, int | None]]:

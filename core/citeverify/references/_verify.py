@@ -33,6 +33,8 @@ _MAX_ERROR_CHARS = 300
 _CEILING = 100 * MAX_REFERENCE_CHARS
 
 Progress = Callable[[int, int], None]
+#: ``step(name, message)``: one reference's work moved on (searching, comparing).
+Step = Callable[[str, str], None]
 
 
 class ReferenceVerifier:
@@ -92,11 +94,15 @@ class ReferenceVerifier:
             raise error
         return result
 
-    async def _verify(self, reference: str) -> ReferenceResult:
+    async def _verify(self, reference: str, step: Step | None = None) -> ReferenceResult:
         start = time.perf_counter()
         ref = parse_reference(check_reference(reference))
+        if step is not None:
+            step("searching", f"asking {len(self.sources)} source(s) for candidate records")
         answers = await asyncio.gather(*(_ask(s, ref, self.candidates) for s in self.sources))
         records = _merge(ref, [r for found, _ in answers for r in found])
+        if step is not None:
+            step("comparing", f"comparing the reference with {len(records)} candidate(s)")
         failures = [failure for _, failure in answers if failure]
         comparisons = [compare(ref, r) for r in records]
         status, best, reasoning = decide(ref, comparisons)
@@ -117,10 +123,12 @@ class ReferenceVerifier:
             failures=failures,
         )
 
-    async def _checked(self, reference: str) -> tuple[ReferenceResult, InputError | None]:
+    async def _checked(
+        self, reference: str, step: Step | None = None
+    ) -> tuple[ReferenceResult, InputError | None]:
         """The one per-reference boundary: a result, and the InputError if it was unreadable."""
         try:
-            return await self._verify(reference), None
+            return await self._verify(reference, step), None
         except InputError as exc:
             return _unreadable(str(exc)), exc
         except Exception as exc:
@@ -169,12 +177,16 @@ class ReferenceVerifier:
         async with self.lookups.session():
             return list(await asyncio.gather(*(one(r) for r in references)))
 
-    async def averify_or_error(self, reference: str) -> ReferenceResult:
+    async def averify_or_error(
+        self, reference: str, *, progress: Step | None = None
+    ) -> ReferenceResult:
         """:meth:`averify`, but never raises: a failure is a result with ``error``.
 
         ``unverified`` when the reference cannot be read, ``needs-human`` when its check failed.
+        ``progress(step, message)`` is told when the work moves on (``searching``,
+        ``comparing``): the job store shows it as the job's live progress.
         """
-        result, _ = await self._checked(reference)
+        result, _ = await self._checked(reference, progress)
         return result
 
 
