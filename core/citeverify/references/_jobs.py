@@ -46,7 +46,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,8 @@ class JobStore:
         #: The jobs this store's workers hold now: the heartbeat extends these, and only these.
         self._running: set[int] = set()
         self._running_lock = threading.Lock()
+        #: Told ``(state, seconds)`` when a job ends (the service's latency metric).
+        self.observe: Callable[[str, float], None] | None = None
         try:
             with self._transaction() as db:
                 _migrate(db, self.path)
@@ -451,6 +453,7 @@ class JobStore:
             _log.warning("job store heartbeat failed (%s); retrying", exc)
 
     async def _run(self, job_id: int, text: str) -> None:
+        start = time.perf_counter()
         await asyncio.to_thread(self._progress, job_id, "parsing", "reading the reference")
 
         def step(name: str, message: str) -> None:
@@ -461,6 +464,8 @@ class JobStore:
         result = await self.verifier.averify_or_error(text, progress=step)
         state = "failed" if result.error else "completed"
         await asyncio.to_thread(self._finish, job_id, state, result.model_dump_json(), result.error)
+        if self.observe is not None:
+            self.observe(state, time.perf_counter() - start)
 
     def _progress(self, job_id: int, step: str, message: str) -> None:
         with self._transaction() as db:
@@ -827,7 +832,9 @@ class JobStore:
             or len(key) > 200
             or not key.isascii()
         ):
-            raise AuthenticationError("invalid API key")
+            raise AuthenticationError(
+                "missing or invalid API key: send Authorization: Bearer <key>"
+            )
         with self._transaction() as db:
             rows = db.execute(sa.select(API_KEYS).where(API_KEYS.c.prefix == _prefix(key))).all()
         digest = _hash(key)

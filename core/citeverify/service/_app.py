@@ -1,0 +1,374 @@
+"""The FastAPI app: the seed's endpoints, API keys, rate limit, metrics, workers."""
+
+# No `from __future__ import annotations`: FastAPI reads the endpoints' annotations at runtime,
+# and `Key` below is local to create_app.
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from citeverify._errors import (
+    AuthenticationError,
+    CiteVerifyError,
+    InputError,
+    RateLimitError,
+    ServiceError,
+)
+from citeverify.references._jobs import MAX_POLL_IDS, MAX_REFERENCES, JobStore
+from citeverify.references._parse import MAX_REFERENCE_CHARS
+
+__all__ = ["MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
+
+_log = logging.getLogger("citeverify.service")
+
+#: A request body larger than this is refused (413) before it is read: 20 references of 1,200
+#: characters are at most ~100 KB even as \\u escapes.
+MAX_BODY_BYTES = 256 * 1024
+#: The seed's limit for requests without a valid API key, per client address.
+UNAUTHENTICATED_PER_MINUTE = 10
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+# --- request bodies (the seed's names; the store checks them again, as the library does) --------
+
+
+class SubmitBody(BaseModel):
+    """``POST /api/verify-reference``."""
+
+    model_config = ConfigDict(extra="ignore")
+    references: list[Annotated[str, Field(min_length=1, max_length=MAX_REFERENCE_CHARS)]] = Field(
+        min_length=1, max_length=MAX_REFERENCES
+    )
+    title: Annotated[str, Field(max_length=500)] | None = None
+
+
+class ResultsBody(BaseModel):
+    """``POST /api/verify-reference/results``."""
+
+    model_config = ConfigDict(extra="ignore")
+    jobIds: list[Annotated[str, Field(max_length=40)]] = Field(max_length=MAX_POLL_IDS)
+
+
+class CancelBody(BaseModel):
+    """``POST /api/verify-reference/cancel``: a document id, job ids, or both."""
+
+    model_config = ConfigDict(extra="ignore")
+    documentId: Annotated[str, Field(max_length=100)] | None = None
+    jobIds: list[Annotated[str, Field(max_length=40)]] | None = Field(
+        default=None, max_length=MAX_POLL_IDS
+    )
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def _error(status: int, code: str, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers or None
+    )
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    first = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+    what = str(first.get("msg", "invalid request"))
+    return f"{where}: {what}" if where else what
+
+
+# --- the rate limit and the body limit (pure ASGI: before anything reads the body) ---------------
+
+
+class _Window:
+    """Requests per client address in the last 60 seconds (a sliding window, bounded memory)."""
+
+    def __init__(self, limit: int, *, max_clients: int = 100_000) -> None:
+        self.limit = limit
+        self.max_clients = max_clients
+        self._hits: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, client: str) -> float:
+        """Count a request; 0 when allowed, else the seconds until the next one is."""
+        now = time.monotonic()
+        with self._lock:
+            hits = self._hits.get(client)
+            if hits is None:
+                if len(self._hits) >= self.max_clients:  # many addresses: forget the idle ones
+                    self._hits = {k: v for k, v in self._hits.items() if v and v[-1] > now - 60}
+                    if len(self._hits) >= self.max_clients:
+                        self._hits.clear()
+                hits = self._hits[client] = deque()
+            while hits and hits[0] <= now - 60:
+                hits.popleft()
+            if len(hits) >= self.limit:
+                return max(1.0, 60 - (now - hits[0]))
+            hits.append(now)
+            return 0.0
+
+
+class _BodyLimit:
+    """Refuse bodies over ``limit`` bytes with 413, by Content-Length or while they stream."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
+                await _send_json(send, 413, "body_too_large", self._message())
+                return
+        received = 0
+        started = answered = False
+
+        async def limited() -> Message:
+            # Over the limit: answer 413 at once, and tell the app the client left (it stops
+            # reading; whatever it answers then is dropped). Raising here would not do: the
+            # framework turns an error while reading the body into its own 400.
+            nonlocal received, answered
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    if not started and not answered:
+                        answered = True
+                        await _send_json(send, 413, "body_too_large", self._message())
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if answered:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, limited, tracking)
+
+    def _message(self) -> str:
+        return f"the request body is larger than {self.limit:,} bytes"
+
+
+async def _send_json(send: Send, status: int, code: str, message: str) -> None:
+    response = _error(status, code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(k.encode(), v.encode()) for k, v in response.headers.items()],
+        }
+    )
+    await send({"type": "http.response.body", "body": response.body})
+
+
+# --- the app ------------------------------------------------------------------------------------
+
+
+def create_app(
+    store: JobStore,
+    *,
+    workers: bool = True,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    unauthenticated_per_minute: int = UNAUTHENTICATED_PER_MINUTE,
+    poll_interval: float = 0.25,
+) -> FastAPI:
+    """The service around ``store``.
+
+    Args:
+        store: Where jobs and keys live; its verifier verifies.
+        workers: Run the verification workers in this process (a thread with its own event
+            loop, so verification never delays a request). Off for an API-only instance.
+        max_body_bytes: Larger request bodies get 413.
+        unauthenticated_per_minute: Requests without a valid key per client address (429 after).
+        poll_interval: Seconds between looks for new jobs when the workers are idle.
+    """
+    registry = CollectorRegistry()
+    jobs_gauge = Gauge("citeverify_jobs", "Reference jobs by state", ["state"], registry=registry)
+    latency = Histogram(
+        "citeverify_verification_seconds",
+        "Time to verify one reference, by outcome",
+        ["state"],
+        registry=registry,
+        buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+    )
+    store.observe = lambda state, seconds: latency.labels(state).observe(seconds)
+    window = _Window(unauthenticated_per_minute)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        worker = _Worker(store, poll_interval) if workers else None
+        if worker is not None:
+            worker.start()
+        try:
+            yield
+        finally:
+            if worker is not None:
+                await asyncio.to_thread(worker.stop)
+
+    app = FastAPI(
+        title="citeverify reference verification",
+        version=_version(),
+        description="Seed 004's reference-verification API, self-hosted (citeverify serve).",
+        lifespan=lifespan,
+    )
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        headers = {}
+        if isinstance(exc, RateLimitError):
+            headers["Retry-After"] = str(int(exc.retry_after + 0.999))
+        if exc.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        status = exc.status if exc.status >= 400 else 503
+        return _error(status, exc.code, str(exc), **headers)
+
+    @app.exception_handler(InputError)
+    async def _input_error(_request: Request, exc: InputError) -> JSONResponse:
+        return _error(400, "invalid_request", str(exc))
+
+    @app.exception_handler(CiteVerifyError)
+    async def _library_error(_request: Request, exc: CiteVerifyError) -> JSONResponse:
+        return _error(400, "invalid_request", str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(400, "invalid_request", _validation_message(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed"}
+        return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _bug(_request: Request, exc: Exception) -> JSONResponse:
+        # Never a traceback in a response: the log has it.
+        _log.error("internal error", exc_info=exc)
+        return _error(500, "internal_error", "internal error; the service log has the details")
+
+    def tenant(request: Request) -> dict[str, Any]:
+        """The API key's record; unauthenticated requests count against the address's limit."""
+        header = request.headers.get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        try:
+            return store.authenticate(key.strip() if scheme.lower() == "bearer" else "")
+        except AuthenticationError:
+            client = request.client.host if request.client else "unknown"
+            if wait := window.hit(client):
+                msg = f"more than {window.limit} requests a minute without a valid API key"
+                raise RateLimitError(msg, retry_after=wait) from None
+            raise
+
+    Key = Annotated[dict[str, Any], Depends(tenant)]
+
+    @app.post("/api/verify-reference")
+    def submit(body: SubmitBody, key: Key) -> dict[str, Any]:
+        """Queue 1-20 references (one token each); returns their job ids."""
+        return store.submit(body.references, title=body.title, tenant=key["id"])
+
+    @app.post("/api/verify-reference/results")
+    def results(body: ResultsBody, key: Key) -> dict[str, Any]:
+        """States, live progress and results of up to 50 jobs."""
+        return store.results(body.jobIds, tenant=key["id"])
+
+    @app.get("/api/verify-reference/balance")
+    def balance(key: Key) -> dict[str, Any]:
+        """The key's tokens: available and reserved by pending jobs."""
+        return store.balance(key["id"])
+
+    @app.get("/api/verify-reference/history")
+    def history(
+        key: Key,
+        limit: Annotated[int, Query(ge=1, le=50)] = 20,
+        offset: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
+    ) -> dict[str, Any]:
+        """Past documents of this key, newest first."""
+        return store.history(limit=limit, offset=offset, tenant=key["id"])
+
+    @app.post("/api/verify-reference/cancel")
+    def cancel(body: CancelBody, key: Key) -> dict[str, Any]:
+        """Cancel waiting or running jobs; their tokens are refunded."""
+        return store.cancel(document_id=body.documentId, job_ids=body.jobIds, tenant=key["id"])
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        """200 when the database answers, 503 when it does not."""
+        try:
+            store.counts()
+        except ServiceError as exc:
+            return JSONResponse({"status": "unavailable", "error": str(exc)}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/metrics", response_class=PlainTextResponse)
+    def metrics() -> PlainTextResponse:
+        """Prometheus text: jobs by state, verification latency."""
+        counts = store.counts()
+        for state in ("waiting", "active", "completed", "failed"):
+            jobs_gauge.labels(state).set(counts.get(state, 0))
+        return PlainTextResponse(
+            generate_latest(registry), media_type="text/plain; version=0.0.4; charset=utf-8"
+        )
+
+    app.add_middleware(_BodyLimit, limit=max_body_bytes)
+    return app
+
+
+class _Worker:
+    """The verification workers: a thread with its own event loop running ``store.work``."""
+
+    def __init__(self, store: JobStore, poll: float) -> None:
+        self.store = store
+        self.poll = poll
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="citeverify-workers", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait()
+
+    def _main(self) -> None:
+        async def run() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            self._ready.set()
+            await self.store.work(self._stop, poll=self.poll)
+
+        try:
+            asyncio.run(run())
+        except Exception:
+            _log.exception("the verification workers stopped")
+            self._ready.set()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop ended meanwhile
+                self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout=30)
+
+
+def _version() -> str:
+    from citeverify import __version__  # noqa: PLC0415
+
+    return __version__
