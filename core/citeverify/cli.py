@@ -498,6 +498,168 @@ def _result_lines(number: int, reference: str, result: Any) -> str:
     return "\n".join(lines)
 
 
+# --- the reference service (citeverify serve, citeverify keys) ------------------------------------
+
+keys_app = typer.Typer(
+    help="API keys of the reference service (citeverify serve).", no_args_is_help=True
+)
+app.add_typer(keys_app, name="keys")
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        envvar="CITEVERIFY_DB",
+        help="The service's database: a SQLite file or postgresql://user@host/db. "
+        "Default: service.sqlite in the user data folder.",
+    ),
+]
+
+
+def _service_db(db: str | None) -> str:
+    if db:
+        return db
+    import platformdirs  # noqa: PLC0415
+
+    folder = Path(platformdirs.user_data_dir("citeverify"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder / "service.sqlite")
+
+
+def _key_store(db: str | None) -> Any:
+    from citeverify.references import JobStore, ReferenceVerifier  # noqa: PLC0415
+
+    # Key commands verify nothing: a verifier without sources.
+    return JobStore(_service_db(db), ReferenceVerifier(sources=[]))
+
+
+def _key_line(record: dict[str, Any]) -> str:
+    state = f"revoked {record['revokedAt']}" if record["revokedAt"] else "active"
+    return (
+        f"{record['id']:>4}  {record['prefix']}...  {record['name'][:30]:<30}  "
+        f"{record['tokens']:>10,} tokens  {record['pendingTokens']:>6,} pending  {state}"
+    )
+
+
+@keys_app.command("create")
+@_one_line_errors
+def keys_create(
+    name: Annotated[str, typer.Option("--name", help="Who the key is for.")],
+    tokens: Annotated[int, typer.Option("--tokens", help="Tokens to start with.")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Create an API key and print it once (only its hash is stored)."""
+    store = _key_store(db)
+    try:
+        key, record = store.create_key(name, tokens=tokens)
+    finally:
+        store.close()
+    typer.echo(key)
+    typer.echo(f"created: {_key_line(record)} (the key above is not shown again)", err=True)
+
+
+@keys_app.command("list")
+@_one_line_errors
+def keys_list(db: DbOption = None) -> None:
+    """List the keys: id, first characters, name, tokens, state."""
+    store = _key_store(db)
+    try:
+        records = store.list_keys()
+    finally:
+        store.close()
+    for record in records:
+        typer.echo(_key_line(record))
+    if not records:
+        typer.echo("no keys yet: citeverify keys create --name NAME --tokens N", err=True)
+
+
+@keys_app.command("revoke")
+@_one_line_errors
+def keys_revoke(
+    key: Annotated[str, typer.Argument(help="The key's id, name or first characters.")],
+    db: DbOption = None,
+) -> None:
+    """Revoke a key: its requests get 403 from now on."""
+    store = _key_store(db)
+    try:
+        typer.echo(_key_line(store.revoke_key(key)))
+    finally:
+        store.close()
+
+
+@keys_app.command("add-tokens")
+@_one_line_errors
+def keys_add_tokens(
+    key: Annotated[str, typer.Argument(help="The key's id, name or first characters.")],
+    tokens: Annotated[int, typer.Argument(help="Tokens to add.")],
+    db: DbOption = None,
+) -> None:
+    """Add tokens to a key's balance."""
+    store = _key_store(db)
+    try:
+        typer.echo(_key_line(store.add_tokens(key, tokens)))
+    finally:
+        store.close()
+
+
+@app.command()
+@_one_line_errors
+def serve(
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (loopback unless you say otherwise).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    db: DbOption = None,
+    index: Annotated[Path, typer.Option(help="The local index file.")] = DEFAULT_INDEX,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="A source to ask: local, openalex, crossref, pubmed, semanticscholar. "
+            "Repeat for several. Default: local.",
+        ),
+    ] = None,
+    workers: Annotated[
+        bool, typer.Option(help="Verify in this process (--no-workers: an API-only instance).")
+    ] = True,
+    max_concurrency: Annotated[
+        int, typer.Option(help="References verified at once by this instance.")
+    ] = 15,
+) -> None:
+    """Run the reference-verification REST API (seed 004's wire format).
+
+    Create a key first: citeverify keys create --name me --tokens 100. Several instances may
+    share one PostgreSQL database (--db postgresql://...). Needs the server extra.
+    """
+    try:
+        import uvicorn  # noqa: PLC0415
+
+        from citeverify.service import create_app  # noqa: PLC0415
+    except ImportError as exc:
+        extra = "pip install 'citeverify-core[server]'"
+        _fail(f"citeverify serve needs the server extra: {extra} ({exc})")
+    from citeverify.references import JobStore, LocalIndex, ReferenceVerifier  # noqa: PLC0415
+
+    if not 1 <= max_concurrency <= 1000:
+        _fail("--max-concurrency must be 1 to 1000")
+    sources = source or ["local"]
+    local = None
+    if "local" in sources:
+        if not index.is_file():
+            _fail(_NO_INDEX.format(index=index))
+        local = LocalIndex(index)
+    verifier = ReferenceVerifier(local, sources=sources, max_concurrency=max_concurrency)
+    store = JobStore(_service_db(db), verifier)
+    where = store.engine.url.render_as_string(hide_password=True)
+    typer.echo(f"citeverify serve: http://{host}:{port} (jobs in {where})", err=True)
+    try:
+        uvicorn.run(create_app(store, workers=workers), host=host, port=port, log_level="info")
+    finally:
+        store.close()
+        if local is not None:
+            local.close()
+
+
 def main() -> None:
     """Entry point of the ``citeverify`` script."""
     try:
