@@ -10,7 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -74,6 +74,128 @@ class CancelBody(BaseModel):
     jobIds: list[Annotated[str, Field(max_length=40)]] | None = Field(
         default=None, max_length=MAX_POLL_IDS
     )
+
+
+# --- response bodies (documented in /openapi.json; the seed's field names) ------------------------
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: ``{"error": {"code": ..., "message": ...}}``."""
+
+    error: ErrorDetail
+
+
+class Submission(BaseModel):
+    """Job ids of queued references."""
+
+    jobIds: list[str]
+    documentId: str
+    message: str
+    tokensAvailable: int
+
+
+class Progress(BaseModel):
+    """Live progress of an active job."""
+
+    step: str | None
+    message: str | None
+
+
+class Job(BaseModel):
+    """One job's state; ``result`` only when completed."""
+
+    id: str
+    state: Literal["waiting", "active", "completed", "failed", "not-found"]
+    error: str | None
+    progress: Progress | None
+    result: dict[str, Any] | None = None
+
+
+class Jobs(BaseModel):
+    """``{"jobs": [...]}``."""
+
+    jobs: list[Job]
+
+
+class Balance(BaseModel):
+    """The key's tokens."""
+
+    totalAvailable: int
+    subscriptionTokens: int
+    purchasedTokens: int
+    pendingTokens: int
+    plan: str | None
+    context: Literal["user", "team"]
+    name: str | None
+    email: str | None
+
+
+class HistoryReference(BaseModel):
+    """One reference of a past document."""
+
+    id: str
+    rawText: str
+    status: str
+    parsedData: dict[str, Any] | None
+    verifiedAt: str | None
+
+
+class HistoryDocument(BaseModel):
+    """One past document."""
+
+    id: str
+    title: str
+    status: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED"] | None
+    referenceCount: int
+    createdAt: str
+    references: list[HistoryReference]
+
+
+class Pagination(BaseModel):
+    """Where this page is."""
+
+    total: int
+    limit: int
+    offset: int
+    hasMore: bool
+
+
+class History(BaseModel):
+    """Past documents, newest first."""
+
+    documents: list[HistoryDocument]
+    pagination: Pagination
+
+
+class Cancellation(BaseModel):
+    """What a cancel did."""
+
+    success: bool
+    cancelledJobs: int
+    refundedTokens: int
+    documentId: str | None
+    documentStatus: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED"] | None
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": text}
+    for status, text in {
+        400: "Invalid request body or parameters",
+        401: "Missing or invalid API key",
+        402: "Insufficient tokens",
+        403: "Revoked API key",
+        413: "Request body too large",
+        429: "Rate limit exceeded (see Retry-After)",
+        503: "The job store is unavailable",
+    }.items()
+}
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -281,22 +403,27 @@ def create_app(
 
     Key = Annotated[dict[str, Any], Depends(tenant)]
 
-    @app.post("/api/verify-reference")
+    @app.post("/api/verify-reference", response_model=Submission, responses=_ERRORS)
     def submit(body: SubmitBody, key: Key) -> dict[str, Any]:
         """Queue 1-20 references (one token each); returns their job ids."""
         return store.submit(body.references, title=body.title, tenant=key["id"])
 
-    @app.post("/api/verify-reference/results")
+    @app.post(
+        "/api/verify-reference/results",
+        response_model=Jobs,
+        response_model_exclude_unset=True,  # `result` only when completed, as the seed says
+        responses=_ERRORS,
+    )
     def results(body: ResultsBody, key: Key) -> dict[str, Any]:
         """States, live progress and results of up to 50 jobs."""
         return store.results(body.jobIds, tenant=key["id"])
 
-    @app.get("/api/verify-reference/balance")
+    @app.get("/api/verify-reference/balance", response_model=Balance, responses=_ERRORS)
     def balance(key: Key) -> dict[str, Any]:
         """The key's tokens: available and reserved by pending jobs."""
         return store.balance(key["id"])
 
-    @app.get("/api/verify-reference/history")
+    @app.get("/api/verify-reference/history", response_model=History, responses=_ERRORS)
     def history(
         key: Key,
         limit: Annotated[int, Query(ge=1, le=50)] = 20,
@@ -305,7 +432,7 @@ def create_app(
         """Past documents of this key, newest first."""
         return store.history(limit=limit, offset=offset, tenant=key["id"])
 
-    @app.post("/api/verify-reference/cancel")
+    @app.post("/api/verify-reference/cancel", response_model=Cancellation, responses=_ERRORS)
     def cancel(body: CancelBody, key: Key) -> dict[str, Any]:
         """Cancel waiting or running jobs; their tokens are refunded."""
         return store.cancel(document_id=body.documentId, job_ids=body.jobIds, tenant=key["id"])
