@@ -18,10 +18,12 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every ```python block of these runs (docs/ too: an example there must run as well).
 READMES = [
     ROOT / "README.md",
     ROOT / "langchain_citeverify" / "README.md",
     ROOT / "llamaindex_citeverify" / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
 ]
 # venv name -> (adapter wheel prefix, extra packages its examples need, module it must NOT have)
 VENVS = {
