@@ -428,6 +428,26 @@ def refs(
             "Repeat for several. Default: local.",
         ),
     ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server",
+            help="Send the references to a reference service (citeverify serve) at this URL "
+            "instead of verifying them here; --index and --source are then not used.",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            help="The service's API key (default: $CITEVERIFY_API_KEY).",
+            show_default=False,
+        ),
+    ] = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="With --server: seconds to wait for the results in all."),
+    ] = 600.0,
 ) -> None:
     """Verify reference strings: which are real, which are wrong, which do not exist.
 
@@ -441,8 +461,12 @@ def refs(
     if not numbered:
         why = f" ({len(skipped)} lines skipped as not references)" if skipped else ""
         _fail(f"{file} holds no reference{why}")
+    if server is not None and source:
+        _fail("--source chooses the sources of local verification; the service uses its own")
     sources = source or ["local"]
     local = None
+    if server is not None:
+        sources = []  # the service verifies
     if "local" in sources:
         if not index.is_file():
             _fail(_NO_INDEX.format(index=index))
@@ -454,9 +478,14 @@ def refs(
                 "build it with: citeverify index build DUMP.jsonl"
             )
     references = [reference for _, reference in numbered]
-    verifier = ReferenceVerifier(local, sources=sources)
     with typer.progressbar(length=len(references), label="verifying", file=sys.stderr) as bar:
-        results = verifier.verify_references(references, progress=lambda done, total: bar.update(1))
+        if server is not None:
+            results = _server_results(server, api_key, references, wait, bar.update)
+        else:
+            verifier = ReferenceVerifier(local, sources=sources)
+            results = verifier.verify_references(
+                references, progress=lambda done, total: bar.update(1)
+            )
     if local is not None:
         local.close()
     if as_json:
@@ -475,6 +504,61 @@ def refs(
             typer.echo(block)
     if any(r.status != "verified" for r in results):
         raise typer.Exit(EXIT_BLOCKED)
+
+
+def _server_results(
+    server: str, api_key: str | None, references: list[str], wait: float, step: Callable[[int], Any]
+) -> list[Any]:
+    """``refs --server``: the service's results, one per reference, in order.
+
+    A job the service failed (or that was cancelled) becomes a ``needs-human`` result whose
+    ``error`` says why, so the table and the JSON have a row for every reference.
+    """
+    import contextlib  # noqa: PLC0415
+
+    from citeverify.client import ReferenceClient  # noqa: PLC0415
+    from citeverify.references import ReferenceResult  # noqa: PLC0415
+
+    seen = 0
+
+    def progress(done: int, _total: int) -> None:
+        nonlocal seen
+        step(done - seen)
+        seen = done
+
+    with ReferenceClient(server, api_key=api_key) as client:
+        submissions = []
+        try:
+            for start in range(0, len(references), 20):
+                submissions.append(client.submit(references[start : start + 20]))
+        except CiteVerifyError:
+            for submission in submissions:  # nothing half-submitted stays queued (and paid)
+                with contextlib.suppress(CiteVerifyError):
+                    client.cancel(document_id=submission.document_id)
+            raise
+        ids = [job_id for submission in submissions for job_id in submission.job_ids]
+        jobs = client.wait(ids, timeout=wait, progress=progress)
+    results: list[Any] = []
+    for job in jobs:
+        if job.result is not None:
+            results.append(job.result)
+            continue
+        why = job.error or f"the service answered {job.state} without a result"
+        results.append(
+            ReferenceResult(
+                status="needs-human",
+                message=f"The service could not verify this reference: {why}",
+                reference="Not checked: the service could not verify it.",
+                field_results=dict.fromkeys(
+                    ("title", "authors", "year", "venue", "identifier"), "UNCONFIRMED"
+                ),
+                match_set_size=0,
+                contained_set_size=0,
+                verificationGraph=None,
+                error=f"the service could not verify it: {why}",
+            )
+        )
+    return results
 
 
 def _result_lines(number: int, reference: str, result: Any) -> str:
