@@ -39,7 +39,10 @@ class Service:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", backlog=256)
+        # ws="none": no websockets here (and the lowest uvicorn imports a deprecated websockets API).
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", backlog=256, ws="none"
+        )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, daemon=True)
 

@@ -737,7 +737,9 @@ def serve(
     where = store.engine.url.render_as_string(hide_password=True)
     typer.echo(f"citeverify serve: http://{host}:{port} (jobs in {where})", err=True)
     try:
-        uvicorn.run(create_app(store, workers=workers), host=host, port=port, log_level="info")
+        # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
+        app_ = create_app(store, workers=workers)
+        uvicorn.run(app_, host=host, port=port, log_level="info", ws="none")
     finally:
         store.close()
         if local is not None:
