@@ -28,6 +28,7 @@ from citeverify._errors import (
 )
 from citeverify.references._jobs import MAX_POLL_IDS, MAX_REFERENCES, JobStore
 from citeverify.references._parse import MAX_REFERENCE_CHARS
+from citeverify.service._gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
 
 __all__ = ["MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
 
@@ -248,17 +249,20 @@ class _Window:
 class _BodyLimit:
     """Refuse bodies over ``limit`` bytes with 413, by Content-Length or while they stream."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, gateway_limit: int) -> None:
         self.app = app
-        self.limit = limit
+        self.default_limit = limit
+        self.gateway_limit = gateway_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        gateway = str(scope.get("path", "")).startswith("/v1/")
+        limit = self.gateway_limit if gateway else self.default_limit
         for name, value in scope.get("headers", ()):
-            if name == b"content-length" and (not value.isdigit() or int(value) > self.limit):
-                await _send_json(send, 413, "body_too_large", self._message())
+            if name == b"content-length" and (not value.isdigit() or int(value) > limit):
+                await _send_json(send, 413, "body_too_large", self._message(limit))
                 return
         received = 0
         started = answered = False
@@ -271,10 +275,10 @@ class _BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
+                if received > limit:
                     if not started and not answered:
                         answered = True
-                        await _send_json(send, 413, "body_too_large", self._message())
+                        await _send_json(send, 413, "body_too_large", self._message(limit))
                     return {"type": "http.disconnect"}
             return message
 
@@ -288,8 +292,9 @@ class _BodyLimit:
 
         await self.app(scope, limited, tracking)
 
-    def _message(self) -> str:
-        return f"the request body is larger than {self.limit:,} bytes"
+    @staticmethod
+    def _message(limit: int) -> str:
+        return f"the request body is larger than {limit:,} bytes"
 
 
 async def _send_json(send: Send, status: int, code: str, message: str) -> None:
@@ -314,6 +319,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     unauthenticated_per_minute: int = UNAUTHENTICATED_PER_MINUTE,
     poll_interval: float = 0.25,
+    gateway: GatewayConfig | None = None,
 ) -> FastAPI:
     """The service around ``store``.
 
@@ -324,6 +330,8 @@ def create_app(
         max_body_bytes: Larger request bodies get 413.
         unauthenticated_per_minute: Requests without a valid key per client address (429 after).
         poll_interval: Seconds between looks for new jobs when the workers are idle.
+        gateway: Adds the citation-verifier guard endpoints (``/v1/chat/completions``,
+            ``/v1/responses``) in front of an upstream model.
     """
     registry = CollectorRegistry()
     jobs_gauge = Gauge("citeverify_jobs", "Reference jobs by state", ["state"], registry=registry)
@@ -347,6 +355,8 @@ def create_app(
         finally:
             if worker is not None:
                 await asyncio.to_thread(worker.stop)
+            if gateway is not None:
+                await gateway.upstream.aclose()
 
     app = FastAPI(
         title="citeverify reference verification",
@@ -456,7 +466,10 @@ def create_app(
             generate_latest(registry), media_type="text/plain; version=0.0.4; charset=utf-8"
         )
 
-    app.add_middleware(_BodyLimit, limit=max_body_bytes)
+    if gateway is not None:
+        app.include_router(gateway_router(gateway))
+    # The guard endpoints carry context documents: a larger limit there.
+    app.add_middleware(_BodyLimit, limit=max_body_bytes, gateway_limit=GATEWAY_MAX_BODY)
     return app
 
 

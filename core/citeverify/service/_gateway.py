@@ -1,0 +1,389 @@
+"""The citation-verifier gateway (seed 000) as a service: an OpenAI-compatible guard endpoint.
+
+``POST /v1/chat/completions`` and ``POST /v1/responses`` forward the request (without its
+``verdictan`` field) to an upstream OpenAI-compatible base URL, or answer from a fixture file,
+verify the answer against the request's ``verdictan.context_documents`` with the policy, and send
+the upstream response with the decision attached, or HTTP 400 ``content_policy_violation``. The
+decision itself is :func:`citeverify.gateway.verify_exchange`; this module only moves bytes.
+
+Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
+marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
+until the answer is complete and verified, then sent, or the 400 is sent instead.
+"""
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from citeverify._errors import InputError
+from citeverify._verifier import CitationVerifier
+from citeverify.gateway import verify_exchange
+
+__all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
+
+#: A request body larger than this is refused (413) by the app's body limit.
+GATEWAY_MAX_BODY = 4 * 1024 * 1024
+#: Where the upstream key comes from when the client sends no Authorization header.
+UPSTREAM_KEY_ENV = "CITEVERIFY_UPSTREAM_API_KEY"
+ENFORCED_HEADER = "X-Citeverify-Enforced"
+_ROUTES = {"chat": "chat/completions", "responses": "responses"}
+
+
+def openai_error(
+    status: int, message: str, *, code: str, kind: str = "invalid_request_error"
+) -> JSONResponse:
+    """An OpenAI-style error response (what the ``openai`` package parses)."""
+    return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status)
+
+
+@dataclass
+class Reply:
+    """What an upstream answered: a status and a JSON body, or a stream of SSE bytes."""
+
+    status: int
+    body: Any = None
+    chunks: AsyncIterator[bytes] | None = None
+    headers: Mapping[str, str] | None = None
+
+
+class UpstreamError(Exception):
+    """The upstream failed: timed out (504) or answered something that is not its API (502)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class HTTPUpstream:
+    """An OpenAI-compatible base URL (``https://api.openai.com/v1``, a vLLM server, ...)."""
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0, api_key: str | None = None):
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key if api_key is not None else os.environ.get(UPSTREAM_KEY_ENV)
+        self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+
+    async def send(self, kind: str, body: dict[str, Any], authorization: str | None) -> Reply:
+        """Forward ``body``; the client's Authorization passes through, else the upstream key."""
+        headers = {"Content-Type": "application/json"}
+        if authorization:
+            headers["Authorization"] = authorization
+        elif self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        url = f"{self.base_url}/{_ROUTES[kind]}"
+        request = self.client.build_request("POST", url, json=body, headers=headers)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.TimeoutException:
+            raise UpstreamError(504, "the upstream model did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise UpstreamError(502, f"the upstream model cannot be reached ({exc})") from None
+        if body.get("stream") is True and response.status_code == 200:
+            return Reply(200, chunks=_relay(response), headers=response.headers)
+        try:
+            raw = await response.aread()
+        except httpx.TimeoutException:
+            raise UpstreamError(504, "the upstream model did not answer in time") from None
+        except httpx.HTTPError as exc:
+            raise UpstreamError(502, f"the upstream answer broke off ({exc})") from None
+        finally:
+            await response.aclose()
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, RecursionError):
+            if response.status_code >= 400:
+                raise UpstreamError(502, f"the upstream answered {response.status_code}") from None
+            raise UpstreamError(502, "the upstream answer is not JSON") from None
+        return Reply(response.status_code, parsed)
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.client.aclose()
+
+
+async def _relay(response: httpx.Response) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in response.aiter_raw():
+            yield chunk
+    finally:
+        await response.aclose()
+
+
+class FixtureUpstream:
+    """A built-in provider that answers from a file of canned answers (repeatable tests, demos).
+
+    The file (JSON or YAML) is ``{"answer": "..."}``, or ``{"answers": [{"match": "text in the
+    last user message", "answer": "..."}, ...], "default": "..."}``.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        import yaml  # noqa: PLC0415
+
+        from citeverify._errors import PolicyError  # noqa: PLC0415
+        from citeverify._policy import safe_yaml  # noqa: PLC0415
+
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+            data = safe_yaml(text)  # JSON is YAML
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, PolicyError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InputError(f"cannot read the fixture {file}: {reason}", path=str(file)) from None
+        if isinstance(data, str):
+            data = {"answer": data}
+        if not isinstance(data, Mapping):
+            raise InputError(f"the fixture {file} must be a mapping", path=str(file))
+        self.default = data.get("answer", data.get("default"))
+        self.rules = [
+            (str(rule.get("match", "")), str(rule.get("answer", "")))
+            for rule in data.get("answers") or []
+            if isinstance(rule, Mapping)
+        ]
+        if not isinstance(self.default, str) and not self.rules:
+            raise InputError(f"the fixture {file} holds no answer", path=str(file))
+
+    def answer_for(self, body: Mapping[str, Any]) -> str:
+        """The canned answer for this request."""
+        last = _last_user_text(body)
+        for match, answer in self.rules:
+            if match in last:
+                return answer
+        return self.default if isinstance(self.default, str) else self.rules[0][1]
+
+    async def send(self, kind: str, body: dict[str, Any], authorization: str | None) -> Reply:
+        """Answer as the provider would."""
+        text = self.answer_for(body)
+        model = str(body.get("model", "fixture"))
+        if body.get("stream") is True:
+            return Reply(200, chunks=_fixture_stream(kind, model, text))
+        return Reply(200, _completion(kind, model, text))
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
+
+def _last_user_text(body: Mapping[str, Any]) -> str:
+    messages = body.get("messages", body.get("input"))
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                content = message.get("content")
+                return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+def _completion(kind: str, model: str, text: str) -> dict[str, Any]:
+    if kind == "responses":
+        return {
+            "id": "resp_fixture",
+            "object": "response",
+            "model": model,
+            "status": "completed",
+            "output": [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text}],
+                }
+            ],
+        }
+    return {
+        "id": "chatcmpl-fixture",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+async def _fixture_stream(kind: str, model: str, text: str) -> AsyncIterator[bytes]:
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        delta = word if i == 0 else " " + word
+        event: dict[str, Any]
+        if kind == "responses":
+            event = {"type": "response.output_text.delta", "delta": delta}
+        else:
+            event = {
+                "id": "chatcmpl-fixture",
+                "object": "chat.completion.chunk",
+                "model": model,
+                "choices": [{"index": 0, "delta": {"content": delta}, "finish_reason": None}],
+            }
+        yield f"data: {json.dumps(event)}\n\n".encode()
+    yield b"data: [DONE]\n\n"
+
+
+def make_upstream(spec: str, *, timeout: float = 60.0) -> HTTPUpstream | FixtureUpstream:
+    """``fixture:FILE`` or an http(s) base URL."""
+    if spec.startswith("fixture:"):
+        return FixtureUpstream(spec.removeprefix("fixture:"))
+    if not spec.startswith(("http://", "https://")):
+        raise InputError("--upstream is an http(s) base URL or fixture:FILE", path="upstream")
+    return HTTPUpstream(spec, timeout=timeout)
+
+
+@dataclass
+class GatewayConfig:
+    """The guard endpoint's settings."""
+
+    upstream: HTTPUpstream | FixtureUpstream
+    verifier: CitationVerifier
+    stream_mode: Literal["passthrough", "buffer"] = "passthrough"
+
+
+def gateway_router(config: GatewayConfig) -> APIRouter:
+    """The routes ``/v1/chat/completions`` and ``/v1/responses``."""
+    router = APIRouter()
+
+    async def guard(kind: str, request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, RecursionError):
+            return openai_error(400, "the request body is not valid JSON", code="invalid_json")
+        if not isinstance(body, dict):
+            msg = "the request body must be a JSON object"
+            return openai_error(400, msg, code="invalid_request")
+        problem = _check_request(kind, body)
+        if problem:
+            return openai_error(400, problem, code="invalid_request")
+        forwarded = {k: v for k, v in body.items() if k != "verdictan"}
+        try:
+            reply = await config.upstream.send(
+                kind, forwarded, request.headers.get("authorization")
+            )
+        except UpstreamError as exc:
+            code = "upstream_timeout" if exc.status == 504 else "upstream_error"
+            return openai_error(exc.status, str(exc), code=code, kind="api_error")
+        if reply.chunks is not None:
+            if config.stream_mode == "passthrough":
+                return StreamingResponse(
+                    reply.chunks,
+                    media_type="text/event-stream",
+                    headers={ENFORCED_HEADER: "false"},
+                )
+            return await _buffered(kind, body, reply.chunks, config)
+        if reply.status >= 400 or not isinstance(reply.body, dict):
+            if reply.status < 400:
+                msg = "the upstream answer is not a JSON object"
+                return openai_error(502, msg, code="upstream_error", kind="api_error")
+            return JSONResponse(reply.body, reply.status)  # the upstream's own error, as it is
+        try:
+            decision = verify_exchange(body, reply.body, verifier=config.verifier)
+        except InputError as exc:
+            # A response the control cannot read is the upstream's fault (502), a request the
+            # client's (400).
+            if (exc.path or "").startswith("response"):
+                return openai_error(502, str(exc), code="upstream_error", kind="api_error")
+            return openai_error(400, str(exc), code="invalid_request")
+        status, out = decision.to_http()
+        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"})
+
+    @router.post("/v1/chat/completions", include_in_schema=True)
+    async def chat_completions(request: Request) -> Response:
+        """OpenAI Chat Completions through the citation-verifier control."""
+        return await guard("chat", request)
+
+    @router.post("/v1/responses")
+    async def responses(request: Request) -> Response:
+        """OpenAI Responses through the citation-verifier control."""
+        return await guard("responses", request)
+
+    return router
+
+
+def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
+    """What is wrong with the request's shape, or None."""
+    if kind == "chat":
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return "messages must be a non-empty list"
+        for i, message in enumerate(messages):
+            if not isinstance(message, Mapping):
+                return f"messages[{i}] must be an object"
+            content = message.get("content")
+            if content is not None and not isinstance(content, str | list):
+                return f"messages[{i}].content must be a string or a list of parts"
+    elif "input" not in body:
+        return "input is required"
+    from citeverify.gateway import extract_context  # noqa: PLC0415
+
+    try:
+        extract_context(body)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+async def _buffered(
+    kind: str, request: Mapping[str, Any], chunks: AsyncIterator[bytes], config: GatewayConfig
+) -> Response:
+    """Hold the stream, verify the assembled answer, then replay it or send the 400."""
+    held: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > 32 * 1024 * 1024:
+            msg = "the upstream stream is too long to verify"
+            return openai_error(502, msg, code="upstream_error", kind="api_error")
+        held.append(chunk)
+    text = _stream_text(kind, b"".join(held))
+    response = _completion(kind, str(request.get("model", "")), text)
+    checked = {**request, "stream": False}
+    decision = verify_exchange(checked, response, verifier=config.verifier)
+    status, out = decision.to_http()
+    if status != 200 or decision.result is None or decision.result.answer != text:
+        # Blocked, or redacted (the stream holds the original text): the JSON decision instead.
+        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"})
+
+    async def replay() -> AsyncIterator[bytes]:
+        for chunk in held:
+            yield chunk
+
+    return StreamingResponse(
+        replay(), media_type="text/event-stream", headers={ENFORCED_HEADER: "true"}
+    )
+
+
+def _stream_text(kind: str, raw: bytes) -> str:
+    """The answer text of an SSE stream (Chat Completions chunks or Responses events)."""
+    parts: list[str] = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            event = json.loads(data)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(event, dict):
+            continue
+        if kind == "responses":
+            if event.get("type") == "response.output_text.delta" and isinstance(
+                event.get("delta"), str
+            ):
+                parts.append(event["delta"])
+            continue
+        choices = event.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            delta = choices[0].get("delta")
+            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                parts.append(delta["content"])
+    return "".join(parts)
