@@ -709,6 +709,27 @@ def serve(
     max_concurrency: Annotated[
         int, typer.Option(help="References verified at once by this instance.")
     ] = 15,
+    lease: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a running job stays this instance's without a heartbeat: a killed "
+            "instance's jobs run again after this long."
+        ),
+    ] = 30.0,
+    upstream: Annotated[
+        str | None,
+        typer.Option(
+            help="Add the citation-verifier gateway in front of this OpenAI-compatible base URL "
+            "(https://.../v1), or fixture:FILE for canned answers."
+        ),
+    ] = None,
+    policy: Annotated[
+        Path | None, typer.Option(help="The gateway's policy pack (seed 000's YAML).")
+    ] = None,
+    stream: Annotated[
+        str,
+        typer.Option(help="stream: true requests: passthrough (unchecked, marked) or buffer."),
+    ] = "passthrough",
 ) -> None:
     """Run the reference-verification REST API (seed 004's wire format).
 
@@ -729,16 +750,37 @@ def serve(
     sources = source or ["local"]
     local = None
     if "local" in sources:
-        if not index.is_file():
+        if index.is_file():
+            local = LocalIndex(index)
+        elif upstream is not None and source is None:
+            # A gateway without an index: the reference API is there, its workers are not.
+            typer.echo(
+                f"citeverify serve: no index at {index}: reference jobs wait until an instance "
+                "with an index runs them",
+                err=True,
+            )
+            sources, workers = [], False
+        else:
             _fail(_NO_INDEX.format(index=index))
-        local = LocalIndex(index)
     verifier = ReferenceVerifier(local, sources=sources, max_concurrency=max_concurrency)
-    store = JobStore(_service_db(db), verifier)
+    gateway = None
+    if upstream is not None:
+        from citeverify import CitationVerifier  # noqa: PLC0415
+        from citeverify.service._gateway import GatewayConfig, make_upstream  # noqa: PLC0415
+
+        if stream not in {"passthrough", "buffer"}:
+            _fail("--stream is passthrough or buffer")
+        guard = CitationVerifier(policy, context_cache=True)
+        mode: Any = stream
+        gateway = GatewayConfig(make_upstream(upstream), guard, stream_mode=mode)
+    elif policy is not None:
+        _fail("--policy is the gateway's: give --upstream too")
+    store = JobStore(_service_db(db), verifier, lease=lease)
     where = store.engine.url.render_as_string(hide_password=True)
     typer.echo(f"citeverify serve: http://{host}:{port} (jobs in {where})", err=True)
     try:
         # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
-        app_ = create_app(store, workers=workers)
+        app_ = create_app(store, workers=workers, gateway=gateway)
         uvicorn.run(app_, host=host, port=port, log_level="info", ws="none")
     finally:
         store.close()
