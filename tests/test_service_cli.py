@@ -114,3 +114,34 @@ def test_serve_without_an_index_is_one_clear_error(tmp_path):
     )
     assert result.exit_code == 2
     assert "no index at" in result.output
+
+
+def test_serve_upstream_fixture_runs_the_seeds_gateway_example(tmp_path):
+    # Seed 000's example against `citeverify serve --upstream fixture:...`, as the README shows.
+    from .test_gateway_service import REQUEST, SEED_POLICY
+
+    answers = tmp_path / "answers.json"
+    answers.write_text('{"answer": "\\"The museum opens at nine.\\""}')
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "citeverify", "serve", "--port", str(port),
+         "--db", str(tmp_path / "s.sqlite"), "--index", str(tmp_path / "none"),
+         "--upstream", f"fixture:{answers}", "--policy", str(SEED_POLICY)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    try:
+        _wait_up(url, process)
+        answer = httpx.post(url + "/v1/chat/completions", json=REQUEST, timeout=30)
+        assert answer.status_code == 200
+        assert answer.json()["verdictan"]["decision"]["reason_code"] == "citation.verified"
+        unrelated = {**REQUEST, "verdictan": {"context_documents": [{"content": "Bats fly."}]}}
+        blocked = httpx.post(url + "/v1/chat/completions", json=unrelated, timeout=30)
+        assert blocked.status_code == 400
+        assert blocked.json()["error"]["code"] == "content_policy_violation"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        process.stdout.close()
+        process.stderr.close()
