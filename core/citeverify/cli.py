@@ -303,6 +303,15 @@ index_app = typer.Typer(
 app.add_typer(index_app, name="index")
 
 DEFAULT_INDEX = Path("citeverify-index.sqlite")
+#: ``--source``, as ``refs`` and ``serve`` take it.
+SourceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--source",
+        help="A source to ask: local, openalex, crossref, pubmed, semanticscholar. "
+        "Repeat for several. Default: local.",
+    ),
+]
 
 
 @index_app.command("build")
@@ -420,14 +429,7 @@ def refs(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the full results as JSON.")
     ] = False,
-    source: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--source",
-            help="A source to ask: local, openalex, crossref, pubmed, semanticscholar. "
-            "Repeat for several. Default: local.",
-        ),
-    ] = None,
+    source: SourceOption = None,
     server: Annotated[
         str | None,
         typer.Option(
@@ -695,14 +697,7 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     db: DbOption = None,
     index: Annotated[Path, typer.Option(help="The local index file.")] = DEFAULT_INDEX,
-    source: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--source",
-            help="A source to ask: local, openalex, crossref, pubmed, semanticscholar. "
-            "Repeat for several. Default: local.",
-        ),
-    ] = None,
+    source: SourceOption = None,
     workers: Annotated[
         bool, typer.Option(help="Verify in this process (--no-workers: an API-only instance).")
     ] = True,
