@@ -584,7 +584,7 @@ class JobStore:
             raise InputError("give a documentId, jobIds, or both", path="documentId")
         numbers = [n for _, n in ids if n is not None]
         chosen = []
-        if document_id is not None and encodable(document_id):
+        if document_id is not None and _storable(document_id):
             chosen.append(JOBS.c.document_id == document_id)
         if numbers:
             chosen.append(JOBS.c.id.in_(numbers))
@@ -625,7 +625,7 @@ class JobStore:
                     .order_by(JOBS.c.id)
                     .limit(1)
                 ).scalar()
-        status = self._document_status(doc, tenant) if doc and encodable(doc) else None
+        status = self._document_status(doc, tenant) if doc and _storable(doc) else None
         return {
             "success": True,
             "cancelledJobs": cancelled,
@@ -896,6 +896,11 @@ def _check_tokens(tokens: object, *, allow_zero: bool) -> None:
     low = 0 if allow_zero else 1
     if isinstance(tokens, bool) or not isinstance(tokens, int) or not low <= tokens <= 10**12:
         raise InputError(f"tokens must be an integer from {low} to 10^12", path="tokens")
+
+
+def _storable(text: str) -> bool:
+    """Text both dialects can hold: no lone surrogate, no NUL (PostgreSQL text cannot)."""
+    return encodable(text) and "\x00" not in text
 
 
 def _owned(table: sa.Table, tenant: int | None) -> list[Any]:

@@ -364,6 +364,9 @@ def create_app(
         description="Seed 004's reference-verification API, self-hosted (citeverify serve).",
         lifespan=lifespan,
     )
+    # No trailing-slash redirects: Starlette builds their Location from the Host header, so a
+    # request could make the service redirect to any host. A wrong path is a 404.
+    app.router.redirect_slashes = False
 
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
@@ -389,7 +392,9 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "not_found", 405: "method_not_allowed"}
+        # 400 here is the framework's own ("There was an error parsing the body": JSON nested
+        # too deeply, a number too long): the same code as every other bad body.
+        codes = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}
         return _error(exc.status_code, codes.get(exc.status_code, "http_error"), str(exc.detail))
 
     @app.exception_handler(Exception)
