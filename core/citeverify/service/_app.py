@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -403,7 +404,14 @@ def create_app(
         _log.error("internal error", exc_info=exc)
         return _error(500, "internal_error", "internal error; the service log has the details")
 
-    def tenant(request: Request) -> dict[str, Any]:
+    # Declares the bearer scheme in /openapi.json; the header itself is read below (its
+    # auto_error would answer 403 without our JSON envelope and rate limit).
+    bearer_scheme = HTTPBearer(auto_error=False, description="An API key: citeverify keys create")
+
+    def tenant(
+        request: Request,
+        _declared: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)],
+    ) -> dict[str, Any]:
         """The API key's record; unauthenticated requests count against the address's limit."""
         header = request.headers.get("authorization", "")
         scheme, _, key = header.partition(" ")
