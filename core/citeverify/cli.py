@@ -480,11 +480,12 @@ def refs(
                 "build it with: citeverify index build DUMP.jsonl"
             )
     references = [reference for _, reference in numbered]
+    # Built before the progress bar: an unknown --source is one error line, not a bar and a line.
+    verifier = ReferenceVerifier(local, sources=sources) if server is None else None
     with typer.progressbar(length=len(references), label="verifying", file=sys.stderr) as bar:
-        if server is not None:
-            results = _server_results(server, api_key, references, wait, bar.update)
+        if verifier is None:
+            results = _server_results(server or "", api_key, references, wait, bar.update)
         else:
-            verifier = ReferenceVerifier(local, sources=sources)
             results = verifier.verify_references(
                 references, progress=lambda done, total: bar.update(1)
             )
