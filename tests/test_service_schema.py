@@ -71,9 +71,18 @@ def seed_status_codes(ctx: Any, response: Any, case: Any) -> None:
     )
 
 
+#: uvicorn's answer to a request its HTTP parser refuses (plain text, before the app runs).
+PARSER_REFUSAL = "Invalid HTTP request received."
+
+
 def seed_error_envelope(ctx: Any, response: Any, case: Any) -> None:
     """Every 4xx/5xx answer is ``{"error": {"code": str, "message": str}}``, never a traceback."""
     if response.status_code < 400:
+        return
+    if response.status_code == 400 and response.text == PARSER_REFUSAL:
+        # Headers that are not HTTP (control bytes, a NUL) are refused by uvicorn's parser
+        # before the app runs; older schemathesis generates them. Known and documented: the
+        # strict xfail in test_service_hostile.py and docs/service.md.
         return
     try:
         body = json.loads(response.content)

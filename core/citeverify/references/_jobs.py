@@ -672,7 +672,9 @@ class JobStore:
             docs = db.execute(
                 sa.select(DOCUMENTS.c.id, DOCUMENTS.c.title, DOCUMENTS.c.created_at)
                 .where(*owned)
-                .order_by(DOCUMENTS.c.created_at.desc(), DOCUMENTS.c.id.desc())
+                # Newest first; documents of the same millisecond in submission order (their
+                # first job id: ids only grow), never by their random ids.
+                .order_by(DOCUMENTS.c.created_at.desc(), _first_job_of_document().desc())
                 .limit(limit)
                 .offset(offset)
             ).all()
@@ -896,6 +898,15 @@ def _check_tokens(tokens: object, *, allow_zero: bool) -> None:
     low = 0 if allow_zero else 1
     if isinstance(tokens, bool) or not isinstance(tokens, int) or not low <= tokens <= 10**12:
         raise InputError(f"tokens must be an integer from {low} to 10^12", path="tokens")
+
+
+def _first_job_of_document() -> Any:
+    """A document's first job id: its place in submission order."""
+    return (
+        sa.select(sa.func.min(JOBS.c.id))
+        .where(JOBS.c.document_id == DOCUMENTS.c.id)
+        .scalar_subquery()
+    )
 
 
 def _storable(text: str) -> bool:
