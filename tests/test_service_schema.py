@@ -79,11 +79,6 @@ def seed_error_envelope(ctx: Any, response: Any, case: Any) -> None:
     """Every 4xx/5xx answer is ``{"error": {"code": str, "message": str}}``, never a traceback."""
     if response.status_code < 400:
         return
-    if response.status_code == 400 and response.text == PARSER_REFUSAL:
-        # Headers that are not HTTP (control bytes, a NUL) are refused by uvicorn's parser
-        # before the app runs; older schemathesis generates them. Known and documented: the
-        # strict xfail in test_service_hostile.py and docs/service.md.
-        return
     try:
         body = json.loads(response.content)
     except ValueError:
@@ -147,7 +142,13 @@ def test_every_operation_conforms(api_schema, service, key, method, path, mode):
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def conforms(case):
-        case.call_and_validate(base_url=service.url, headers=bearer(key), checks=CHECKS)
+        response = case.call(base_url=service.url, headers=bearer(key))
+        if response.status_code == 400 and response.text == PARSER_REFUSAL:
+            # Headers that are not HTTP (control bytes; older schemathesis makes them) are
+            # refused by uvicorn's parser before the app runs, in plain text: known and
+            # documented (docs/service.md, the strict xfail in test_service_hostile.py).
+            return
+        case.validate_response(response, checks=CHECKS)
 
     conforms()
     with httpx.Client(base_url=service.url, timeout=30) as client:
