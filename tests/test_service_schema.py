@@ -12,6 +12,7 @@ that the answers are JSON objects; the two checks of this module (``seed_status_
 """
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -68,6 +69,17 @@ def seed_status_codes(ctx: Any, response: Any, case: Any) -> None:
     assert status in documented or status in SEED_ERRORS, (
         f"{case.operation.label} answered {status}; documented: {sorted(documented)}, "
         f"seed errors: {sorted(SEED_ERRORS)}"
+    )
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _plain_http_headers(headers: dict[str, str]) -> bool:
+    """Header names that are HTTP tokens and values of printable ASCII."""
+    return all(
+        _TOKEN.fullmatch(name) and value.isascii() and (value.isprintable() or value == "")
+        for name, value in headers.items()
     )
 
 
@@ -142,6 +154,11 @@ def test_every_operation_conforms(api_schema, service, key, method, path, mode):
     )
     @given(case=operation.as_strategy(generation_mode=mode))
     def conforms(case):
+        if not _plain_http_headers(case.headers or {}):
+            # Header bytes that are not printable ASCII (schemathesis 4.0 makes them in negative
+            # mode) are uvicorn's HTTP parser's to refuse, before the app: it answers a plain
+            # 400 or drops the connection. That is not this API's behaviour: not sent.
+            return
         response = case.call(base_url=service.url, headers=bearer(key))
         if response.status_code == 400 and response.text == PARSER_REFUSAL:
             # Headers that are not HTTP (control bytes; older schemathesis makes them) are
