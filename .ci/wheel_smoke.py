@@ -61,8 +61,10 @@ def main() -> int:
                 check=True,
             )
             total += 1
-            isolated = _run(python, f"import importlib.util as u; assert not u.find_spec({absent!r})", work)  # fmt: skip
-            print(f"{name} venv without {absent}: {'ok' if isolated.returncode == 0 else 'FAILED'}")
+            check = f"import importlib.util as u; assert not u.find_spec({absent!r})"
+            isolated = _run(python, check, work)
+            status = "ok" if isolated.returncode == 0 else "FAILED"
+            print(f"{name} venv without {absent}: {status}")
             failed += bool(isolated.returncode)
         for readme in READMES:
             blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.DOTALL)

@@ -376,6 +376,7 @@ class JobStore:
                     f"its worker stopped {MAX_ATTEMPTS} times while verifying it "
                     "(killed or crashed); not retried",
                     only_worker=False,
+                    ended_at=_now(),
                 )
             ids = (
                 db.execute(
@@ -479,7 +480,7 @@ class JobStore:
 
     def _finish(self, job_id: int, state: str, result: str | None, error: str | None) -> None:
         with self._transaction() as db:
-            self._end(db, job_id, state, result, error, only_worker=True)
+            self._end(db, job_id, state, result, error, only_worker=True, ended_at=_now())
 
     def _end(
         self,
@@ -490,11 +491,15 @@ class JobStore:
         error: str | None,
         *,
         only_worker: bool,
-    ) -> bool:
-        """End one active job and settle its token, in the caller's transaction.
+        ended_at: str | None,
+    ) -> int | None:
+        """End one job and settle its token, in the caller's transaction.
 
-        Only the job's current worker finishes it (``only_worker``): a job cancelled meanwhile
-        stays cancelled, and a job whose lease another worker took is that worker's now.
+        The one way a job ends: finished by its worker, failed after too many lost workers, or
+        cancelled. Only the job's current worker finishes it (``only_worker``): a job cancelled
+        meanwhile stays cancelled, and a job whose lease another worker took is that worker's
+        now; otherwise a waiting or active job ends. Returns the tokens refunded, or None when
+        the job was not there to end.
         """
         states = ("active",) if only_worker else ("active", "waiting")
         where = [JOBS.c.id == job_id, JOBS.c.state.in_(states)]
@@ -504,7 +509,7 @@ class JobStore:
             sa.select(JOBS.c.api_key_id, JOBS.c.tokens).where(*where).with_for_update()
         ).first()
         if row is None:
-            return False
+            return None
         db.execute(
             JOBS.update()
             .where(JOBS.c.id == job_id)
@@ -515,12 +520,11 @@ class JobStore:
                 step=None,
                 message=None,
                 lease_expires=None,
-                verified_at=_now(),
+                verified_at=ended_at,
                 tokens=0,
             )
         )
-        _settle(db, row.api_key_id, row.tokens, spent=state == "completed")
-        return True
+        return _settle(db, row.api_key_id, row.tokens, spent=state == "completed")
 
     # --- poll, cancel, history ---------------------------------------------------------------
     def results(self, job_ids: Sequence[str], *, tenant: int | None = None) -> dict[str, Any]:
@@ -592,31 +596,22 @@ class JobStore:
         doc = None
         with self._transaction() as db:
             if chosen:
-                rows = db.execute(
-                    sa.select(JOBS.c.id, JOBS.c.document_id, JOBS.c.api_key_id, JOBS.c.tokens)
+                open_jobs = db.execute(
+                    sa.select(JOBS.c.id)
                     .where(
                         sa.or_(*chosen),
                         JOBS.c.state.in_(("waiting", "active")),
                         *_owned(JOBS, tenant),
                     )
                     .order_by(JOBS.c.id)
-                    .with_for_update()
-                ).all()
-                for row in rows:
-                    db.execute(
-                        JOBS.update()
-                        .where(JOBS.c.id == row.id)
-                        .values(
-                            state="failed",
-                            error="cancelled",
-                            step=None,
-                            message=None,
-                            lease_expires=None,
-                            tokens=0,
-                        )
+                ).scalars()
+                for job_id in open_jobs.all():
+                    ended = self._end(
+                        db, job_id, "failed", None, "cancelled", only_worker=False, ended_at=None
                     )
-                    refunded += _settle(db, row.api_key_id, row.tokens, spent=False)
-                cancelled = len(rows)
+                    if ended is not None:
+                        cancelled += 1
+                        refunded += ended
             doc = document_id
             if doc is None and numbers:
                 doc = db.execute(

@@ -23,7 +23,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from citeverify._errors import (
     AuthenticationError,
     CiteVerifyError,
-    InputError,
     RateLimitError,
     ServiceError,
 )
@@ -379,11 +378,7 @@ def create_app(
         status = exc.status if exc.status >= 400 else 503
         return _error(status, exc.code, str(exc), **headers)
 
-    @app.exception_handler(InputError)
-    async def _input_error(_request: Request, exc: InputError) -> JSONResponse:
-        return _error(400, "invalid_request", str(exc))
-
-    @app.exception_handler(CiteVerifyError)
+    @app.exception_handler(CiteVerifyError)  # InputError and the rest: the request's fault
     async def _library_error(_request: Request, exc: CiteVerifyError) -> JSONResponse:
         return _error(400, "invalid_request", str(exc))
 

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from citeverify._errors import InputError
 from citeverify._verifier import CitationVerifier
-from citeverify.gateway import verify_exchange
+from citeverify.gateway import extract_context, verify_exchange
 
 __all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
 
@@ -321,8 +321,6 @@ def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
                 return f"messages[{i}].content must be a string or a list of parts"
     elif "input" not in body:
         return "input is required"
-    from citeverify.gateway import extract_context  # noqa: PLC0415
-
     try:
         extract_context(body)
     except InputError as exc:
