@@ -14,12 +14,12 @@ import uvicorn
 from citeverify.references import JobStore, LocalIndex, ReferenceVerifier
 from citeverify.service import create_app
 
+# The job store tests' references: verified, verified with a wrong year, fabricated.
+from .test_jobs import FAKE, KUHN, LECUN_WRONG_YEAR
+
+__all__ = ["FAKE", "KUHN", "LECUN_WRONG_YEAR", "Service", "bearer", "build_index", "wait_done"]
+
 DATA = Path(__file__).parent / "data"
-KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
-LECUN_WRONG_YEAR = (
-    "LeCun, Y., Bengio, Y., & Hinton, G. (2013). Deep learning. Nature, 521(7553), 436–444."
-)
-FAKE = "Doe, J. (2020). Quantum sponges of the deep sea. Journal of Nothing, 1, 1-2."
 
 
 def build_index(folder: Path) -> LocalIndex:

@@ -845,14 +845,8 @@ LEAKS = {
     "case": f"Dragons guard it, {SECRET.capitalize()} v. Museum, 5 Ab. 137 (1999).",
     "marker": f"{SECRET.capitalize()} dragons guard the vault [7].",
 }
-LEAK_POLICY: dict[str, Any] = {
-    "output_action": {"unverified_action": "redact"},
-    "extensions": {
-        "strict_quotes": True,
-        "strict_statistics": True,
-        "lookups": {"enabled": False},
-    },
-}
+#: The hostile cases' policy: redact, strict quotes and statistics, lookups off.
+LEAK_POLICY: dict[str, Any] = POLICY
 
 
 def _everything(result: Any) -> str:
