@@ -35,6 +35,12 @@ OPERATIONS = [
     ("GET", "/api/verify-reference/balance"),
     ("GET", "/api/verify-reference/history"),
     ("POST", "/api/verify-reference/cancel"),
+    ("POST", "/api/check"),
+    ("GET", "/api/policies"),
+    ("GET", "/api/decisions"),
+    ("GET", "/api/decisions/daily"),
+    ("GET", "/api/decisions/{decision_id}"),
+    ("POST", "/api/references/split"),
     ("GET", "/healthz"),
     ("GET", "/metrics"),
 ]
@@ -131,6 +137,11 @@ WITH_INPUT = {
     ("POST", "/api/verify-reference/results"),
     ("GET", "/api/verify-reference/history"),
     ("POST", "/api/verify-reference/cancel"),
+    ("POST", "/api/check"),
+    ("GET", "/api/decisions"),
+    ("GET", "/api/decisions/daily"),
+    ("GET", "/api/decisions/{decision_id}"),
+    ("POST", "/api/references/split"),
 }
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")

@@ -398,25 +398,11 @@ def index_stats(
 def _references(file: Path, text: str) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
     """The references of a file with their numbers, and the lines skipped (number, reason, text).
 
-    A .bib file is read by bibtexparser (``@string``, ``@comment``, ``@preamble`` and an "@"
-    inside a field are not entries); any other file has one reference a line, and headings,
-    rules and page footers are skipped with the reason (issue 10).
+    A .bib file is BibTeX; any other file has one reference a line (see split_reference_list).
     """
-    from citeverify.references._parse import bibtex_entries, junk_line  # noqa: PLC0415
+    from citeverify.references._parse import split_reference_list  # noqa: PLC0415
 
-    if file.suffix.lower() == ".bib":
-        return list(enumerate(bibtex_entries(text), 1)), []
-    references: list[tuple[int, str]] = []
-    skipped: list[tuple[int, str, str]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if (reason := junk_line(line)) is not None:
-            skipped.append((number, reason, line))
-        else:
-            references.append((number, line))
-    return references, skipped
+    return split_reference_list(text, bibtex=file.suffix.lower() == ".bib")
 
 
 @app.command()
@@ -726,6 +712,20 @@ def serve(
         str,
         typer.Option(help="stream: true requests: passthrough (unchecked, marked) or buffer."),
     ] = "passthrough",
+    policy_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="A folder of policy packs (NAME.yaml), chosen per request by verdictan.policy "
+            "and reloaded when a file changes."
+        ),
+    ] = None,
+    log_content: Annotated[
+        bool,
+        typer.Option(help="Log the answers and context documents with the decisions."),
+    ] = False,
+    log_retention_days: Annotated[
+        float, typer.Option(help="Days the decision log keeps a decision.")
+    ] = 30.0,
 ) -> None:
     """Run the reference-verification REST API (seed 004's wire format).
 
@@ -759,24 +759,33 @@ def serve(
         else:
             _fail(_NO_INDEX.format(index=index))
     verifier = ReferenceVerifier(local, sources=sources, max_concurrency=max_concurrency)
+    from citeverify.service._policies import PolicyPacks  # noqa: PLC0415
+
+    if stream not in {"passthrough", "buffer"}:
+        _fail("--stream is passthrough or buffer")
+    if not 0 < log_retention_days < 100_000:
+        _fail("--log-retention-days must be a positive number of days")
+    # The packs serve POST /api/check (the web page) and, with --upstream, the guard endpoints.
+    packs = PolicyPacks(policy, policy_dir)
     gateway = None
     if upstream is not None:
-        from citeverify import CitationVerifier  # noqa: PLC0415
         from citeverify.service._gateway import GatewayConfig, make_upstream  # noqa: PLC0415
 
-        if stream not in {"passthrough", "buffer"}:
-            _fail("--stream is passthrough or buffer")
-        guard = CitationVerifier(policy, context_cache=True)
         mode: Any = stream
-        gateway = GatewayConfig(make_upstream(upstream), guard, stream_mode=mode)
-    elif policy is not None:
-        _fail("--policy is the gateway's: give --upstream too")
+        gateway = GatewayConfig(make_upstream(upstream), packs, stream_mode=mode)
     store = JobStore(_service_db(db), verifier, lease=lease)
     where = store.engine.url.render_as_string(hide_password=True)
     typer.echo(f"citeverify serve: http://{host}:{port} (jobs in {where})", err=True)
     try:
         # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
-        app_ = create_app(store, workers=workers, gateway=gateway)
+        app_ = create_app(
+            store,
+            workers=workers,
+            gateway=gateway,
+            policies=packs,
+            log_content=log_content,
+            log_retention_days=log_retention_days,
+        )
         uvicorn.run(app_, host=host, port=port, log_level="info", ws="none")
     finally:
         store.close()

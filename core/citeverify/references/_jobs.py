@@ -82,8 +82,9 @@ DEFAULT_LEASE = 30.0
 MAX_ATTEMPTS = 3
 #: Job ids are signed 64-bit integers in both dialects: a larger id cannot be a job.
 _MAX_ID = 2**63 - 1
-#: The schema this code writes: 1 the first, 2 leases (issue 9), 3 tenants and tokens (issue 12).
-SCHEMA_VERSION = 3
+#: The schema this code writes: 1 the first, 2 leases (issue 9), 3 tenants and tokens (issue 12),
+#: 4 the gateway's decision log (issue 13).
+SCHEMA_VERSION = 4
 
 _META = sa.MetaData()
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid is INTEGER
@@ -129,6 +130,32 @@ API_KEYS = sa.Table(
     sa.Column("pending", sa.BigInteger, nullable=False, server_default="0"),  # reserved
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("revoked_at", sa.Text),
+    sqlite_autoincrement=True,
+)
+#: The guard's decisions (citeverify.service._decisions): what was decided, never the answer or
+#: the documents unless the service logs content (``--log-content``).
+DECISIONS = sa.Table(
+    "decisions",
+    _META,
+    sa.Column("id", _ID, primary_key=True, autoincrement=True),
+    sa.Column("created_at", sa.Text, nullable=False),  # ISO 8601 UTC; its first 10 are the day
+    sa.Column("created_ts", sa.Float, nullable=False),  # Unix seconds, for the retention
+    sa.Column("api_key_id", _ID),  # the key that asked; NULL: a gateway request without one
+    sa.Column("source", sa.Text, nullable=False),  # chat, responses, page
+    sa.Column("policy", sa.Text, nullable=False),
+    sa.Column("status", sa.Integer, nullable=False),  # the HTTP status answered
+    sa.Column("verdict", sa.Text),  # NULL: not checked (a stream passed through)
+    sa.Column("action", sa.Text),
+    sa.Column("reason_code", sa.Text),
+    sa.Column("groundedness", sa.Float),
+    sa.Column("claim_confidence", sa.Float),
+    sa.Column("counts", sa.Text, nullable=False),  # JSON: claims, quotes, citations by status
+    sa.Column("latency_ms", sa.Float, nullable=False),
+    sa.Column("enforced", sa.Boolean, nullable=False),
+    sa.Column("stream", sa.Boolean, nullable=False),
+    sa.Column("content", sa.Text),  # JSON {answer, context_documents} with --log-content
+    sa.Index("decisions_key", "api_key_id", "id"),
+    sa.Index("decisions_time", "created_ts"),
     sqlite_autoincrement=True,
 )
 SCHEMA = sa.Table("citeverify_schema", _META, sa.Column("version", sa.Integer, nullable=False))

@@ -28,6 +28,7 @@ __all__ = [
     "junk_line",
     "parse_bibtex",
     "parse_reference",
+    "split_reference_list",
 ]
 
 #: The seed's limit on one reference string.
@@ -835,6 +836,30 @@ def bibtex_entries(text: str) -> list[str]:
         fields = ",\n".join(f"  {f.key} = {{{f.value}}}" for f in entry.fields)
         out.append(f"@{entry.entry_type}{{{entry.key},\n{fields}\n}}")
     return out
+
+
+def split_reference_list(
+    text: str, *, bibtex: bool = False
+) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
+    """The references of a list with their numbers, and the lines skipped (number, reason, text).
+
+    BibTeX (``bibtex=True``) is read by bibtexparser (``@string``, ``@comment``, ``@preamble`` and
+    an "@" inside a field are not entries); other text has one reference a line, and headings,
+    rules and page footers are skipped with the reason (issue 10).
+    """
+    if bibtex:
+        return list(enumerate(bibtex_entries(text), 1)), []
+    references: list[tuple[int, str]] = []
+    skipped: list[tuple[int, str, str]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if (reason := junk_line(line)) is not None:
+            skipped.append((number, reason, line))
+        else:
+            references.append((number, line))
+    return references, skipped
 
 
 def parse_bibtex(text: str) -> ParsedCitation:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -27,8 +28,10 @@ from citeverify._errors import (
     ServiceError,
 )
 from citeverify.references._jobs import MAX_POLL_IDS, MAX_REFERENCES, JobStore
-from citeverify.references._parse import MAX_REFERENCE_CHARS
+from citeverify.references._parse import MAX_REFERENCE_CHARS, split_reference_list
+from citeverify.service._decisions import DEFAULT_RETENTION_DAYS, DecisionLog, decision_row
 from citeverify.service._gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
+from citeverify.service._policies import PolicyPacks
 
 __all__ = ["MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
 
@@ -75,6 +78,23 @@ class CancelBody(BaseModel):
     jobIds: list[Annotated[str, Field(max_length=40)]] | None = Field(
         default=None, max_length=MAX_POLL_IDS
     )
+
+
+class CheckBody(BaseModel):
+    """``POST /api/check``: an answer and its context documents, checked with a policy pack."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer: str
+    context_documents: list[str | dict[str, Any]] = Field(default_factory=list)
+    policy: Annotated[str, Field(max_length=64)] | None = None
+
+
+class SplitBody(BaseModel):
+    """``POST /api/references/split``: a pasted list or a .bib file's text."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    format: Literal["lines", "bib"] = "lines"
 
 
 # --- response bodies (documented in /openapi.json; the seed's field names) ------------------------
@@ -175,6 +195,68 @@ class History(BaseModel):
     pagination: Pagination
 
 
+class CheckResult(BaseModel):
+    """A verification result (``VerificationResult.to_dict()``) and where it was logged."""
+
+    decision_id: str | None
+    policy: str
+    result: dict[str, Any]
+
+
+class Policies(BaseModel):
+    """The policy packs a request may name."""
+
+    policies: list[dict[str, Any]]
+
+
+class Decision(BaseModel):
+    """One logged decision: what was decided, not the answer.
+
+    ``content`` (the answer and documents) only with ``--log-content``, in one decision's answer.
+    """
+
+    id: str
+    created_at: str
+    source: Literal["chat", "responses", "page"]
+    policy: str
+    status: int
+    verdict: Literal["allow", "block"] | None
+    action: Literal["allow", "flag", "redact", "block"] | None
+    reason_code: str | None
+    groundedness: float | None
+    claim_confidence: float | None
+    claims: int
+    unsupported_claims: int
+    quotes: int
+    altered_quotes: int
+    citations: dict[str, int]
+    latency_ms: float
+    enforced: bool
+    stream: bool
+    has_content: bool
+    content: dict[str, Any] | None = None
+
+
+class Decisions(BaseModel):
+    """A page of decisions, newest first."""
+
+    decisions: list[Decision]
+    pagination: Pagination
+
+
+class DailyCounts(BaseModel):
+    """Decisions per day (UTC) and action."""
+
+    days: list[dict[str, Any]]
+
+
+class SplitReferences(BaseModel):
+    """The references of a list, and the lines that are not references."""
+
+    references: list[str]
+    skipped: list[dict[str, Any]]
+
+
 class Cancellation(BaseModel):
     """What a cancel did."""
 
@@ -258,7 +340,8 @@ class _BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        gateway = str(scope.get("path", "")).startswith("/v1/")
+        path = str(scope.get("path", ""))
+        gateway = path.startswith("/v1/") or path == "/api/check"
         limit = self.gateway_limit if gateway else self.default_limit
         for name, value in scope.get("headers", ()):
             if name == b"content-length" and (not value.isdigit() or int(value) > limit):
@@ -320,6 +403,9 @@ def create_app(
     unauthenticated_per_minute: int = UNAUTHENTICATED_PER_MINUTE,
     poll_interval: float = 0.25,
     gateway: GatewayConfig | None = None,
+    policies: PolicyPacks | None = None,
+    log_content: bool = False,
+    log_retention_days: float = DEFAULT_RETENTION_DAYS,
 ) -> FastAPI:
     """The service around ``store``.
 
@@ -332,7 +418,15 @@ def create_app(
         poll_interval: Seconds between looks for new jobs when the workers are idle.
         gateway: Adds the citation-verifier guard endpoints (``/v1/chat/completions``,
             ``/v1/responses``) in front of an upstream model.
+        policies: The policy packs of ``POST /api/check`` (default: the gateway's, else the
+            seed's defaults).
+        log_content: Log the answers and documents with the decisions (off: only what was
+            decided).
+        log_retention_days: Decisions older than this are deleted.
     """
+    if policies is None:
+        policies = gateway.policies if gateway is not None else PolicyPacks()
+    decisions = DecisionLog(store, log_content=log_content, retention_days=log_retention_days)
     registry = CollectorRegistry()
     jobs_gauge = Gauge("citeverify_jobs", "Reference jobs by state", ["state"], registry=registry)
     latency = Histogram(
@@ -350,11 +444,13 @@ def create_app(
         worker = _Worker(store, poll_interval) if workers else None
         if worker is not None:
             worker.start()
+        decisions.start()
         try:
             yield
         finally:
             if worker is not None:
                 await asyncio.to_thread(worker.stop)
+            await asyncio.to_thread(decisions.stop)
             if gateway is not None:
                 await gateway.upstream.aclose()
 
@@ -455,6 +551,82 @@ def create_app(
         """Cancel waiting or running jobs; their tokens are refunded."""
         return store.cancel(document_id=body.documentId, job_ids=body.jobIds, tenant=key["id"])
 
+    @app.post("/api/check", response_model=CheckResult, responses=_ERRORS)
+    def check(body: CheckBody, key: Key) -> dict[str, Any]:
+        """Check an answer against its context documents with a policy pack (logged)."""
+        started = time.perf_counter()
+        name, verifier = policies.get(body.policy)
+        result = verifier.verify(body.answer, body.context_documents)
+        row = decision_row(
+            result,
+            source="page",
+            policy=name,
+            status=200,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+        documents = [
+            d if isinstance(d, str) else str(d.get("content")) for d in body.context_documents
+        ]
+        logged = decisions.record(
+            row, tenant=key["id"], answer=body.answer, documents=documents, wait=True
+        )
+        return {"decision_id": logged, "policy": name, "result": result.to_dict()}
+
+    @app.get("/api/policies", response_model=Policies, responses=_ERRORS)
+    def list_policies(_key: Key) -> dict[str, Any]:
+        """The policy packs a request may name (``verdictan.policy``, ``policy``)."""
+        return {
+            "policies": [
+                {"name": name, "default": name == policies.default} for name in policies.names()
+            ]
+        }
+
+    @app.get("/api/decisions", response_model=Decisions, responses=_ERRORS)
+    def list_decisions(
+        key: Key,
+        verdict: Literal["allow", "block"] | None = None,
+        action: Literal["allow", "flag", "redact", "block"] | None = None,
+        policy: Annotated[str | None, Query(max_length=64)] = None,
+        limit: Annotated[int, Query(ge=1, le=200)] = 50,
+        offset: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
+    ) -> dict[str, Any]:
+        """This key's decisions, newest first."""
+        return decisions.query(
+            key["id"], verdict=verdict, action=action, policy=policy, limit=limit, offset=offset
+        )
+
+    @app.get("/api/decisions/daily", response_model=DailyCounts, responses=_ERRORS)
+    def daily_decisions(
+        key: Key,
+        days: Annotated[int, Query(ge=1, le=366)] = 30,
+        policy: Annotated[str | None, Query(max_length=64)] = None,
+    ) -> dict[str, Any]:
+        """This key's decisions per day (UTC) and action."""
+        return decisions.daily(key["id"], days=days, policy=policy)
+
+    @app.get(
+        "/api/decisions/{decision_id}",
+        response_model=Decision,
+        responses={**_ERRORS, 404: {"model": ErrorBody, "description": "No such decision"}},
+    )
+    def one_decision(decision_id: Annotated[str, Path_(max_length=40)], key: Key) -> Any:
+        """One of this key's decisions, with the answer and documents if they were logged."""
+        found = decisions.get(decision_id, key["id"])
+        if found is None:
+            return _error(404, "not_found", "no decision of this key has that id")
+        return found
+
+    @app.post("/api/references/split", response_model=SplitReferences, responses=_ERRORS)
+    def split_references(body: SplitBody, _key: Key) -> dict[str, Any]:
+        """The references of a pasted list or a .bib file, and the lines that are not."""
+        references, skipped = split_reference_list(body.text, bibtex=body.format == "bib")
+        return {
+            "references": [text for _, text in references],
+            "skipped": [
+                {"line": line, "reason": reason, "text": text} for line, reason, text in skipped
+            ],
+        }
+
     @app.get("/healthz")
     def healthz() -> JSONResponse:
         """200 when the database answers, 503 when it does not."""
@@ -475,7 +647,7 @@ def create_app(
         )
 
     if gateway is not None:
-        app.include_router(gateway_router(gateway))
+        app.include_router(gateway_router(gateway, store=store, log=decisions))
     # The guard endpoints carry context documents: a larger limit there.
     app.add_middleware(_BodyLimit, limit=max_body_bytes, gateway_limit=GATEWAY_MAX_BODY)
     return app

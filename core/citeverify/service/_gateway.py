@@ -13,6 +13,7 @@ until the answer is complete and verified, then sent, or the 400 is sent instead
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,13 @@ import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from citeverify._errors import InputError
+from citeverify._errors import InputError, ServiceError
+from citeverify._result import VerificationResult
 from citeverify._verifier import CitationVerifier
 from citeverify.gateway import extract_context, verify_exchange
+from citeverify.references._jobs import KEY_PREFIX, JobStore
+from citeverify.service._decisions import DecisionLog, decision_row
+from citeverify.service._policies import PolicyPacks
 
 __all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
 
@@ -33,6 +38,8 @@ GATEWAY_MAX_BODY = 4 * 1024 * 1024
 #: Where the upstream key comes from when the client sends no Authorization header.
 UPSTREAM_KEY_ENV = "CITEVERIFY_UPSTREAM_API_KEY"
 ENFORCED_HEADER = "X-Citeverify-Enforced"
+#: A buffered stream longer than this is not verified (502): the answer is held in memory.
+MAX_STREAM_BYTES = 32 * 1024 * 1024
 _ROUTES = {"chat": "chat/completions", "responses": "responses"}
 
 
@@ -70,12 +77,10 @@ class HTTPUpstream:
         self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
 
     async def send(self, kind: str, body: dict[str, Any], authorization: str | None) -> Reply:
-        """Forward ``body``; the client's Authorization passes through, else the upstream key."""
+        """Forward ``body`` with ``authorization`` (the router decides whose key it is)."""
         headers = {"Content-Type": "application/json"}
         if authorization:
             headers["Authorization"] = authorization
-        elif self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/{_ROUTES[kind]}"
         request = self.client.build_request("POST", url, json=body, headers=headers)
         try:
@@ -164,6 +169,8 @@ class FixtureUpstream:
             return Reply(200, chunks=_fixture_stream(kind, model, text))
         return Reply(200, _completion(kind, model, text))
 
+    api_key: str | None = None  # a fixture needs no key
+
     async def aclose(self) -> None:
         """Nothing to close."""
 
@@ -240,18 +247,46 @@ def make_upstream(spec: str, *, timeout: float = 60.0) -> HTTPUpstream | Fixture
 
 @dataclass
 class GatewayConfig:
-    """The guard endpoint's settings."""
+    """The guard endpoint's settings.
+
+    Attributes:
+        upstream: Where requests go: an OpenAI-compatible base URL or a fixture file.
+        verifier: The policy: one verifier, or named packs (``--policy-dir``) that a request
+            picks with ``verdictan.policy``.
+        stream_mode: ``stream: true`` requests are passed through unchecked (marked so), or
+            buffered, checked, then sent.
+    """
 
     upstream: HTTPUpstream | FixtureUpstream
-    verifier: CitationVerifier
+    verifier: CitationVerifier | PolicyPacks
     stream_mode: Literal["passthrough", "buffer"] = "passthrough"
 
+    @property
+    def policies(self) -> PolicyPacks:
+        """The packs (one verifier is the pack ``default``)."""
+        if isinstance(self.verifier, CitationVerifier):
+            self.verifier = PolicyPacks(self.verifier)
+        return self.verifier
 
-def gateway_router(config: GatewayConfig) -> APIRouter:
-    """The routes ``/v1/chat/completions`` and ``/v1/responses``."""
+
+def gateway_router(
+    config: GatewayConfig, *, store: JobStore | None = None, log: DecisionLog | None = None
+) -> APIRouter:
+    """The routes ``/v1/chat/completions`` and ``/v1/responses``.
+
+    Args:
+        config: The upstream, the policy packs and the stream mode.
+        store: Where the service's API keys are. A request that presents one (``Authorization:
+            Bearer cvk_...``, or ``X-Citeverify-Key``) is logged under that key; with the key in
+            ``Authorization``, the upstream is called with the upstream key from the environment
+            (``CITEVERIFY_UPSTREAM_API_KEY``). That key is never used for a request without one
+            of ours: the client's own ``Authorization`` passes through instead.
+        log: Where each decision is logged.
+    """
     router = APIRouter()
 
     async def guard(kind: str, request: Request) -> Response:
+        started = time.perf_counter()
         try:
             body = json.loads(await request.body())
         except (ValueError, RecursionError):
@@ -262,29 +297,57 @@ def gateway_router(config: GatewayConfig) -> APIRouter:
         problem = _check_request(kind, body)
         if problem:
             return openai_error(400, problem, code="invalid_request")
+        try:
+            policy, verifier = config.policies.get(_requested_policy(body))
+        except InputError as exc:
+            return openai_error(400, str(exc), code="unknown_policy")
+        try:
+            tenant, authorization = _caller(request, store, config.upstream.api_key)
+        except ServiceError as exc:
+            return openai_error(exc.status, str(exc), code=exc.code, kind="authentication_error")
         forwarded = {k: v for k, v in body.items() if k != "verdictan"}
         try:
-            reply = await config.upstream.send(
-                kind, forwarded, request.headers.get("authorization")
-            )
+            reply = await config.upstream.send(kind, forwarded, authorization)
         except UpstreamError as exc:
             code = "upstream_timeout" if exc.status == 504 else "upstream_error"
             return openai_error(exc.status, str(exc), code=code, kind="api_error")
+
+        def logged(result: VerificationResult | None, status: int, **flags: bool) -> None:
+            if log is None:
+                return
+            row = decision_row(
+                result,
+                source=kind,
+                policy=policy,
+                status=status,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                **flags,
+            )
+            if log.log_content and result is not None:
+                answer = result.original_answer
+                log.record(row, tenant=tenant, answer=answer, documents=extract_context(body))
+            else:
+                log.record(row, tenant=tenant)
+
         if reply.chunks is not None:
             if config.stream_mode == "passthrough":
+                logged(None, 200, enforced=False, stream=True)
                 return StreamingResponse(
                     reply.chunks,
                     media_type="text/event-stream",
                     headers={ENFORCED_HEADER: "false"},
                 )
-            return await _buffered(kind, body, reply.chunks, config)
+            response, result = await _buffered(kind, body, reply.chunks, verifier)
+            if result is not None:  # else the stream was too long to verify (502)
+                logged(result, response.status_code, stream=True)
+            return response
         if reply.status >= 400 or not isinstance(reply.body, dict):
             if reply.status < 400:
                 msg = "the upstream answer is not a JSON object"
                 return openai_error(502, msg, code="upstream_error", kind="api_error")
             return JSONResponse(reply.body, reply.status)  # the upstream's own error, as it is
         try:
-            decision = verify_exchange(body, reply.body, verifier=config.verifier)
+            decision = verify_exchange(body, reply.body, verifier=verifier)
         except InputError as exc:
             # A response the control cannot read is the upstream's fault (502), a request the
             # client's (400).
@@ -292,6 +355,7 @@ def gateway_router(config: GatewayConfig) -> APIRouter:
                 return openai_error(502, str(exc), code="upstream_error", kind="api_error")
             return openai_error(400, str(exc), code="invalid_request")
         status, out = decision.to_http()
+        logged(decision.result, status, enforced=decision.enforced)
         return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"})
 
     @router.post("/v1/chat/completions", include_in_schema=True)
@@ -305,6 +369,38 @@ def gateway_router(config: GatewayConfig) -> APIRouter:
         return await guard("responses", request)
 
     return router
+
+
+def _requested_policy(body: Mapping[str, Any]) -> str | None:
+    """``verdictan.policy``, when the request names a pack."""
+    extension = body.get("verdictan")
+    name = extension.get("policy") if isinstance(extension, Mapping) else None
+    if name is None or isinstance(name, str):
+        return name
+    return repr(name)  # not a name: PolicyPacks.get says so
+
+
+def _caller(
+    request: Request, store: JobStore | None, upstream_key: str | None
+) -> tuple[int | None, str | None]:
+    """The caller's key id (None: no key of ours) and the Authorization to send upstream.
+
+    Raises:
+        AuthenticationError: a key of ours that is not valid (401).
+        PermissionDeniedError: a revoked key (403).
+    """
+    authorization = request.headers.get("authorization")
+    own = request.headers.get("x-citeverify-key")
+    scheme, _, token = (authorization or "").partition(" ")
+    bearer = token.strip() if scheme.lower() == "bearer" else ""
+    if store is None:
+        return None, authorization
+    if own is not None:
+        return int(store.authenticate(own.strip())["id"]), authorization
+    if bearer.startswith(KEY_PREFIX):
+        tenant = int(store.authenticate(bearer)["id"])
+        return tenant, f"Bearer {upstream_key}" if upstream_key else None
+    return None, authorization
 
 
 def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
@@ -329,32 +425,36 @@ def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
 
 
 async def _buffered(
-    kind: str, request: Mapping[str, Any], chunks: AsyncIterator[bytes], config: GatewayConfig
-) -> Response:
+    kind: str,
+    request: Mapping[str, Any],
+    chunks: AsyncIterator[bytes],
+    verifier: CitationVerifier,
+) -> tuple[Response, VerificationResult | None]:
     """Hold the stream, verify the assembled answer, then replay it or send the 400."""
     held: list[bytes] = []
     size = 0
     async for chunk in chunks:
         size += len(chunk)
-        if size > 32 * 1024 * 1024:
+        if size > MAX_STREAM_BYTES:
             msg = "the upstream stream is too long to verify"
-            return openai_error(502, msg, code="upstream_error", kind="api_error")
+            return openai_error(502, msg, code="upstream_error", kind="api_error"), None
         held.append(chunk)
     text = _stream_text(kind, b"".join(held))
     response = _completion(kind, str(request.get("model", "")), text)
     checked = {**request, "stream": False}
-    decision = verify_exchange(checked, response, verifier=config.verifier)
+    decision = verify_exchange(checked, response, verifier=verifier)
     status, out = decision.to_http()
     if status != 200 or decision.result is None or decision.result.answer != text:
         # Blocked, or redacted (the stream holds the original text): the JSON decision instead.
-        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"})
+        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"}), decision.result
 
     async def replay() -> AsyncIterator[bytes]:
         for chunk in held:
             yield chunk
 
-    return StreamingResponse(
-        replay(), media_type="text/event-stream", headers={ENFORCED_HEADER: "true"}
+    headers = {ENFORCED_HEADER: "true"}
+    return StreamingResponse(replay(), media_type="text/event-stream", headers=headers), (
+        decision.result
     )
 
 
