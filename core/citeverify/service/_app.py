@@ -460,6 +460,8 @@ def create_app(
         description="Seed 004's reference-verification API, self-hosted (citeverify serve).",
         lifespan=lifespan,
     )
+    app.state.decisions = decisions  # the decision log (tests, embedding applications)
+    app.state.policies = policies
     # No trailing-slash redirects: Starlette builds their Location from the Host header, so a
     # request could make the service redirect to any host. A wrong path is a 404.
     app.router.redirect_slashes = False
