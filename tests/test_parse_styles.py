@@ -310,6 +310,16 @@ def test_bibtex_file_entries():
     assert parse_reference(entries[1]).venue == "University of Chicago Press"
 
 
+def test_bibtex_entries_with_a_key_used_twice_are_both_references():
+    # Copy-pasted .bib files repeat keys; each entry is still a reference of the list.
+    entries = bibtex_entries(
+        "@article{dup, title = {First work}, year = 2001}\n"
+        '@book{dup, title = "Second work", year = {2002}}\n'
+    )
+    parsed = [parse_reference(entry) for entry in entries]
+    assert [(p.title, p.year) for p in parsed] == [("First work", 2001), ("Second work", 2002)]
+
+
 def test_bibtex_counts_only_bibliographic_fields():
     with pytest.raises(InputError, match="bibliographic fields"):
         parse_reference("@article{a, title = {%s}, year = 2001}" % ("t" * 1300))

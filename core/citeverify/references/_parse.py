@@ -829,13 +829,32 @@ def bibtex_entries(text: str) -> list[str]:
     not entries, and an "@" inside a field (an e-mail address) is just text.
     """
     import bibtexparser  # noqa: PLC0415 - only BibTeX input needs it
+    from bibtexparser.model import DuplicateBlockKeyBlock, Entry  # noqa: PLC0415
 
     library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]
     out = []
-    for entry in library.entries:
-        fields = ",\n".join(f"  {f.key} = {{{f.value}}}" for f in entry.fields)
+    for block in library.blocks:
+        if isinstance(block, Entry):
+            entry, values = block, [(f.key, str(f.value)) for f in block.fields]
+        elif isinstance(block, DuplicateBlockKeyBlock) and isinstance(
+            block.ignore_error_block, Entry
+        ):
+            # A second entry with a key already used is still a reference of the list; the
+            # parser left its values raw (braces or quotes around them, macros unexpanded).
+            entry = block.ignore_error_block
+            values = [(f.key, _unbraced(str(f.value))) for f in entry.fields]
+        else:
+            continue
+        fields = ",\n".join(f"  {key} = {{{value}}}" for key, value in values)
         out.append(f"@{entry.entry_type}{{{entry.key},\n{fields}\n}}")
     return out
+
+
+def _unbraced(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and (value[0], value[-1]) in {("{", "}"), ('"', '"')}:
+        return value[1:-1]
+    return value
 
 
 def split_reference_list(
