@@ -14,9 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from citeverify._checks import check_found, lookup_target
 from citeverify._context import (
@@ -56,6 +54,9 @@ from citeverify._text import (
     trim_outer_punctuation,
     words,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
 
