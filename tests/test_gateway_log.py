@@ -341,3 +341,19 @@ def test_split_endpoint_reads_lists_and_bibtex(tmp_path, index, upstream):
     ]
     (entry,) = entries["references"]
     assert entry.startswith("@article{lecun2015") and "Nature" in entry
+
+
+def test_metrics_count_decisions_by_policy_and_action(tmp_path, index, upstream, packs_dir):
+    with (
+        _service(tmp_path, index, upstream, PolicyPacks(folder=packs_dir)) as service,
+        httpx.Client(base_url=service.url, timeout=30) as client,
+    ):
+        client.post(CHAT, json=_request(HALF, "strict"))
+        client.post(CHAT, json=_request(HALF, "lenient"))
+        client.post(CHAT, json=_request(HALF, "lenient"))
+        metrics = client.get("/metrics").text
+    assert 'citeverify_decisions_total{action="block",policy="strict",source="chat"} 1.0' in metrics
+    assert (
+        'citeverify_decisions_total{action="allow",policy="lenient",source="chat"} 2.0' in metrics
+    )
+    assert 'citeverify_decision_seconds_count{source="chat"} 3.0' in metrics

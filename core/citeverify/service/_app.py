@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -17,7 +17,7 @@ from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -437,6 +437,26 @@ def create_app(
         buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
     )
     store.observe = lambda state, seconds: latency.labels(state).observe(seconds)
+    decided = Counter(
+        "citeverify_decisions",
+        "Answers checked by the guard and the page, by source, policy pack and action "
+        "(action 'unchecked': a stream passed through)",
+        ["source", "policy", "action"],
+        registry=registry,
+    )
+    decision_latency = Histogram(
+        "citeverify_decision_seconds",
+        "Time from request to decision (the upstream call included), by source",
+        ["source"],
+        registry=registry,
+        buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+    )
+
+    def observe_decision(row: Mapping[str, Any]) -> None:
+        source = str(row["source"])
+        decided.labels(source, str(row["policy"]), str(row["action"] or "unchecked")).inc()
+        decision_latency.labels(source).observe(float(row["latency_ms"]) / 1000)
+
     window = _Window(unauthenticated_per_minute)
 
     @contextlib.asynccontextmanager
@@ -460,6 +480,7 @@ def create_app(
         description="Seed 004's reference-verification API, self-hosted (citeverify serve).",
         lifespan=lifespan,
     )
+    decisions.observe = observe_decision
     app.state.decisions = decisions  # the decision log (tests, embedding applications)
     app.state.policies = policies
     # No trailing-slash redirects: Starlette builds their Location from the Host header, so a

@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -118,6 +118,8 @@ class DecisionLog:
         self._write_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pruned = 0.0
+        #: Told each row as it is logged (the service's metrics).
+        self.observe: Callable[[Mapping[str, Any]], None] | None = None
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -135,6 +137,8 @@ class DecisionLog:
         Queued for the writer thread, or with ``wait`` written now: then its id (None if the
         database failed).
         """
+        if self.observe is not None:
+            self.observe(row)
         now = time.time()
         stored = {
             **row,
