@@ -1,8 +1,10 @@
 """The service on PostgreSQL: the same API, and several instances sharing one database."""
 
 import collections
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import ClassVar
 
 import httpx
@@ -93,3 +95,35 @@ def test_two_instances_on_one_database_run_every_job_exactly_once(postgres_url, 
     assert sorted(CountingVerifier.calls) == sorted(references)
     assert set(CountingVerifier.calls.values()) == {1}  # exactly once, across both instances
     assert (balance["totalAvailable"], balance["pendingTokens"]) == (0, 0)
+
+
+def test_the_gateway_decision_log_on_postgresql(postgres_url, index):
+    """Two instances on one database log decisions that either can read, per key."""
+    from citeverify import CitationVerifier
+    from citeverify.service._gateway import FixtureUpstream, GatewayConfig
+
+    from .test_gateway_log import HALF, MUSEUM, _request
+
+    def gateway(folder):
+        answers = folder / "answers.json"
+        answers.write_text(json.dumps({"answer": MUSEUM}))
+        return GatewayConfig(FixtureUpstream(answers), CitationVerifier())
+
+    folder = Path(index.path).parent
+    with (
+        Service(postgres_url, index, workers=False, gateway=gateway(folder)) as one,
+        Service(postgres_url, index, workers=False, gateway=gateway(folder)) as two,
+        httpx.Client(timeout=30) as client,
+    ):
+        key = one.key()
+        for service in (one, two):
+            client.post(
+                service.url + "/v1/chat/completions", json=_request(HALF), headers=bearer(key)
+            )
+        logged = client.get(two.url + "/api/decisions", headers=bearer(key)).json()
+        daily = client.get(one.url + "/api/decisions/daily", headers=bearer(key)).json()
+        one.app.state.decisions.flush()
+        assert one.app.state.decisions.prune() == 0
+    assert logged["pagination"]["total"] == 2
+    assert {d["verdict"] for d in logged["decisions"]} == {"allow"}
+    assert daily["days"][0]["total"] == 2
