@@ -197,13 +197,15 @@ class Page:
         self.page = self.context.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.errors: list[str] = []
+        # HTTP errors a test provokes (the browser logs each failed fetch): refused keys.
+        self.expected = {401, 403}
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.page.on("dialog", lambda dialog: self.errors.append(f"dialog: {dialog.message}"))
 
     def _console(self, message: Any) -> None:
-        refused = "status of 401" in message.text or "status of 403" in message.text
-        if message.type == "error" and not refused:  # a refused key is the test's point
+        expected = any(f"status of {status} " in message.text for status in self.expected)
+        if message.type == "error" and not expected:
             self.errors.append(message.text)
 
     def open(self, key: str | None = None) -> Any:
@@ -523,3 +525,31 @@ def test_decisions_are_paginated(web: Page) -> None:
     assert page.is_disabled("#page-next")
     page.click("#page-prev")
     expect(page.locator("#page-info")).to_have_text("1–50 of 53")
+
+
+def test_the_page_shows_only_its_own_keys_decisions(web: Page) -> None:
+    other = web.service.key(name="other")
+    with httpx.Client(base_url=web.service.url, timeout=30) as client:
+        client.post(
+            "/api/check",
+            json={"answer": "Another team's answer.", "context_documents": [MUSEUM]},
+            headers=bearer(other),
+        ).raise_for_status()
+    page = web.open(web.service.key(name="mine"))
+    page.click("#tab-decisions")
+    expect(page.locator("#page-info")).to_have_text("0–0 of 0")
+    assert page.inner_text("#decisions-body") == "No decision matches."
+    assert "No decision in the last 30 days" in page.inner_text("#daily-chart")
+    expect(page.locator("#logged-select option")).to_have_count(1)
+    assert "Another team" not in page.content()
+
+
+def test_a_short_balance_is_explained(web: Page) -> None:
+    web.expected.add(402)
+    page = web.open(web.service.key(tokens=1))
+    page.click("#tab-references")
+    page.fill("#refs-input", f"{KUHN}\n{FAKE}")
+    page.click("#refs-submit")
+    expect(page.locator("#refs-status")).to_contain_text("402")
+    assert "insufficient_tokens" in page.inner_text("#refs-status")
+    assert page.is_enabled("#refs-submit")
