@@ -261,6 +261,18 @@ def test_the_page_asks_for_a_key_and_remembers_it_per_tab(web: Page) -> None:
     assert page.is_visible("#key-section")
     assert page.evaluate("sessionStorage.getItem('citeverify.apiKey')") is None
 
+    page.fill("#key-input", key)  # remembered on the device: a new tab needs no key
+    page.check("#key-remember")
+    page.click("#key-submit")
+    page.wait_for_selector("#app", state="visible")
+    assert page.evaluate("localStorage.getItem('citeverify.apiKey')") == key
+    other = web.context.new_page()
+    other.goto(web.service.url + "/")
+    other.wait_for_selector("#app", state="visible")
+    other.click("#forget-key")
+    assert other.evaluate("localStorage.getItem('citeverify.apiKey')") is None
+    other.close()
+
 
 def test_a_wrong_key_shows_the_error_and_asks_again(web: Page) -> None:
     page = web.open()
@@ -325,14 +337,42 @@ def test_a_reference_list_is_verified_with_live_results(web: Page) -> None:
 
 
 def test_progress_is_shown_while_jobs_run(web: Page) -> None:
+    # A local index answers in milliseconds: the service's answers to the polls are replaced
+    # by "active" with a progress step until the test has seen it, then pass through.
+    seen = {"polls": 0, "release": False}
+
+    def results(route: Any) -> None:
+        if seen["release"]:
+            route.continue_()
+            return
+        seen["polls"] += 1
+        ids = json.loads(route.request.post_data or "{}")["jobIds"]
+        jobs = [
+            {
+                "id": i,
+                "state": "active",
+                "error": None,
+                "progress": {"step": "searching", "message": "Querying LOCAL"},
+            }
+            for i in ids
+        ]
+        route.fulfill(json={"jobs": jobs})
+
     page = web.open(web.service.key())
+    page.route("**/api/verify-reference/results", results)
     page.click("#tab-references")
     page.fill("#refs-input", KUHN)
     page.click("#refs-submit")
-    # every state the page shows is one of the seed's, then the result
-    page.wait_for_selector("#refs-results .badge[class*=state-]")
+    item = page.locator("#refs-results > li").first
+    expect(item.locator(".progress")).to_have_text("searching: Querying LOCAL")
+    expect(item.locator(".badge.state-active")).to_have_text("active")
+    expect(page.locator("#refs-status")).to_contain_text("Verifying: 0 of 1 done")
+    assert seen["polls"] >= 1
+    seen["release"] = True
     _wait_for_references(page)
-    assert page.inner_text("#refs-results .state-completed") == "completed"
+    assert item.locator(".state-completed").inner_text() == "completed"
+    assert item.locator(".progress").inner_text() == ""
+    assert item.locator(".ref-status .badge").inner_text() == "verified"
 
 
 def test_more_than_twenty_references_go_in_batches(web: Page) -> None:
@@ -385,7 +425,8 @@ def _check(page: Any, answer: str, documents: list[str], policy: str | None = No
 
 
 def test_an_answer_is_checked_and_its_claims_marked(web: Page) -> None:
-    page = web.open(web.service.key())
+    key = web.service.key()
+    page = web.open(key)
     options = page.locator("#policy-select option")
     expect(options).to_have_count(2)
     assert [options.nth(i).get_attribute("value") for i in range(options.count())] == [
@@ -408,6 +449,11 @@ def test_an_answer_is_checked_and_its_claims_marked(web: Page) -> None:
     assert quote.inner_text() == '"entry is free on Sundays"'
     assert page.locator("#check-result ul.reasons li").count() >= 1
     assert page.locator("#check-result table.claims tbody tr").count() == 3
+    # one box with a line of --- held two documents
+    decision = page.locator("#check-summary code").nth(1).inner_text()
+    with httpx.Client(base_url=web.service.url, timeout=10) as client:
+        logged = client.get(f"/api/decisions/{decision}", headers=bearer(key)).json()
+    assert logged["content"]["context_documents"] == [MUSEUM, "Tickets are sold at the door."]
     web.shot("answers-block", publish=False)
 
     # the lenient pack redacts: the redacted text is shown as well
@@ -539,7 +585,7 @@ def test_the_page_shows_only_its_own_keys_decisions(web: Page) -> None:
     page.click("#tab-decisions")
     expect(page.locator("#page-info")).to_have_text("0–0 of 0")
     assert page.inner_text("#decisions-body") == "No decision matches."
-    assert "No decision in the last 30 days" in page.inner_text("#daily-chart")
+    expect(page.locator("#daily-chart")).to_contain_text("No decision in the last 30 days")
     expect(page.locator("#logged-select option")).to_have_count(1)
     assert "Another team" not in page.content()
 

@@ -285,7 +285,7 @@
       const data = await api("POST", "api/check", body);
       setStatus(status, `Decision ${data.decision_id} logged.`, "ok");
       renderCheck($("check-result"), data, null, answer);
-      loadedLogged = false;
+      loadLogged(true);
     } catch (err) {
       setStatus(status, "The check failed: " + describe(err), "error");
     } finally {
@@ -516,7 +516,7 @@
       });
       renderCheck($("check-result"), data, logged, logged.content.answer || "");
       setStatus(status, `Decision ${logged.id} opened and checked again.`, "ok");
-      loadedLogged = false;
+      loadedLogged = false; // the list is refreshed next time (not now: the choice stays)
     } catch (err) {
       setStatus(status, "Cannot open the decision: " + describe(err), "error");
     }
