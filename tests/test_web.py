@@ -395,6 +395,8 @@ def test_a_bib_file_is_uploaded(web: Page, tmp_path: Path) -> None:
         "@article{doe2020,\n  author = {Doe, Jane},\n"
         "  title = {Quantum sponges of the deep sea},\n  journal = {Journal of Nothing},\n"
         "  year = {2020}\n}\n"
+        "@article{long2021,\n  author = {Long, Lee},\n  title = {A paper with a long abstract},\n"
+        f"  year = {{2021}},\n  abstract = {{{'words ' * 250}}}\n}}\n"
     )
     page = web.open(web.service.key())
     page.click("#tab-references")
@@ -406,6 +408,8 @@ def test_a_bib_file_is_uploaded(web: Page, tmp_path: Path) -> None:
     _wait_for_references(page)
     items = page.locator("#refs-results > li")
     assert items.count() == 2
+    # the entry over 1,200 characters is skipped (it would fail its whole batch)
+    assert "Entry 3: longer than 1,200 characters" in page.inner_text("#refs-skipped")
     assert "@book{kuhn1962" in items.nth(0).locator(".ref-raw").inner_text()
     assert items.nth(0).locator(".ref-status .badge").inner_text() == "verified"
     assert items.nth(1).locator(".ref-status .badge").inner_text() == "unverified"

@@ -9,6 +9,7 @@
   const KEY_NAME = "citeverify.apiKey";
   const POLL_MS = 500;
   const BATCH = 20; // references per POST /api/verify-reference
+  const MAX_CHARS = 1200; // characters of one reference (the seed's limit)
   const POLL_IDS = 50; // job ids per POST /api/verify-reference/results
   const PAGE_SIZE = 50;
   const SVG_NS = "http://www.w3.org/2000/svg";
@@ -283,7 +284,7 @@
     setStatus(status, "Checking…");
     try {
       const data = await api("POST", "api/check", body);
-      setStatus(status, `Decision ${data.decision_id} logged.`, "ok");
+      setStatus(status, data.decision_id ? `Decision ${data.decision_id} logged.` : "Checked (not logged).", "ok");
       renderCheck($("check-result"), data, null, answer);
       loadLogged(true);
     } catch (err) {
@@ -402,7 +403,7 @@
       parts.push(el("p", { class: "note" },
         `Logged decision ${logged.id} (${logged.created_at}, ${logged.source}, policy ${logged.policy}): `,
         badge("verdict", logged.verdict), " ", badge("action", logged.action),
-        ` ${logged.reason_code}. Checked again just now: decision ${data.decision_id}.`));
+        ` ${logged.reason_code ?? ""}. Checked again just now: decision ${data.decision_id ?? "(not logged)"}.`));
     }
     parts.push(el("div", { class: "summary", id: "check-summary" },
       el("div", {}, el("span", { class: "label" }, "Verdict"), badge("verdict", r.verdict)),
@@ -578,8 +579,15 @@
     try {
       setStatus(status, bibFile ? `Reading ${bibFile.name}…` : "Reading the list…");
       const split = await splitReferences();
-      renderSkipped(split.skipped || []);
-      const refs = split.references || [];
+      // The service takes references of at most 1,200 characters (a .bib entry with its
+      // abstract can be longer): those are listed as skipped instead of failing their batch.
+      const skipped = [...(split.skipped || [])];
+      const refs = [];
+      (split.references || []).forEach((ref, i) => {
+        if (Array.from(ref).length <= MAX_CHARS) refs.push(ref);
+        else skipped.push({ line: null, entry: i + 1, reason: `longer than ${MAX_CHARS.toLocaleString("en")} characters`, text: ref.slice(0, 80) + "…" });
+      });
+      renderSkipped(skipped);
       if (!refs.length) {
         setStatus(status, "No reference to verify.", "error");
         return;
@@ -617,7 +625,8 @@
     box.replaceChildren(el("details", { class: "card skipped", open: true },
       el("summary", {}, `${skipped.length} entr${skipped.length === 1 ? "y" : "ies"} skipped`),
       el("ul", {}, skipped.map((s) => el("li", {},
-        `Line ${s.line}: ${s.reason}`, s.text ? el("code", {}, " " + s.text) : null)))));
+        s.line ? `Line ${s.line}: ${s.reason}` : `Entry ${s.entry}: ${s.reason}`,
+        s.text ? el("code", {}, " " + s.text) : null)))));
   }
 
   function referenceItem(n, text, id) {
@@ -907,7 +916,8 @@
         el("td", {}, x.policy),
         el("td", {}, badge("verdict", x.verdict)),
         el("td", {}, badge("action", x.action)),
-        el("td", {}, el("code", {}, x.reason_code)),
+        el("td", {}, x.reason_code ? el("code", {}, x.reason_code) : null,
+          typeof x.status === "number" && x.status !== 200 ? el("span", { class: "http" }, ` HTTP ${x.status}`) : null),
         el("td", { class: "num" }, fmt(x.groundedness)),
         el("td", { class: "num" }, `${x.unsupported_claims ?? "–"} / ${x.claims ?? "–"}`),
         el("td", { class: "num" }, `${x.altered_quotes ?? "–"} / ${x.quotes ?? "–"}`),
