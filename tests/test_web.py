@@ -585,7 +585,20 @@ def test_the_page_shows_only_its_own_keys_decisions(web: Page) -> None:
             json={"answer": "Another team's answer.", "context_documents": [MUSEUM]},
             headers=bearer(other),
         ).raise_for_status()
-    page = web.open(web.service.key(name="mine"))
+    page = web.open(other)  # the other team's reviewer was here before, in this tab
+    _check(page, "Another team's second answer.", [MUSEUM])
+    page.click("#tab-references")
+    page.fill("#refs-input", KUHN)
+    page.click("#refs-submit")
+    _wait_for_references(page)
+    page.click("#forget-key")
+    page.fill("#key-input", web.service.key(name="mine"))
+    page.click("#key-submit")
+    page.wait_for_selector("#app", state="visible")
+    assert page.locator("#refs-results > li").count() == 0
+    page.click("#tab-answers")
+    assert page.inner_text("#check-result") == ""
+    assert page.input_value("#answer-input") == ""
     page.click("#tab-decisions")
     expect(page.locator("#page-info")).to_have_text("0–0 of 0")
     assert page.inner_text("#decisions-body") == "No decision matches."

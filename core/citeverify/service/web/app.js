@@ -98,6 +98,7 @@
   // A 401 or 403: the key is forgotten and asked for again, with the service's message.
   function askForKey(message) {
     forgetKey();
+    clearData();
     show($("app"), false);
     show($("key-status"), false);
     show($("key-section"), true);
@@ -106,6 +107,28 @@
     show(error, Boolean(message));
     $("key-input").value = "";
     $("key-input").focus();
+  }
+
+  // Another key is another tenant: nothing the previous key read stays on the page, and its
+  // reference polls stop.
+  let session = 0;
+
+  function clearData() {
+    session += 1;
+    policiesLoaded = false;
+    loadedLogged = false;
+    offset = 0;
+    for (const id of ["check-result", "refs-results", "refs-skipped", "decisions-body", "daily-chart", "logged-select"]) {
+      $(id).replaceChildren();
+    }
+    for (const id of ["check-status", "refs-status", "logged-status", "decisions-status", "page-info"]) {
+      setStatus($(id), "");
+    }
+    $("answer-input").value = "";
+    $("refs-input").value = "";
+    $("refs-title").value = "";
+    clearBib();
+    setDocuments([""]);
   }
 
   async function api(method, path, body, key) {
@@ -642,12 +665,15 @@
   }
 
   async function poll(jobs, status) {
+    const mine = session;
     for (;;) {
+      if (mine !== session) return; // the key changed
       const open = jobs.filter((j) => !j.done);
       if (!open.length) break;
       for (let i = 0; i < open.length; i += POLL_IDS) {
         const chunk = open.slice(i, i + POLL_IDS);
         const data = await api("POST", "api/verify-reference/results", { jobIds: chunk.map((j) => j.id) });
+        if (mine !== session) return;
         const byId = new Map((data.jobs || []).map((j) => [j.id, j]));
         for (const job of chunk) updateJob(job, byId.get(job.id));
       }
@@ -1003,11 +1029,7 @@
         $("key-submit").disabled = false;
       }
     });
-    $("forget-key").addEventListener("click", () => {
-      policiesLoaded = false;
-      loadedLogged = false;
-      askForKey("");
-    });
+    $("forget-key").addEventListener("click", () => askForKey(""));
 
     const tabs = TABS.map((t) => $("tab-" + t));
     tabs.forEach((tab, i) => {
