@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,24 @@ def test_only_the_allow_listed_files_are_served(service: Service, path: str) -> 
         response = client.get(path)
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
+
+
+def test_the_script_never_parses_markup() -> None:
+    web = Path(__file__).parents[1] / "core" / "citeverify" / "service" / "web"
+    script = (web / "app.js").read_text()
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "Function(",
+    ]:
+        assert sink not in script
+    page = (web / "index.html").read_text()
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="static/app.js" defer>']
+    assert not re.search(r"\son[a-z]+\s*=", page)  # no inline handlers
+    assert "style=" not in page and "<style" not in page
 
 
 def test_the_page_is_not_in_the_api_schema(service: Service) -> None:

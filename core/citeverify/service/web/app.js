@@ -16,7 +16,7 @@
 
   const $ = (id) => document.getElementById(id);
 
-  // --- building elements (no innerHTML anywhere) ---------------------------------------------
+  // --- building elements (never from markup strings) ------------------------------------------
 
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
