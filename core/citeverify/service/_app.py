@@ -32,6 +32,7 @@ from citeverify.references._parse import MAX_REFERENCE_CHARS, split_reference_li
 from citeverify.service._decisions import DEFAULT_RETENTION_DAYS, DecisionLog, decision_row
 from citeverify.service._gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
 from citeverify.service._policies import PolicyPacks
+from citeverify.service._web import web_router
 
 __all__ = ["MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
 
@@ -671,6 +672,8 @@ def create_app(
 
     if gateway is not None:
         app.include_router(gateway_router(gateway, store=store, log=decisions))
+    # The review page at / (docs/web.md): public HTML/JS/CSS; its data comes from the API above.
+    app.include_router(web_router())
     # The guard endpoints carry context documents: a larger limit there.
     app.add_middleware(_BodyLimit, limit=max_body_bytes, gateway_limit=GATEWAY_MAX_BODY)
     return app
