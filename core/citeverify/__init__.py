@@ -10,7 +10,9 @@ block with the reason codes ``citation.verified`` and ``citation.unverified``.
 ('allow', 'citation.verified')
 """
 
-from citeverify._context import ContextCache
+from typing import TYPE_CHECKING, Any
+
+# The exceptions are cheap (no third-party import) and what callers catch: imported now.
 from citeverify._errors import (
     AuthenticationError,
     CitationUnverifiedError,
@@ -23,18 +25,41 @@ from citeverify._errors import (
     ServiceError,
     ServiceUnavailableError,
 )
-from citeverify._lookup import LookupCache
-from citeverify._policy import PolicyConfig, load_policy_pack
-from citeverify._result import (
-    Citation,
-    ClaimResult,
-    LookupRecord,
-    QuoteResult,
-    VerificationDetails,
-    VerificationReport,
-    VerificationResult,
-)
-from citeverify._verifier import CitationVerifier
+
+if TYPE_CHECKING:
+    from citeverify._context import ContextCache
+    from citeverify._lookup import LookupCache
+    from citeverify._policy import PolicyConfig, load_policy_pack
+    from citeverify._result import (
+        Citation,
+        ClaimResult,
+        LookupRecord,
+        QuoteResult,
+        VerificationDetails,
+        VerificationReport,
+        VerificationResult,
+    )
+    from citeverify._verifier import CitationVerifier
+
+    __version__: str
+
+# Everything else is imported on first access (issue 14): ``import citeverify`` stays a few
+# milliseconds, and a process pays pydantic, httpx, idutils or eyecite only when it uses them.
+# ``from citeverify import CitationVerifier`` works as before (PEP 562, module __getattr__).
+_LAZY = {
+    "CitationVerifier": "citeverify._verifier",
+    "ContextCache": "citeverify._context",
+    "LookupCache": "citeverify._lookup",
+    "PolicyConfig": "citeverify._policy",
+    "load_policy_pack": "citeverify._policy",
+    "Citation": "citeverify._result",
+    "ClaimResult": "citeverify._result",
+    "LookupRecord": "citeverify._result",
+    "QuoteResult": "citeverify._result",
+    "VerificationDetails": "citeverify._result",
+    "VerificationReport": "citeverify._result",
+    "VerificationResult": "citeverify._result",
+}
 
 
 def _version() -> str:
@@ -47,7 +72,23 @@ def _version() -> str:
         return "0+unknown"
 
 
-__version__ = _version()
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()  # importlib.metadata costs 10-20 ms: only when asked
+    elif name in _LAZY:
+        from importlib import import_module  # noqa: PLC0415
+
+        value = getattr(import_module(_LAZY[name]), name)
+    else:
+        msg = f"module 'citeverify' has no attribute {name!r}"
+        raise AttributeError(msg)
+    globals()[name] = value  # the next access is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AuthenticationError",

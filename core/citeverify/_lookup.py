@@ -16,30 +16,27 @@ identifier put into a URL path is encoded so that it stays inside its segment.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
+import functools
+import importlib
 import ipaddress
 import json
 import logging
 import math
 import os
 import re
-import socket
-import sqlite3
 import threading
 import time
 import zlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
-import httpx
 import pydantic
 
 from citeverify._errors import InputError
@@ -56,6 +53,37 @@ __all__ = [
     "parse_payload",
     "quote_path",
 ]
+
+if TYPE_CHECKING:
+    import asyncio
+    import socket
+    import sqlite3
+
+    import httpx
+
+    LOOKUP_ERRORS: tuple[type[BaseException], ...]
+else:
+
+    class _LazyModule:
+        """A module imported on its first use, then put in this module's globals in its place.
+
+        httpx costs about 280 ms at import (it loads its optional command line: click, rich,
+        pygments), asyncio and sqlite3 tens of milliseconds: a verify() with nothing to look up,
+        and ``import citeverify``, need none of them (issue 14, tests/test_startup.py).
+        """
+
+        def __init__(self, name: str) -> None:
+            self._name = name
+
+        def __getattr__(self, attr: str) -> Any:
+            module = importlib.import_module(self._name)
+            globals()[self._name] = module
+            return getattr(module, attr)
+
+    asyncio = _LazyModule("asyncio")
+    httpx = _LazyModule("httpx")
+    socket = _LazyModule("socket")
+    sqlite3 = _LazyModule("sqlite3")
 
 T = TypeVar("T")
 Service = Literal["crossref", "pubmed", "url", "courtlistener"]
@@ -81,19 +109,27 @@ class _Failure(Exception):
     """A lookup that failed for a reason we can state (blocked address, bad shape, ...)."""
 
 
-#: Everything a lookup or a source may raise: each is turned into a reason by
-#: :func:`_failure_reason`, the one mapping. ``httpx.InvalidURL`` is not an ``httpx.HTTPError``;
-#: h11's protocol errors arrive as ``httpx.RemoteProtocolError``/``LocalProtocolError``; IDNA and
-#: UTF-8 errors are ``ValueError``s; ``zlib.error`` comes from a corrupt compressed body.
-LOOKUP_ERRORS: tuple[type[BaseException], ...] = (
-    httpx.HTTPError,
-    httpx.InvalidURL,
-    OSError,
-    TimeoutError,
-    ValueError,
-    zlib.error,
-    _Failure,
-)
+@functools.cache
+def _lookup_errors() -> tuple[type[BaseException], ...]:
+    """Everything a lookup or a source may raise (``LOOKUP_ERRORS``, built on first use).
+
+    Each is turned into a reason by :func:`_failure_reason`, the one mapping. ``httpx.InvalidURL``
+    is not an ``httpx.HTTPError``; h11's protocol errors arrive as
+    ``httpx.RemoteProtocolError``/``LocalProtocolError``; IDNA and UTF-8 errors are
+    ``ValueError``s; ``zlib.error`` comes from a corrupt compressed body.
+    """
+    errors = (httpx.HTTPError, httpx.InvalidURL, OSError, TimeoutError, ValueError, zlib.error)
+    return (*errors, _Failure)
+
+
+def __getattr__(name: str) -> Any:
+    # LOOKUP_ERRORS names httpx's exceptions: built when first asked for, so that importing this
+    # module does not import httpx.
+    if name == "LOOKUP_ERRORS":
+        return _lookup_errors()
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
 
 #: What a parser of an untrusted payload raises when the payload's shape surprises it: an
 #: ``AttributeError`` from ``"x".get`` is a bad answer, not a crash (see :func:`parse_payload`).
@@ -404,7 +440,7 @@ class Lookups:
         try:
             async with asyncio.timeout(self.settings.timeout):
                 return await job()
-        except LOOKUP_ERRORS as exc:
+        except _lookup_errors() as exc:
             elapsed = (time.perf_counter() - start) * 1000
             reason = _failure_reason(exc, self.settings.timeout)
             return [_Outcome.failed(t, reason, elapsed) for t in group]
@@ -701,6 +737,8 @@ def _new_client() -> httpx.AsyncClient:
     # Timeouts and the User-Agent are set per request, from each verifier's settings. No cookie
     # is kept: every page an answer links to could add some to the shared client, for as long
     # as the process lives (issue 9), and no lookup needs one.
+    from http.cookiejar import CookieJar, DefaultCookiePolicy  # noqa: PLC0415 - 10-60 ms
+
     return httpx.AsyncClient(
         follow_redirects=False,
         limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from citeverify._errors import PolicyError
@@ -365,6 +364,8 @@ def safe_yaml(text: str) -> Any:
         PolicyError: the document is nested too deeply or expands to too many nodes.
         yaml.YAMLError: the text is not YAML.
     """
+    import yaml  # noqa: PLC0415 - 10-40 ms at import; only policy files need it
+
     sizes: dict[str, int] = {}  # anchor -> nodes of the anchored node, aliases expanded
     stack: list[list[Any]] = []  # open collections: [nodes so far, anchor]
     total = 0
@@ -433,6 +434,8 @@ def load_policy_pack(
     except ValueError as exc:  # a NUL byte or a lone surrogate in the path
         msg = f"cannot use {_brief(str(path))} as a policy file path: {exc}"
         raise PolicyError(msg) from None
+    import yaml  # noqa: PLC0415
+
     try:
         doc = safe_yaml(text)
     except yaml.YAMLError as exc:

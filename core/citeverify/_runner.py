@@ -7,11 +7,16 @@ connections alive across sync calls (an ``asyncio.run`` per call would throw the
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio (about 30 ms at import) is imported when the loop is first needed: a verify() with
+# nothing to look up never runs a coroutine (issue 14).
 
 __all__ = ["background_loop", "on_background_loop", "run_sync"]
 
@@ -37,6 +42,8 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 def background_loop() -> asyncio.AbstractEventLoop:
     """The shared background event loop, started on first use."""
     global _loop, _thread  # one loop per process, created lazily
+    import asyncio  # noqa: PLC0415
+
     with _lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
@@ -64,4 +71,6 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         coro.close()
         msg = "the sync API was called from citeverify's own event loop; await the async API"
         raise RuntimeError(msg)
+    import asyncio  # noqa: PLC0415
+
     return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -13,17 +13,19 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 
 from citeverify._errors import CiteVerifyError, InputError
-from citeverify._policy import PolicyConfig, load_policy_pack
-from citeverify._render import render_text
-from citeverify._verifier import CitationVerifier
-from citeverify.gateway import verify_exchange
+
+if TYPE_CHECKING:
+    from citeverify._policy import PolicyConfig
+
+# The engine (pydantic, the extractors) is imported inside the commands that use it (issue 14):
+# `citeverify --version`, `--help` and the reference commands do not pay for it, and
+# tests/test_startup.py keeps it that way.
 
 __all__ = ["app", "main"]
 
@@ -149,6 +151,8 @@ def _read_documents(paths: list[Path]) -> list[Any]:
 def _load_policy(
     path: Path | None, action: str | None, *, lookups: bool = True
 ) -> tuple[PolicyConfig, list[str]]:
+    from citeverify._policy import PolicyConfig, load_policy_pack  # noqa: PLC0415
+
     notes: list[str] = []
     policy = PolicyConfig()
     if path is not None:
@@ -204,9 +208,14 @@ def check(
     ] = True,
 ) -> None:
     """Verify an answer against context documents (or a gateway request/response pair)."""
+    from citeverify._render import render_text  # noqa: PLC0415
+    from citeverify._verifier import CitationVerifier  # noqa: PLC0415
+
     # Library errors become one line and exit 2 in _one_line_errors.
     config, notes = _load_policy(policy, action, lookups=lookups)
     if request is not None or response is not None:
+        from citeverify.gateway import verify_exchange  # noqa: PLC0415
+
         if request is None or response is None or answer is not None or context:
             _fail("use --request with --response, or --answer with --context, not both")
         decision = verify_exchange(
@@ -247,6 +256,8 @@ def lint(
     ] = False,
 ) -> None:
     """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
+    from citeverify._policy import load_policy_pack  # noqa: PLC0415
+
     config: PolicyConfig
     config, notes = load_policy_pack(file)
     warnings = []
@@ -276,6 +287,11 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Verify a bundled RAG example offline: one grounded answer, two that drifted."""
+    from importlib import resources  # noqa: PLC0415
+
+    from citeverify._render import render_text  # noqa: PLC0415
+    from citeverify._verifier import CitationVerifier  # noqa: PLC0415
+
     data = json.loads(
         resources.files("citeverify").joinpath("_demo/rag_example.json").read_text("utf-8")
     )
