@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 from citeverify import CitationVerifier
 from citeverify.service._gateway import FixtureUpstream, GatewayConfig
 from citeverify.service._policies import PolicyPacks
-from citeverify.service._web import CONTENT_SECURITY_POLICY, web_router
+from citeverify.service._web import CONTENT_SECURITY_POLICY
 
 from .service import FAKE, KUHN, LECUN_WRONG_YEAR, Service, bearer, build_index
 
@@ -84,20 +84,14 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         unauthenticated_per_minute=1000,  # the wrong-key tests share 127.0.0.1
         poll_interval=0.05,
     ) as running:
-        _add_page(running)
         yield running
-
-
-def _add_page(service: Service) -> None:
-    """The page's routes, unless create_app has them already."""
-    if not any(getattr(route, "path", None) == "/" for route in service.app.routes):
-        service.app.include_router(web_router())
 
 
 # --- the page over plain HTTP: headers, allow-list, caching --------------------------------------
 
 
 def test_page_and_static_files_have_the_security_headers(service: Service) -> None:
+    # create_app includes web_router(): the page is served without anything added here
     with httpx.Client(base_url=service.url, timeout=10) as client:
         page = client.get("/")
         assert page.status_code == 200
