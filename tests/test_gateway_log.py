@@ -219,6 +219,9 @@ def test_with_log_content_the_answer_and_documents_are_kept(tmp_path, index, ups
         one = client.get(f"/api/decisions/{decision['id']}", headers=bearer(key)).json()
     assert decision["has_content"]
     assert one["content"] == {"answer": MUSEUM, "context_documents": [HALF]}
+    # The full result too, as it was decided (the page shows it without checking again).
+    assert (one["result"]["verdict"], one["result"]["action"]) == ("block", "block")
+    assert one["result"]["details"]["claims"][0]["text"] == MUSEUM
 
 
 def test_old_decisions_are_deleted_after_the_retention(tmp_path, index, upstream, packs_dir):
@@ -319,7 +322,8 @@ def test_split_endpoint_reads_lists_and_bibtex(tmp_path, index, upstream):
     bib = (
         "@string{nat = {Nature}}\n@comment{not an entry}\n"
         "@article{lecun2015, author = {LeCun, Yann and Bengio, Yoshua}, title = {Deep learning},"
-        " journal = nat, year = {2015}, note = {mail me at a@b.org}}\n"
+        " journal = nat, year = {2015}, note = {mail me at a@b.org},"
+        " abstract = {%s}}\n" % ("long " * 400)
     )
     with (
         _service(tmp_path, index, upstream, PolicyPacks()) as service,
@@ -341,6 +345,8 @@ def test_split_endpoint_reads_lists_and_bibtex(tmp_path, index, upstream):
     ]
     (entry,) = entries["references"]
     assert entry.startswith("@article{lecun2015") and "Nature" in entry
+    # Without the abstract and the note, so that it fits POST /api/verify-reference's limit.
+    assert "long long" not in entry and "a@b.org" not in entry and len(entry) < 1200
 
 
 def test_metrics_count_decisions_by_policy_and_action(tmp_path, index, upstream, packs_dir):

@@ -822,11 +822,13 @@ def _one_name(words: list[str]) -> Author | None:
 # --- BibTeX -----------------------------------------------------------------------------------
 
 
-def bibtex_entries(text: str) -> list[str]:
+def bibtex_entries(text: str, *, bibliographic_only: bool = False) -> list[str]:
     """The entries of a .bib file, each as a standalone BibTeX string.
 
     Read by bibtexparser: ``@string`` macros are expanded, ``@comment`` and ``@preamble`` are
-    not entries, and an "@" inside a field (an e-mail address) is just text.
+    not entries, and an "@" inside a field (an e-mail address) is just text. With
+    ``bibliographic_only``, fields that do not describe the work (abstract, note, file, ...) are
+    left out.
     """
     import bibtexparser  # noqa: PLC0415 - only BibTeX input needs it
     from bibtexparser.model import DuplicateBlockKeyBlock, Entry  # noqa: PLC0415
@@ -845,6 +847,8 @@ def bibtex_entries(text: str) -> list[str]:
             values = [(f.key, _unbraced(str(f.value))) for f in entry.fields]
         else:
             continue
+        if bibliographic_only:
+            values = [(k, v) for k, v in values if k.lower() not in _NON_BIBLIOGRAPHIC]
         fields = ",\n".join(f"  {key} = {{{value}}}" for key, value in values)
         out.append(f"@{entry.entry_type}{{{entry.key},\n{fields}\n}}")
     return out
@@ -858,16 +862,18 @@ def _unbraced(value: str) -> str:
 
 
 def split_reference_list(
-    text: str, *, bibtex: bool = False
+    text: str, *, bibtex: bool = False, bibliographic_only: bool = False
 ) -> tuple[list[tuple[int, str]], list[tuple[int, str, str]]]:
     """The references of a list with their numbers, and the lines skipped (number, reason, text).
 
     BibTeX (``bibtex=True``) is read by bibtexparser (``@string``, ``@comment``, ``@preamble`` and
     an "@" inside a field are not entries); other text has one reference a line, and headings,
-    rules and page footers are skipped with the reason (issue 10).
+    rules and page footers are skipped with the reason (issue 10). ``bibliographic_only`` drops
+    the fields that do not describe the work (abstract, keywords, file, note, ...).
     """
     if bibtex:
-        return list(enumerate(bibtex_entries(text), 1)), []
+        entries = bibtex_entries(text, bibliographic_only=bibliographic_only)
+        return list(enumerate(entries, 1)), []
     references: list[tuple[int, str]] = []
     skipped: list[tuple[int, str, str]] = []
     for number, raw in enumerate(text.splitlines(), 1):

@@ -213,7 +213,8 @@ class Policies(BaseModel):
 class Decision(BaseModel):
     """One logged decision: what was decided, not the answer.
 
-    ``content`` (the answer and documents) only with ``--log-content``, in one decision's answer.
+    ``content`` (the answer and documents) and ``result`` (the full verification result) only
+    with ``--log-content``, in one decision's answer.
     """
 
     id: str
@@ -236,6 +237,7 @@ class Decision(BaseModel):
     stream: bool
     has_content: bool
     content: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
 
 
 class Decisions(BaseModel):
@@ -592,7 +594,12 @@ def create_app(
             d if isinstance(d, str) else str(d.get("content")) for d in body.context_documents
         ]
         logged = decisions.record(
-            row, tenant=key["id"], answer=body.answer, documents=documents, wait=True
+            row,
+            tenant=key["id"],
+            answer=body.answer,
+            documents=documents,
+            result=result,
+            wait=True,
         )
         return {"decision_id": logged, "policy": name, "result": result.to_dict()}
 
@@ -643,7 +650,11 @@ def create_app(
     @app.post("/api/references/split", response_model=SplitReferences, responses=_ERRORS)
     def split_references(body: SplitBody, _key: Key) -> dict[str, Any]:
         """The references of a pasted list or a .bib file, and the lines that are not."""
-        references, skipped = split_reference_list(body.text, bibtex=body.format == "bib")
+        # BibTeX entries keep their bibliographic fields only: an abstract would take an entry
+        # over the 1,200 characters that POST /api/verify-reference accepts.
+        references, skipped = split_reference_list(
+            body.text, bibtex=body.format == "bib", bibliographic_only=True
+        )
         return {
             "references": [text for _, text in references],
             "skipped": [

@@ -130,9 +130,13 @@ class DecisionLog:
         tenant: int | None = None,
         answer: str | None = None,
         documents: list[str] | None = None,
+        result: VerificationResult | None = None,
         wait: bool = False,
     ) -> str | None:
         """Log one decision (see :func:`decision_row`); the content only with ``log_content``.
+
+        The content is the answer, the documents and the full ``result`` (what the page shows
+        when a reviewer opens the decision).
 
         Queued for the writer thread, or with ``wait`` written now: then its id (None if the
         database failed).
@@ -149,7 +153,10 @@ class DecisionLog:
             "content": None,
         }
         if self.log_content and answer is not None:
-            content = json.dumps({"answer": answer, "context_documents": documents or []})
+            kept: dict[str, Any] = {"answer": answer, "context_documents": documents or []}
+            if result is not None:
+                kept["result"] = result.to_dict()
+            content = json.dumps(kept)
             stored["content"] = content if len(content) <= MAX_CONTENT_CHARS else None
         if wait:
             try:
@@ -286,7 +293,9 @@ class DecisionLog:
         if row is None:
             return None
         out = _public(row)
-        out["content"] = json.loads(row.content) if row.content else None
+        content = json.loads(row.content) if row.content else None
+        out["result"] = content.pop("result", None) if content else None
+        out["content"] = content
         return out
 
     def daily(self, tenant: int, *, days: int = 30, policy: str | None = None) -> dict[str, Any]:

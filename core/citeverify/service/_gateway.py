@@ -324,8 +324,8 @@ def gateway_router(
                 **flags,
             )
             if log.log_content and result is not None:
-                answer = result.original_answer
-                log.record(row, tenant=tenant, answer=answer, documents=extract_context(body))
+                answer, documents = result.original_answer, extract_context(body)
+                log.record(row, tenant=tenant, answer=answer, documents=documents, result=result)
             else:
                 log.record(row, tenant=tenant)
 

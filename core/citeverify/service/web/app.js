@@ -426,7 +426,9 @@
       parts.push(el("p", { class: "note" },
         `Logged decision ${logged.id} (${logged.created_at}, ${logged.source}, policy ${logged.policy}): `,
         badge("verdict", logged.verdict), " ", badge("action", logged.action),
-        ` ${logged.reason_code ?? ""}. Checked again just now: decision ${data.decision_id ?? "(not logged)"}.`));
+        ` ${logged.reason_code ?? ""}. ` + (data.decision_id === logged.id
+          ? "Shown as it was decided."
+          : `Checked again just now: decision ${data.decision_id ?? "(not logged)"}.`)));
     }
     parts.push(el("div", { class: "summary", id: "check-summary" },
       el("div", {}, el("span", { class: "label" }, "Verdict"), badge("verdict", r.verdict)),
@@ -528,7 +530,7 @@
       const select = $("policy-select");
       if ([...select.options].some((o) => o.value === logged.policy)) select.value = logged.policy;
       if (logged.result) { // a log that keeps the whole result: shown as it was
-        renderCheck($("check-result"), { decision_id: logged.id, policy: logged.policy, result: logged.result }, null, logged.content.answer);
+        renderCheck($("check-result"), { decision_id: logged.id, policy: logged.policy, result: logged.result }, logged, logged.content.answer);
         setStatus(status, `Decision ${logged.id} opened.`, "ok");
         return;
       }
