@@ -121,10 +121,8 @@ def test_readme_links_work_on_the_package_index_page(wheels, name):
     assert links
     for link in links:
         assert link.startswith(("https://", "#")), f"relative link {link!r} in {name}'s README"
-        if link.startswith(REPOSITORY + "/blob/main/") or link.startswith(
-            REPOSITORY + "/tree/main/"
-        ):
-            path = link.removeprefix(REPOSITORY)[len("/blob/main/") :].split("#")[0]
+        if link.startswith(tuple(f"{REPOSITORY}/{kind}/main/" for kind in ("blob", "tree", "raw"))):
+            path = link.removeprefix(REPOSITORY + "/").split("/", 2)[2].split("#")[0]
             assert (ROOT / path).exists(), link
 
 
