@@ -9,28 +9,39 @@ load spike on a shared machine hits all of them alike, and each figure is the me
 rounds. The floor is ``python -c pass`` (the interpreter's own startup, site and .pth files
 included), measured in the same rounds: compare the ratios, not absolute times across runs.
 
-Run: ``python -m uv run --frozen --all-extras python bench/bench_startup.py`` (``--runs N``,
-default 15; ``--save FILE`` writes the medians as JSON; ``--before FILE`` adds a column with the
-figures of an earlier ``--save``; ``--markdown`` prints the README table). Call it with the venv's
-interpreter directly (``.venv/bin/python bench/bench_startup.py``): ``uv run`` itself adds
-nothing to the children, but it is slower to start the benchmark.
+Two more floors say what the dependencies cost before any code of ours runs: pydantic imported
+with one model built (the policy and the results are pydantic models), and a typer application
+with the same options as ``check`` whose command only prints the answer (typer 0.2x coerces every
+option through a pydantic TypeAdapter, so it imports pydantic too).
+
+``--baseline REV`` also runs every case against ``core/citeverify`` as it was at git revision REV
+(extracted to a temporary folder, put first on PYTHONPATH), in the same rounds: the "before"
+column. By default every child may write and use .pyc files (in a temporary PYTHONPYCACHEPREFIX),
+as an installed package does; ``--no-bytecode`` keeps PYTHONDONTWRITEBYTECODE as the environment
+has it, so that a sandbox that sets it compiles every module from source in every process.
+
+Run: ``.venv/bin/python bench/bench_startup.py --baseline b2347c7`` (``--runs N``, default 15;
+``--markdown`` prints only the table). The venv's interpreter directly: ``uv run`` adds nothing
+to the children, it only starts the benchmark more slowly.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
 
 PYTHON = sys.executable
 SCRIPT = str(Path(PYTHON).with_name("citeverify"))
+ROOT = Path(__file__).resolve().parent.parent
 
 CONTEXT = "The museum opens at nine. Entry is free on Sundays.\n"
 PLAIN = "The museum opens at nine. Entry is free on Sundays.\n"
@@ -42,6 +53,39 @@ FIRST_VERIFY = (
     "from citeverify import CitationVerifier; "
     "CitationVerifier().verify('The museum opens at nine.', ['The museum opens at nine.'])"
 )
+PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass A(BaseModel):\n    x: int = 1\nA()"
+TYPER_FLOOR = '''
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(add_completion=False)
+
+
+@app.callback()
+def main() -> None:
+    """The same options as citeverify check; the command prints the answer."""
+
+
+@app.command()
+def check(
+    answer: Annotated[Path | None, typer.Option("--answer", "-a")] = None,
+    context: Annotated[list[Path] | None, typer.Option("--context", "-c")] = None,
+    request: Annotated[Path | None, typer.Option()] = None,
+    response: Annotated[Path | None, typer.Option()] = None,
+    policy: Annotated[Path | None, typer.Option("--policy", "-p")] = None,
+    action: Annotated[str | None, typer.Option()] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    strict: Annotated[bool, typer.Option()] = False,
+    lookups: Annotated[bool, typer.Option()] = True,
+) -> None:
+    assert answer is not None
+    print(answer.read_text())
+
+
+app()
+'''
 
 
 @dataclass(frozen=True)
@@ -49,19 +93,32 @@ class Case:
     name: str
     argv: list[str]
     target_ms: float | None = None
+    ours: bool = True  # runs against the baseline too
 
 
 def cases(tmp: Path) -> list[Case]:
     files = {}
-    for name, text in (("context", CONTEXT), ("plain", PLAIN), ("case", CASE), ("doi", DOI)):
-        files[name] = tmp / f"{name}.txt"
+    for name, text in (
+        ("context", CONTEXT),
+        ("plain", PLAIN),
+        ("case", CASE),
+        ("doi", DOI),
+        ("typer_floor.py", TYPER_FLOOR),
+    ):
+        files[name] = tmp / (name if name.endswith(".py") else f"{name}.txt")
         files[name].write_text(text, encoding="utf-8")
 
     def check(answer: str) -> list[str]:
         return [SCRIPT, "check", "--answer", str(files[answer]), "--context", str(files["context"])]
 
     return [
-        Case("python -c pass (floor)", [PYTHON, "-c", "pass"]),
+        Case("python -c pass (floor)", [PYTHON, "-c", "pass"], ours=False),
+        Case("pydantic: import + one model", [PYTHON, "-c", PYDANTIC_FLOOR], ours=False),
+        Case(
+            "typer app, check's options, prints only",
+            [PYTHON, str(files["typer_floor.py"]), "check", "--answer", str(files["plain"])],
+            ours=False,
+        ),
         Case("import citeverify", [PYTHON, "-c", "import citeverify"], 150),
         Case("first verify() in Python, no citations", [PYTHON, "-c", FIRST_VERIFY]),
         Case("citeverify --version", [SCRIPT, "--version"]),
@@ -77,50 +134,72 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env
     )
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # 1: an unverified answer under --strict/block; not here
+    if done.returncode != 0:
         msg = f"{argv} exited {done.returncode}: {done.stderr.decode(errors='replace')}"
         raise RuntimeError(msg)
     return elapsed * 1000
 
 
-def measure(all_cases: list[Case], runs: int, env: dict[str, str]) -> dict[str, float]:
-    times: dict[str, list[float]] = {c.name: [] for c in all_cases}
-    for case in all_cases:  # warm the OS caches (and write the .pyc files) once, untimed
+def measure(
+    all_cases: list[Case], runs: int, envs: dict[str, dict[str, str]]
+) -> dict[tuple[str, str], float]:
+    jobs = [
+        (case, variant, env)
+        for case in all_cases
+        for variant, env in envs.items()
+        if variant == "after" or case.ours
+    ]
+    times: dict[tuple[str, str], list[float]] = {(c.name, v): [] for c, v, _ in jobs}
+    for case, _, env in jobs:  # warm the OS caches (and write the .pyc files) once, untimed
         run_once(case.argv, env)
     for _ in range(runs):
-        for case in all_cases:
-            times[case.name].append(run_once(case.argv, env))
-    return {name: statistics.median(values) for name, values in times.items()}
+        for case, variant, env in jobs:
+            times[case.name, variant].append(run_once(case.argv, env))
+    return {key: statistics.median(values) for key, values in times.items()}
 
 
-def table(all_cases: list[Case], medians: dict[str, float], before: dict[str, float]) -> str:
-    floor = medians[all_cases[0].name]
-    head = "| case | median | x floor | over floor | target |"
-    rule = "| --- | ---: | ---: | ---: | --- |"
-    if before:
-        head += " before |"
-        rule += " ---: |"
+def table(all_cases: list[Case], medians: dict[tuple[str, str], float], baseline: str) -> str:
+    floor = medians[all_cases[0].name, "after"]
+    head = "| case | median | x floor | target |"
+    rule = "| --- | ---: | ---: | --- |"
+    if baseline:
+        head += f" before ({baseline}) | x floor | after / before |"
+        rule += " ---: | ---: | ---: |"
     lines = [head, rule]
     for case in all_cases:
-        ms = medians[case.name]
+        ms = medians[case.name, "after"]
         if case.target_ms is None:
             target = ""
         else:
             verdict = "met" if ms <= case.target_ms else "**not met**"
             target = f"<= {case.target_ms:.0f} ms: {verdict}"
-        row = f"| {case.name} | {ms:.0f} ms | {ms / floor:.1f}x | {ms - floor:.0f} ms | {target} |"
-        if before:
-            old = before.get(case.name)
-            row += f" {old:.0f} ms |" if old is not None else " |"
+        row = f"| {case.name} | {ms:.0f} ms | {ms / floor:.1f}x | {target} |"
+        if baseline:
+            old = medians.get((case.name, "before"))
+            if old is None:
+                row += " | | |"
+            else:
+                row += f" {old:.0f} ms | {old / floor:.1f}x | {ms / old:.2f} |"
         lines.append(row)
     return "\n".join(lines)
+
+
+def extract_baseline(rev: str, into: Path) -> Path:
+    """``core/citeverify`` at ``rev``, extracted under ``into``; the folder to put on PYTHONPATH."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "core/citeverify"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "core"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="rounds (default 15)")
-    parser.add_argument("--save", type=Path, help="write the medians (JSON) to this file")
-    parser.add_argument("--before", type=Path, help="compare with the medians of a --save")
+    parser.add_argument("--baseline", default="", help="git revision to compare with, same run")
     parser.add_argument("--markdown", action="store_true", help="only the table")
     parser.add_argument(
         "--no-bytecode",
@@ -128,7 +207,6 @@ def main() -> None:
         help="keep PYTHONDONTWRITEBYTECODE as it is: every module compiled from source each run",
     )
     args = parser.parse_args()
-    before = json.loads(args.before.read_text()) if args.before else {}
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
         if not args.no_bytecode:
@@ -137,14 +215,17 @@ def main() -> None:
             # 0.35 s of a `check`); the caches go to a temporary folder, not into the tree.
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp, "pycache"))
+        envs = {"after": env}
+        if args.baseline:
+            old = extract_baseline(args.baseline, Path(tmp, "baseline"))
+            path = os.pathsep.join(p for p in (str(old), env.get("PYTHONPATH", "")) if p)
+            envs["before"] = {**env, "PYTHONPATH": path}
         all_cases = cases(Path(tmp))
-        medians = measure(all_cases, args.runs, env)
-    if args.save:
-        args.save.write_text(json.dumps(medians, indent=2) + "\n")
+        medians = measure(all_cases, args.runs, envs)
     if not args.markdown:
         pyc = "no .pyc (compiled every run)" if args.no_bytecode else ".pyc cached"
         print(f"{PYTHON} (CPython {sys.version.split()[0]}), {pyc}, median of {args.runs} rounds")
-    print(table(all_cases, medians, before))
+    print(table(all_cases, medians, args.baseline))
 
 
 if __name__ == "__main__":
