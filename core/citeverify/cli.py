@@ -4,7 +4,9 @@ Exit codes: 0 allowed, 1 blocked (or unverified with ``--strict``), 2 bad input.
 one line on stderr, never a traceback.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: typer reads every command's annotations each time
+# it builds the command line, and as strings each costs an eval (236 of them). Importing this
+# module and building the command line took 13 ms with it, 8 ms without (issue 14).
 
 import functools
 import io
@@ -150,7 +152,7 @@ def _read_documents(paths: list[Path]) -> list[Any]:
 
 def _load_policy(
     path: Path | None, action: str | None, *, lookups: bool = True
-) -> tuple[PolicyConfig, list[str]]:
+) -> tuple["PolicyConfig", list[str]]:
     from citeverify._policy import PolicyConfig, load_policy_pack  # noqa: PLC0415
 
     notes: list[str] = []
