@@ -91,7 +91,11 @@ def timed(fn: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument(
+        "--only", choices=["small", "quotes", "many", "cache"], action="append", default=None
+    )
     args = parser.parse_args()
+    only = set(args.only or ["small", "quotes", "many", "cache"])
     rounds = args.rounds
     vocab = vocabulary()
     big = text(10_240_000, vocab)
@@ -99,7 +103,19 @@ def main() -> None:
 
     print(f"issue 14 speed targets: median of {rounds} rounds (min, max), ratios within a round\n")
 
-    # 1. Small answers against 10 KB.
+    corpus = [big[i : i + 1024] for i in range(0, 10_240_000, 1024)][:10_000]
+    if "small" in only:
+        small(verifier, big, rounds)
+    if "quotes" in only:
+        quotes(verifier, big, rounds)
+    if "many" in only:
+        many(verifier, big, corpus, rounds)
+    if "cache" in only:
+        caching(big, corpus, rounds)
+
+
+def small(verifier: CitationVerifier, big: str, rounds: int) -> None:
+    """1. Small answers against 10 KB."""
     ctx = big[:10_000]
     docs = [ctx[i : i + 4096] for i in range(0, len(ctx), 4096)]
     for n_words in (300, 100):
@@ -114,7 +130,9 @@ def main() -> None:
         ]
         report(f"{n_words}-word answer vs 10 KB (3 documents)", rows, 1.5)
 
-    # 2. Quotes against one 1 MB document.
+
+def quotes(verifier: CitationVerifier, big: str, rounds: int) -> None:
+    """2. Quotes against one 1 MB document."""
     doc = big[:1_000_000]
     with_quotes, without_quotes = quoted(doc, answer(doc, 300), 5)
     check = verifier.verify(with_quotes, [doc])
@@ -129,8 +147,9 @@ def main() -> None:
     ]
     report("5 quotes vs one 1 MB document", rows, 1.5, ("quoted", "unquoted"))
 
-    # 3. Claims x documents.
-    corpus = [big[i : i + 1024] for i in range(0, 10_240_000, 1024)][:10_000]
+
+def many(verifier: CitationVerifier, big: str, corpus: list[str], rounds: int) -> None:
+    """3. Claims x documents."""
     ans200 = answer(big[:1_000_000], 3000)  # 200 claims of 15 words
     rows = [
         ratio(lambda: verifier.verify(ans200, corpus), lambda: floor(corpus), 2)
@@ -153,7 +172,9 @@ def main() -> None:
         )
         print(f"  {d:>6} documents: {cells}")
 
-    # 4. The context cache never slower than none.
+
+def caching(big: str, corpus: list[str], rounds: int) -> None:
+    """4. The context cache never slower than none."""
     answers20 = [answer(big[:1_000_000], 300, seed=s) for s in range(20)]
     plain = CitationVerifier(POLICY)
 

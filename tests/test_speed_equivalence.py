@@ -1,0 +1,150 @@
+"""The fast paths of issue 14 give the answers of the straightforward code they replace.
+
+Best documents by byte lanes against every claim compared with every document; the bytes
+tokenization of many small documents; quote normalization without the regex; the ASCII offset
+mapper against the window walk; and the context cache in each of its admission modes.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citeverify import CitationVerifier, ContextCache
+from citeverify._context import ContextDocument, document_hits
+from citeverify._text import _SPACES, _VARIANTS, match_normalize, normalize, words
+from citeverify._verifier import _best_document_reference, _BestDocuments
+
+_WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
+
+
+@settings(max_examples=300)
+@given(
+    hits=st.lists(st.sets(_WORD), max_size=40),
+    claims=st.lists(st.lists(_WORD, min_size=1, max_size=6), min_size=1, max_size=8),
+    lane_bytes=st.sampled_from([0, 10**9]),
+    scan_documents=st.sampled_from([0, 8, 100]),
+)
+def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_documents):
+    best = _BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
+    for claim in claims:
+        assert best(claim) == _best_document_reference(claim, hits)
+
+
+@settings(max_examples=30)
+@given(
+    hits=st.lists(st.sets(st.integers(0, 400).map(str), max_size=300), min_size=9, max_size=20),
+    claim=st.lists(st.integers(0, 400).map(str), min_size=256, max_size=400),
+)
+def test_best_documents_of_claims_past_255_words_equal_the_reference(hits, claim):
+    # Past 255 words a byte cannot hold a count: the lanes are summed in parts.
+    assert _BestDocuments(hits)(claim) == _best_document_reference(claim, hits)
+
+
+_DOC_WORDS = st.sampled_from(["Alpha", "beta", "GAMMA", "delta", "eps", "3.5", "x_y", "42", "zeta"])
+_DOC = st.lists(_DOC_WORDS, max_size=12).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(_DOC, min_size=1, max_size=40),
+    answer=st.lists(
+        st.lists(_DOC_WORDS, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=6
+    ),
+)
+def test_verify_scores_claims_as_the_reference(docs, answer):
+    text = ". ".join(answer) + "."
+    result = CitationVerifier({"require_sources": False}).verify(text, docs)
+    doc_words = [set(words(d)) for d in docs]
+    supported = set().union(*doc_words)
+    for claim in result.details.claims:
+        claim_words = list(dict.fromkeys(words(claim.text)))
+        hits = [s & set(claim_words) for s in doc_words]
+        best, count = _best_document_reference(claim_words, hits)
+        assert claim.best_document == best
+        if best is not None:
+            assert claim.best_document_groundedness == count / len(claim_words)
+        assert claim.missing_words == [w for w in claim_words if w not in supported]
+
+
+@settings(max_examples=200)
+@given(
+    docs=st.lists(
+        st.text(alphabet=string.printable + "é文", max_size=80), min_size=17, max_size=30
+    ),
+    answer_words=st.sets(st.sampled_from(["ab", "a1", "x", "y2k", "é", "文", "zz", "9"])),
+)
+def test_bytes_tokenization_of_many_documents_equals_words(docs, answer_words):
+    parsed = [ContextDocument(d) for d in docs]
+    assert document_hits(parsed, answer_words) == [
+        answer_words.intersection(words(d)) for d in docs
+    ]
+
+
+_NORM_TEXT = st.lists(
+    st.sampled_from([*"aZ `'\t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2028\u3000é文Å“—", "e\u0301"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=500)
+@given(text=_NORM_TEXT)
+def test_match_normalize_equals_the_regex(text):
+    assert match_normalize(text) == _SPACES.sub(" ", normalize(text).translate(_VARIANTS))
+
+
+_ASCII_TEXT = st.lists(
+    st.sampled_from([*"ab`'.,", " ", "  ", "\t", "\n \n", "   ", "X", "\x1c"]), max_size=300
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(text=_ASCII_TEXT, start=st.integers(0, 400), length=st.integers(1, 40))
+def test_ascii_offsets_equal_the_window_walk(text, start, length):
+    doc = ContextDocument(text)
+    norm = doc.match_text
+    if not norm.strip():
+        return
+    start = min(start, len(norm) - 1)
+    needle = norm[start : start + length].strip()
+    if not needle:
+        return
+    pos = norm.find(needle)
+    fast = doc._ascii_span(pos, pos + len(needle))
+    assert fast == doc._window_span(pos, pos + len(needle), needle)
+    assert match_normalize(text[fast[0] : fast[1]]) == needle
+
+
+def test_the_cache_gives_the_same_results_in_every_mode():
+    docs = [f"The museum {i} opens at {i % 7} o'clock. Tickets cost {i} euros." for i in range(60)]
+    answers = [f"The museum {i} opens at nine. Tickets cost {i} euros." for i in range(0, 60, 7)]
+    plain = CitationVerifier({"require_sources": False})
+    want = [plain.verify(a, docs) for a in answers]
+    for rate in (1.0, 0.3, 0.0):  # caching everything, not evicting, first sightings skipped
+        cache = ContextCache(max_documents=40)
+        cached = CitationVerifier({"require_sources": False}, context_cache=cache)
+        for _ in range(3):
+            cache._rate = rate
+            assert [cached.verify(a, docs) for a in answers] == want
+
+
+def test_a_cache_seeing_documents_rarely_repeated_stops_tokenizing_them_fully():
+    cache = ContextCache()
+    for i in range(2 * ContextCache.WINDOW):
+        cache.get(f"document {i}")
+    assert cache._rate < ContextCache.SKIP_BELOW
+    assert cache.get("a new document").words is None  # streamed, not indexed
+    assert cache.get("a new document").words is not None  # seen again: cached
+    assert cache.get("a new document").words is not None
+    assert cache.hits == 1
+
+
+def test_a_full_cache_with_few_hits_keeps_what_it_has():
+    cache = ContextCache(max_documents=10)
+    cache._rate = 0.3
+    for i in range(20):
+        cache.get(f"doc {i}")
+    assert [cache.get(f"doc {i}").words is not None for i in range(10)] == [True] * 10
+    assert cache.hits == 10
