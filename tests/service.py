@@ -35,7 +35,9 @@ class Service:
     def __init__(self, db: str | Path, index: LocalIndex, *, lease: float = 30.0, **options: Any):
         self.store = JobStore(db, ReferenceVerifier(index), lease=lease)
         self.app = create_app(self.store, **options)
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
+        # without it every response waits for the client's delayed ACK (~40 ms a request).
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"

@@ -35,6 +35,8 @@ _log = logging.getLogger("citeverify.service")
 DEFAULT_RETENTION_DAYS = 30.0
 #: Rows waiting to be written; beyond this the oldest are dropped (and counted), never the service.
 MAX_QUEUED = 10_000
+#: Seconds the writer waits after the first queued row, to write the rows that follow with it.
+BATCH_WAIT = 0.05
 #: The log stores at most this much content per decision (answer and documents, as JSON).
 MAX_CONTENT_CHARS = 1_000_000
 _VERDICTS = {"allow", "block"}
@@ -114,7 +116,9 @@ class DecisionLog:
         self.log_content = log_content
         self.retention_days = float(retention_days)
         self.dropped = 0
-        self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._queue: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._wake = threading.Event()
+        self._stopping = False
         self._write_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pruned = 0.0
@@ -174,11 +178,13 @@ class DecisionLog:
             except queue.Empty:
                 pass
         self._queue.put(stored)
+        self._wake.set()
         return None
 
     def start(self) -> None:
         """Start the writer thread (the service's lifespan does)."""
         if self._thread is None:
+            self._stopping = False
             self._thread = threading.Thread(
                 target=self._run, name="citeverify-decision-log", daemon=True
             )
@@ -187,43 +193,43 @@ class DecisionLog:
     def stop(self) -> None:
         """Write what is queued and stop the writer."""
         if self._thread is not None:
-            self._queue.put(None)
+            self._stopping = True
+            self._wake.set()
             self._thread.join(timeout=30)
             self._thread = None
         self.flush()
 
     def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            self._write([first])
+        while not self._stopping:
+            self._wake.wait()
+            self._wake.clear()
+            if not self._stopping:
+                # A moment for more rows to arrive: under load one transaction carries many
+                # rows (a commit costs the service more than the inserts).
+                time.sleep(BATCH_WAIT)
+            self.flush()
             if time.monotonic() - self._pruned > 3600:
                 self.prune()
 
     def flush(self) -> None:
-        """Write every queued row now."""
-        self._write([])
-
-    def _write(self, rows: list[dict[str, Any]]) -> None:
+        """Write every queued row now (and wait for the rows the writer is writing)."""
         with self._write_lock:
-            while len(rows) < 1000:
+            while True:
+                rows: list[dict[str, Any]] = []
+                while len(rows) < 1000:
+                    try:
+                        rows.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                if not rows:
+                    return
                 try:
-                    row = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if row is None:
-                    self._queue.put(None)  # the stop signal, for the writer
-                    break
-                rows.append(row)
-            if not rows:
-                return
-            try:
-                with self.store._transaction() as db:
-                    db.execute(DECISIONS.insert(), rows)
-            except ServiceError as exc:
-                self.dropped += len(rows)
-                _log.warning("%d decisions not logged: %s", len(rows), exc)
+                    with self.store._transaction() as db:
+                        db.execute(DECISIONS.insert(), rows)
+                except ServiceError as exc:
+                    self.dropped += len(rows)
+                    _log.warning("%d decisions not logged: %s", len(rows), exc)
+                    return
 
     def prune(self) -> int:
         """Delete the rows older than the retention; how many."""
