@@ -60,11 +60,12 @@ def report(
     base = statistics.median(r[1] for r in rounds)
     ratios = [r[2] for r in rounds]
     med = statistics.median(ratios)
+    best = min(r[0] for r in rounds) / min(r[1] for r in rounds)
     verdict = "met" if med <= bound else "NOT MET"
     print(
         f"{name:<46} {sides[0]} {subject * 1e3:8.2f} ms  {sides[1]} {base * 1e3:8.2f} ms"
-        f"  ratio {med:5.2f}x (min {min(ratios):.2f}, max {max(ratios):.2f})"
-        f"  bound {bound:.2f}x: {verdict}"
+        f"  ratio {med:5.2f}x (min {min(ratios):.2f}, max {max(ratios):.2f};"
+        f" best times {best:.2f}x)  bound {bound:.2f}x: {verdict}"
     )
     return med
 

@@ -552,21 +552,31 @@ class _BestDocuments:
         if n <= scan_documents:
             self._words = set().union(*hits)
             return
+        postings: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
         for i, h in enumerate(hits):
             for w in h:
-                self._postings.setdefault(w, []).append(i)
+                postings[w].append(i)
+        self._postings = self._words = postings
         if len(self._postings) * n <= lane_bytes:
             self._lanes = {w: _lane(docs, n) for w, docs in self._postings.items()}
 
     def __call__(self, claim_words: Iterable[str]) -> tuple[int | None, int]:
+        if self._n <= self._scan_documents:  # a few set intersections at C speed
+            claim = (
+                claim_words if isinstance(claim_words, list | set | frozenset) else [*claim_words]
+            )
+            best, best_count = None, 0
+            for i, h in enumerate(self._hits):
+                count = len(h.intersection(claim))
+                if count > best_count:
+                    best, best_count = i, count
+            return best, best_count
         present = frozenset(w for w in claim_words if w in self._words)
         if not present:
             return None, 0
         if present not in self._memo:
             if self._lanes is not None:
                 self._memo[present] = self._by_lanes(present, self._lanes)
-            elif self._n <= self._scan_documents:
-                self._memo[present] = _best_document_reference(present, self._hits)
             else:
                 self._memo[present] = self._find(present)
         return self._memo[present]
