@@ -14,6 +14,7 @@ from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
     document_texts,
+    unobserved,
 )
 
 __all__ = ["CiteVerifyOutputParser"]
@@ -67,6 +68,8 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     ) -> VerificationResult:
         """Verify a model output (string or message); documents may come from ``configurable``."""
         docs = self._documents(config)
+        if unobserved(config):  # no handler would see the run: the core directly
+            return self._check(self._verifier.verify(answer_text(input, where="input"), docs))
         return self._call_with_config(
             lambda x: self._check(self._verifier.verify(answer_text(x, where="input"), docs)),
             input,
@@ -83,6 +86,8 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
         async def run(x: Any) -> VerificationResult:
             return self._check(await self._verifier.averify(answer_text(x, where="input"), docs))
 
+        if unobserved(config):
+            return await run(input)
         return await self._acall_with_config(run, input, config, run_type="parser")
 
     def _documents(self, config: RunnableConfig | None) -> list[str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
@@ -14,8 +14,10 @@ from llama_index.core.base.response.schema import (
 )
 from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
+from llama_index.core.instrumentation.event_handlers import NullEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
-from llama_index.core.schema import MetadataMode, NodeWithScore
+from llama_index.core.instrumentation.span_handlers import NullSpanHandler
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from citeverify import InputError, VerificationResult
 
@@ -24,12 +26,56 @@ __all__ = [
     "abuffered",
     "dispatcher",
     "field_values",
+    "listeners",
     "node_texts",
     "response_text",
+    "span_named",
 ]
 
 #: citeverify's instrumentation dispatcher: its spans and events reach every LlamaIndex handler.
 dispatcher = get_dispatcher("citeverify")
+
+
+def listeners(d: Any = dispatcher) -> tuple[bool, bool]:
+    """Whether a span handler, and whether an event handler, would hear ``d``'s spans and events.
+
+    The handlers are the ones ``d`` itself walks: its own, then its parents' while it
+    propagates. LlamaIndex's own null handlers (on the root dispatcher by default) hear nothing.
+    A span costs ~0.03 ms (the call's arguments are bound with ``inspect.signature``, a uuid4,
+    a context copy) and an event ~0.01 ms, up to a third of verifying a 100-word answer; what
+    nobody hears is skipped.
+    """
+    spans = events = False
+    while d is not None:
+        spans = spans or any(not isinstance(h, NullSpanHandler) for h in d.span_handlers)
+        events = events or any(not isinstance(h, NullEventHandler) for h in d.event_handlers)
+        if not d.propagate or d.manager is None:
+            break
+        d = d.manager.dispatchers.get(d.parent_name)
+    return spans, events
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The mark ``dispatcher.span`` leaves on a function: LlamaIndex's ``DispatcherSpanMixin`` does
+#: not wrap a method that has it (it would otherwise span every ``query`` override, heard or not).
+SPAN_MARK = "__dispatcher_span_decorated__"
+
+
+def span_named(name: str, d: Any = dispatcher) -> Callable[[_F], _F]:
+    """``d.span``, the span named ``name`` (handlers see ``<Class>.<name>-<uuid>``).
+
+    The adapters call a span-wrapped twin of a public method only when :func:`listeners` says a
+    span handler hears it; the twin carries the public method's name so that traces show it.
+    """
+
+    def decorate(fn: _F) -> _F:
+        fn.__name__ = name
+        fn.__qualname__ = f"{fn.__qualname__.rpartition('.')[0]}.{name}".lstrip(".")
+        spanned: _F = d.span(fn)
+        return spanned
+
+    return decorate
 
 
 class CiteVerifyEvent(BaseEvent):
@@ -71,6 +117,9 @@ def node_texts(nodes: Sequence[Any] | None) -> list[str]:
     texts = []
     for i, node in enumerate(nodes or []):
         inner = node.node if isinstance(node, NodeWithScore) else node
+        if type(inner) is TextNode and not inner.metadata:
+            texts.append(inner.text)  # what get_content gives without metadata, ~1 us sooner
+            continue
         if not hasattr(inner, "get_content"):
             msg = f"source_nodes[{i}] is not a node, got {type(node).__name__}"
             raise InputError(msg, path=f"source_nodes[{i}]")

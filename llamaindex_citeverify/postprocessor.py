@@ -55,8 +55,10 @@ from llamaindex_citeverify._common import (
     CiteVerifyEvent,
     dispatcher,
     field_values,
+    listeners,
     node_texts,
     response_text,
+    span_named,
 )
 
 __all__ = ["CiteVerifyPostprocessor", "CiteVerifyUsageWarning"]
@@ -121,13 +123,23 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     ) -> list[NodeWithScore]:
         return self._postprocess_nodes(nodes, query_bundle)
 
-    @dispatcher.span
     def verify_response(self, response: Any) -> RESPONSE_TYPE:
         """Verify an answer against its source nodes; annotate, redact, or raise on block.
 
         Returns the same kind of response it is given (see the module docstring); a plain
-        string is verified against no sources and comes back as a ``Response``.
+        string is verified against no sources and comes back as a ``Response``. The call is an
+        instrumentation span (``CiteVerifyPostprocessor.verify_response``) when a span handler
+        listens, and dispatches a :class:`CiteVerifyEvent` when an event handler does.
         """
+        if listeners()[0]:
+            return self._spanned_verify_response(response)
+        return self._verify_response(response)
+
+    @span_named("verify_response")
+    def _spanned_verify_response(self, response: Any) -> RESPONSE_TYPE:
+        return self._verify_response(response)
+
+    def _verify_response(self, response: Any) -> RESPONSE_TYPE:
         if isinstance(response, StreamingResponse):
             return self._stream(response)
         if isinstance(response, AsyncStreamingResponse):
@@ -137,9 +149,17 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         result = self._verifier.verify(response_text(response), texts)
         return self._finish(response, result)
 
-    @dispatcher.span
     async def averify_response(self, response: Any) -> RESPONSE_TYPE:
         """Async :meth:`verify_response`; the answer's lookups run concurrently."""
+        if listeners()[0]:
+            return await self._spanned_averify_response(response)
+        return await self._averify_response(response)
+
+    @span_named("averify_response")
+    async def _spanned_averify_response(self, response: Any) -> RESPONSE_TYPE:
+        return await self._averify_response(response)
+
+    async def _averify_response(self, response: Any) -> RESPONSE_TYPE:
         if isinstance(response, AsyncStreamingResponse):
             return self._astream(response)
         if isinstance(response, StreamingResponse):
@@ -149,7 +169,8 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         return self._finish(response, result)
 
     def _record(self, result: VerificationResult) -> None:
-        dispatcher.event(CiteVerifyEvent.of(result))
+        if listeners()[1]:  # the event is built only for someone to hear it
+            dispatcher.event(CiteVerifyEvent.of(result))
         if result.verdict == "block":
             raise CitationUnverifiedError(result)
 
