@@ -273,14 +273,18 @@ class ContextCache:
       turn, keeps most of it cached instead of evicting every document just before its reuse
       (a plain LRU then never hits);
     - when fewer than :data:`SKIP_BELOW` of the recent lookups were hits, a new document is
-      only tokenized the uncached way (one streaming pass that keeps only the answer's words,
-      cheaper than building the set of all its words) unless it was seen recently, so that
-      retrievals that rarely repeat cost what they cost without a cache.
+      tokenized the uncached way (one streaming pass that keeps only the answer's words, cheaper
+      than building the set of all its words) and not cached, so that retrievals that rarely
+      repeat cost about what they cost without a cache. What is cached still serves hits, and
+      when they come back to a quarter of the lookups, new documents are cached again.
+
+    The hit rate is measured over windows of :data:`WINDOW` lookups (optimistic until the
+    first window is complete).
     """
 
     #: Lookups per measuring window of the hit rate.
     WINDOW = 1024
-    #: Below this share of hits in the last window, first sightings are not cached.
+    #: Below this share of hits in the last window, new documents are not cached.
     SKIP_BELOW = 0.25
 
     def __init__(
@@ -307,8 +311,6 @@ class ContextCache:
         self._rate = 1.0
         self._window_hits = 0
         self._window_lookups = 0
-        # Hashes of recently seen uncached texts (bounded): a second sighting is cached.
-        self._seen: OrderedDict[int, None] = OrderedDict()
 
     def get(self, text: str) -> ContextDocument:
         """Return the tokenized document for ``text``, tokenizing it on a miss."""
@@ -321,13 +323,7 @@ class ContextCache:
                 return doc
             self.misses += 1
             if self._rate < self.SKIP_BELOW:
-                key = hash(text)
-                if key not in self._seen:
-                    self._seen[key] = None
-                    if len(self._seen) > 8 * self.WINDOW:
-                        self._seen.popitem(last=False)
-                    return ContextDocument(text)
-                del self._seen[key]
+                return ContextDocument(text)  # streamed, as without a cache
         doc = ContextDocument(text, index=True)
         size = _cached_bytes(doc)
         if len(text) > self.max_chars or size > self.max_bytes:
@@ -365,7 +361,6 @@ class ContextCache:
         """Drop every cached document."""
         with self._lock:
             self._items.clear()
-            self._seen.clear()
             self._chars = 0
             self._bytes = 0
             self._rate = 1.0
