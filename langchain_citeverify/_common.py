@@ -9,7 +9,11 @@ from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config, get_callback_manager_for_config
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_callback_manager_for_config,
+    var_child_runnable_config,
+)
 
 from citeverify import CitationUnverifiedError, InputError, VerificationResult
 from citeverify._context import MAX_DOCUMENTS, coerce_documents
@@ -84,9 +88,12 @@ def document_texts(context: Any, *, where: str = "context") -> list[str]:
         msg = f"{where} must be a list of Documents or strings, got {type(context).__name__}"
         raise InputError(msg, path=where)
     items = [doc.page_content if isinstance(doc, Document) else doc for doc in context]
-    if len(items) <= MAX_DOCUMENTS and all(isinstance(item, str) for item in items):
-        return items  # nothing to convert (the core counts and checks them again anyway)
-    return coerce_documents(items, where=where)
+    if len(items) > MAX_DOCUMENTS:
+        return coerce_documents(items, where=where)  # which says so
+    for item in items:
+        if not isinstance(item, str):
+            return coerce_documents(items, where=where)
+    return items  # nothing to convert (the core counts and checks them again anyway)
 
 
 def unobserved(config: RunnableConfig | None) -> bool:
@@ -99,12 +106,15 @@ def unobserved(config: RunnableConfig | None) -> bool:
     by the environment (``LANGSMITH_TRACING``) or by a context manager (``tracing_v2_enabled``,
     ``collect_runs``), the registered configure hooks (``get_usage_metadata_callback``), debug.
     """
-    config = ensure_config(config)
-    callbacks = config.get("callbacks")
+    if _ambient is None:
+        return not get_callback_manager_for_config(ensure_config(config)).handlers
+    # The callbacks ensure_config(config) would give, without building the whole config: the
+    # config's own, else those of the Runnable running this one (a context variable).
+    callbacks = config.get("callbacks") if config else None
+    if callbacks is None and (parent := var_child_runnable_config.get()):
+        callbacks = parent.get("callbacks")
     if callbacks and (isinstance(callbacks, list) or callbacks.handlers):
         return False
-    if _ambient is None:
-        return not get_callback_manager_for_config(config).handlers
     return not _ambient()
 
 

@@ -74,6 +74,9 @@ def test_unobserved_sees_callbacks_a_parent_runnable_sets_in_the_context():
     seen = RunnableLambda(lambda x: (unobserved(None), full_check(None)))
     assert seen.invoke(1) == (True, True)
     assert seen.invoke(1, config={"callbacks": [Handler()]}) == (False, False)
+    # A config's own callbacks, even none, replace the parent's.
+    own = RunnableLambda(lambda x: (unobserved({"callbacks": []}), full_check({"callbacks": []})))
+    assert own.invoke(1, config={"callbacks": [Handler()]}) == (True, True)
 
 
 def test_tracing_switched_on_by_the_environment_is_heard(monkeypatch):
