@@ -1,0 +1,346 @@
+"""The embedded engine: a process pool over the local cores, resumable part by part.
+
+Each worker builds its verifier once (the pool's initializer): the policy, a context cache and,
+with lookups on, the shared SQLite lookup cache. The reading process splits the input into
+chunks; a worker verifies a chunk and writes it as one part file (atomically: a temporary file
+renamed when complete), so a worker killed mid-chunk leaves no part behind, and a re-run with the
+same OUTPUT skips the parts already written. When every part is there they are assembled, in
+order, into OUTPUT.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import multiprocessing
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from citeverify._errors import CiteVerifyError
+from citeverify.batch._core import (
+    COLUMNS,
+    WorkerConfig,
+    build_verifier,
+    dumps_entry,
+    format_id,
+    verify_line,
+    verify_record,
+)
+from citeverify.batch._output import Assembler, Stats, errors_path, read_entries
+from citeverify.batch._read import Chunk, Shard, iter_chunks, signature
+
+if TYPE_CHECKING:
+    from citeverify._verifier import CitationVerifier
+
+_MANIFEST = "manifest.json"
+
+
+class BatchInterruptedError(CiteVerifyError):
+    """The run stopped before every part was written; the written parts are kept."""
+
+
+@dataclass
+class BatchSummary:
+    """What a batch run did."""
+
+    output: Path
+    errors_file: Path
+    rows: int
+    errors: int
+    seconds: float
+    skipped_parts: int = 0
+    stats: Stats = field(default_factory=Stats)
+
+    @property
+    def records_per_second(self) -> float:
+        """Records (rows and errors) per second of wall time."""
+        return (self.rows + self.errors) / self.seconds if self.seconds else 0.0
+
+
+# --- in the workers ------------------------------------------------------------------------------
+
+_worker: tuple[CitationVerifier, WorkerConfig] | None = None
+
+
+def _init_worker(config: WorkerConfig) -> None:
+    global _worker  # noqa: PLW0603 - one verifier per worker process, built once
+    _worker = (build_verifier(config), config)
+
+
+def _chunk_entries(chunk: Chunk) -> list[dict[str, Any]]:
+    assert _worker is not None, "the worker was not initialized"
+    verifier, config = _worker
+    entries = []
+    for offset, item in enumerate(chunk.items):
+        number = chunk.first + offset
+        if chunk.lines:
+            entry = verify_line(
+                verifier, item, config.fields, details=config.details, number=number
+            )
+        else:
+            entry = verify_record(
+                verifier, item, config.fields, details=config.details, number=number
+            )
+        entries.append(entry)
+    return entries
+
+
+def _write_part(chunk: Chunk, path: str) -> int:
+    entries = _chunk_entries(chunk)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(dumps_entry(e) + "\n" for e in entries)
+    os.replace(tmp, path)
+    return len(chunk.items)
+
+
+# --- in the reading process ----------------------------------------------------------------------
+
+
+def part_name(chunk: Chunk) -> str:
+    """Part files sort in input order."""
+    return f"{chunk.shard:06d}-{chunk.index:08d}.jsonl"
+
+
+def parts_dir(output: Path) -> Path:
+    """Where the parts of OUTPUT are kept until they are assembled."""
+    return output.with_name(output.name + ".parts")
+
+
+def _prepare_parts(folder: Path, manifest: dict[str, Any], note: Callable[[str], None]) -> int:
+    """Keep the parts of the same job; start afresh otherwise. Returns the parts kept."""
+    path = folder / _MANIFEST
+    if folder.is_dir():
+        try:
+            same = json.loads(path.read_text("utf-8")) == manifest
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            note(f"{folder} was made from another input or other options: starting afresh")
+            shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for leftover in folder.glob("*.tmp-*"):  # a worker killed while writing
+        leftover.unlink(missing_ok=True)
+    path.write_text(json.dumps(manifest), "utf-8")
+    return sum(1 for _ in folder.glob("*.jsonl"))
+
+
+def _mp_context() -> Any:
+    # Not fork: the reading process may hold threads (the lookups' event loop, pyarrow's pool).
+    return multiprocessing.get_context("spawn")
+
+
+class Progress:
+    """A progress line on stderr (records/s, share of the input, ETA), when stderr is a TTY."""
+
+    def __init__(self, total_bytes: int, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.total = max(total_bytes, 1)
+        self.records = 0
+        self.started = time.monotonic()
+        self._shown = 0.0
+
+    def update(self, records: int, done_bytes: int, *, force: bool = False) -> None:
+        """Add ``records`` finished; ``done_bytes`` of the input are read."""
+        self.records += records
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._shown < 0.2:
+            return
+        self._shown = now
+        elapsed = max(now - self.started, 1e-6)
+        share = min(done_bytes / self.total, 1.0)
+        rate = self.records / elapsed
+        eta = elapsed * (1 - share) / share if share > 0 else 0.0
+        width = 24
+        bar = "#" * int(share * width) + "-" * (width - int(share * width))
+        minutes, seconds = divmod(int(eta), 60)
+        hours, minutes = divmod(minutes, 60)
+        import sys  # noqa: PLC0415
+
+        sys.stderr.write(
+            f"\r[{bar}] {share:6.1%}  {self.records:,} records  {rate:,.0f}/s  "
+            f"ETA {hours:d}:{minutes:02d}:{seconds:02d} "
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """End the progress line."""
+        if self.enabled:
+            import sys  # noqa: PLC0415
+
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def run_local(
+    shards: list[Shard],
+    config: WorkerConfig,
+    output: Path,
+    *,
+    workers: int,
+    batch_size: int,
+    progress: Progress,
+    note: Callable[[str], None],
+    options: dict[str, Any],
+) -> BatchSummary:
+    """Verify every shard into parts (skipping those written before), then assemble OUTPUT."""
+    started = time.monotonic()
+    folder = parts_dir(output)
+    manifest = {"version": 1, "input": signature(shards), "options": options}
+    kept = _prepare_parts(folder, manifest, note)
+    if kept:
+        note(f"resuming: {kept:,} parts of {output} were written before")
+    skipped = 0
+    done_before = 0
+
+    def chunks() -> Iterator[tuple[Chunk, int]]:
+        nonlocal done_before
+        for shard in shards:
+            for chunk in iter_chunks(shard, batch_size):
+                yield chunk, done_before + chunk.done_bytes
+            done_before += shard.size
+
+    if workers <= 1:
+        _init_worker(config)
+        for chunk, done in chunks():
+            target = folder / part_name(chunk)
+            if target.exists():
+                skipped += 1
+            else:
+                _write_part(chunk, str(target))
+            progress.update(len(chunk.items), done)
+    else:
+        pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_mp_context(),
+            initializer=_init_worker,
+            initargs=(config,),
+        )
+        pending: dict[Future[int], int] = {}
+        try:
+            for chunk, done in chunks():
+                target = folder / part_name(chunk)
+                if target.exists():
+                    skipped += 1
+                    progress.update(len(chunk.items), done)
+                    continue
+                while len(pending) >= 2 * workers:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        progress.update(future.result(), pending.pop(future))
+                pending[pool.submit(_write_part, chunk, str(target))] = done
+            for future in list(pending):
+                progress.update(future.result(), pending.pop(future))
+        except BrokenProcessPool:
+            written = sum(1 for _ in folder.glob("*.jsonl"))
+            msg = (
+                f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
+                f"{folder}: run the same command again to resume"
+            )
+            raise BatchInterruptedError(msg) from None
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    progress.update(0, done_before, force=True)
+    progress.close()
+
+    assembler = Assembler(output, details=config.details)
+    try:
+        for part in sorted(folder.glob("*.jsonl")):
+            shard = shards[int(part.name.split("-")[0])].name
+            for entry in read_entries(part):
+                assembler.add(entry, shard, int(entry.get("_n") or 0))
+        assembler.finish()
+    except BaseException:
+        assembler.abort()
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
+    stats = assembler.stats
+    return BatchSummary(
+        output=output,
+        errors_file=errors_path(output),
+        rows=stats.rows,
+        errors=stats.errors,
+        seconds=time.monotonic() - started,
+        skipped_parts=skipped,
+        stats=stats,
+    )
+
+
+# --- the notebook API ----------------------------------------------------------------------------
+
+
+def _api_row(entry: dict[str, Any], number: int, details: bool) -> dict[str, Any]:
+    columns = (*COLUMNS, "details") if details else COLUMNS
+    error = entry.get("_error")
+    if error is not None:
+        row = dict.fromkeys(columns)
+        row["id"] = error.get("id") or str(number)
+        row["error"] = error["reason"]
+        return row
+    row = {name: entry.get(name) for name in columns}
+    if row["id"] is None:
+        row["id"] = str(number)
+    row["error"] = None
+    return row
+
+
+def iter_verified(
+    records: Iterable[Any],
+    config: WorkerConfig,
+    *,
+    workers: int,
+    batch_size: int,
+) -> Iterator[dict[str, Any]]:
+    """Rows in input order; records are mappings (or JSON lines as str/bytes)."""
+
+    def chunks() -> Iterator[Chunk]:
+        items: list[Any] = []
+        first = 1
+        index = 0
+        for record in records:
+            items.append(record)
+            if len(items) == batch_size:
+                yield Chunk(0, index, "", False, first, items, 0)
+                first, index, items = first + len(items), index + 1, []
+        if items:
+            yield Chunk(0, index, "", False, first, items, 0)
+
+    def lines_as_records(chunk: Chunk) -> Chunk:
+        chunk.lines = bool(chunk.items) and isinstance(chunk.items[0], str | bytes)
+        return chunk
+
+    if workers <= 1:
+        _init_worker(config)
+        for chunk in chunks():
+            for entry in _chunk_entries(lines_as_records(chunk)):
+                if not entry.get("_blank"):
+                    yield _api_row(entry, entry["_n"], config.details)
+        return
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=_mp_context(), initializer=_init_worker, initargs=(config,)
+    ) as pool:
+        queue: collections.deque[Future[list[dict[str, Any]]]] = collections.deque()
+        for chunk in chunks():
+            queue.append(pool.submit(_chunk_entries, lines_as_records(chunk)))
+            while len(queue) > 2 * workers:
+                yield from _rows_of(queue.popleft().result(), config.details)
+        while queue:
+            yield from _rows_of(queue.popleft().result(), config.details)
+
+
+def _rows_of(entries: list[dict[str, Any]], details: bool) -> Iterator[dict[str, Any]]:
+    for entry in entries:
+        if not entry.get("_blank"):
+            yield _api_row(entry, entry["_n"], details)
+
+
+__all__ = ["BatchInterruptedError", "BatchSummary", "Progress", "format_id", "run_local"]
