@@ -1,0 +1,386 @@
+"""Grounding accuracy on the BEGIN benchmark (issue 16).
+
+Each BEGIN response is verified against its knowledge snippet (one context document, lookups off)
+and the scores are compared with the people's labels (1 = fully attributable, 0 = not):
+
+- ROC AUC of the answer's groundedness, of the claim confidence, of the lowest claim score, and of
+  ROUGE-1 recall (the anchor: the share of the response's words, counted with repeats, that the
+  snippet holds, clipped at the snippet's counts);
+- the verdict (``verified``: what ``unverified_action: block`` lets through) with the seed's
+  defaults: balanced accuracy, faithful responses blocked, unattributable ones let through;
+- thresholds (``min_context_overlap``, ``min_groundedness``, ``min_confidence``) chosen on the dev
+  subsets only, reported on ``begin-wow-test``.
+
+The data is ``../shared/datasets/begin-groundedness-4749.jsonl`` (SOURCES.md there); nothing reads
+``../shared/datasets/measure/``.
+
+Run: ``python -m uv run --frozen --all-extras python bench/bench_accuracy.py``
+(``--data FILE`` for another copy; ``--extensions JSON`` adds options under the policy's
+``extensions``, e.g. ``'{"strict_statistics": true}'``; ``--no-tune`` skips the threshold search;
+``--timing`` also times verify() per response, best of 3 passes, with the context cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citeverify import CitationVerifier
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "datasets" / "begin-groundedness-4749.jsonl"
+DEV = ("begin-wow-dev", "begin-cmu-dev", "begin-tc-dev")
+TEST = "begin-wow-test"
+
+#: Issue 16's figures for the whole file under the seed's defaults.
+ANCHORS = {
+    "auc_groundedness": 0.940,
+    "auc_rouge1": 0.940,
+    "auc_confidence": 0.84,
+    "balanced_accuracy": 0.820,
+    "faithful_blocked": (531, 1705),
+    "unattributable_passed": (145, 3044),
+    "overlap_rule_only_0.7": 0.862,
+}
+
+#: Lookups off: only the grounding decides (issue 16: "with the seed's defaults, lookups off").
+BASE_POLICY: dict[str, Any] = {"extensions": {"lookups": {"enabled": False}}}
+
+WORD = re.compile(r"[^\W_]+")
+GRID = [round(i * 0.05, 2) for i in range(21)]
+
+
+# --- metrics -------------------------------------------------------------------------------------
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float:
+    """ROC AUC by the Mann-Whitney U statistic: P(score of a positive > score of a negative).
+
+    Ties count one half (average ranks). ``labels`` are 1 (positive) or 0.
+
+    Raises:
+        ValueError: a class is missing, or the lengths differ.
+    """
+    if len(scores) != len(labels):
+        raise ValueError("scores and labels differ in length")
+    n_pos = sum(1 for y in labels if y == 1)
+    n_neg = len(labels) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise ValueError("both classes are needed for an AUC")
+    order = sorted(range(len(scores)), key=scores.__getitem__)
+    rank_sum = 0.0  # sum of the positives' ranks (1-based, ties averaged)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        average = (i + j) / 2 + 1
+        rank_sum += average * sum(1 for k in order[i : j + 1] if labels[k] == 1)
+        i = j + 1
+    u = rank_sum - n_pos * (n_pos + 1) / 2
+    return u / (n_pos * n_neg)
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """A verdict against the labels: positives are attributable responses, passed = verified."""
+
+    passed_pos: int
+    pos: int
+    passed_neg: int
+    neg: int
+
+    @classmethod
+    def of(cls, passed: Iterable[bool], labels: Iterable[int]) -> Confusion:
+        pp = p = pn = n = 0
+        for ok, y in zip(passed, labels, strict=True):
+            if y == 1:
+                p += 1
+                pp += ok
+            else:
+                n += 1
+                pn += ok
+        return cls(pp, p, pn, n)
+
+    @property
+    def blocked_pos(self) -> int:
+        return self.pos - self.passed_pos
+
+    @property
+    def balanced_accuracy(self) -> float:
+        """Mean of the pass rate of the attributable and the block rate of the others."""
+        tpr = self.passed_pos / self.pos if self.pos else 0.0
+        tnr = (self.neg - self.passed_neg) / self.neg if self.neg else 0.0
+        return (tpr + tnr) / 2
+
+    @property
+    def faithful_blocked(self) -> float:
+        return self.blocked_pos / self.pos if self.pos else 0.0
+
+    @property
+    def unattributable_passed(self) -> float:
+        return self.passed_neg / self.neg if self.neg else 0.0
+
+
+def balanced_accuracy(passed: Iterable[bool], labels: Iterable[int]) -> float:
+    """Balanced accuracy of a pass/block verdict (pass = predicted attributable)."""
+    return Confusion.of(passed, labels).balanced_accuracy
+
+
+def rouge1_recall(response: str, reference: str) -> float:
+    """Share of the response's words (with repeats) that the reference holds, clipped counts.
+
+    Casefolded ``[^\\W_]+`` words. An empty response scores 1.0 (nothing unsupported).
+    """
+    resp = Counter(WORD.findall(response.casefold()))
+    total = sum(resp.values())
+    if not total:
+        return 1.0
+    ref = Counter(WORD.findall(reference.casefold()))
+    return sum(min(c, ref[w]) for w, c in resp.items()) / total
+
+
+# --- scoring -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One response's scores under one policy."""
+
+    subset: str
+    label: int
+    groundedness: float
+    confidence: float
+    lowest_claim: float
+    claim_scores: tuple[float, ...]
+    claim_problems: bool  # a strict option failed some claim
+    verified: bool
+    rouge1: float
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def make_policy(extensions: dict[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    ext = {**BASE_POLICY["extensions"], **(extensions or {})}
+    return {**fields, "extensions": ext}
+
+
+def score(rows: Sequence[dict[str, Any]], policy: dict[str, Any]) -> list[Scored]:
+    verifier = CitationVerifier(policy)
+    out = []
+    for row in rows:
+        r = verifier.verify(row["response"], [row["context"]])
+        d = r.details
+        claims = [c for c in d.claims if c.groundedness is not None]
+        scores = tuple(c.groundedness for c in claims if c.groundedness is not None)
+        g = 1.0 if d.groundedness is None else d.groundedness  # an empty answer passes
+        out.append(
+            Scored(
+                subset=row["subset"],
+                label=int(row["label"]),
+                groundedness=g,
+                confidence=1.0 if d.claim_confidence is None else d.claim_confidence,
+                lowest_claim=min(scores, default=g),
+                claim_scores=scores,
+                claim_problems=any(c.problems for c in claims),
+                verified=bool(d.verified),
+                rouge1=rouge1_recall(row["response"], row["context"]),
+            )
+        )
+    return out
+
+
+def offline_verdict(s: Scored, overlap: float, groundedness: float, confidence: float) -> bool:
+    """The seed's step 7 for one document, no quotes decisive, lookups off.
+
+    Verified iff the answer overlap reaches ``overlap`` (which is then also the source evidence),
+    the share of claims at or above ``groundedness`` reaches ``confidence``, and no strict option
+    failed a claim. bench_accuracy checks it against the real verifier for the tuned thresholds.
+    """
+    if s.claim_problems or s.groundedness < overlap:
+        return False
+    if not s.claim_scores:
+        return True
+    passing = sum(1 for x in s.claim_scores if x >= groundedness)
+    return passing / len(s.claim_scores) >= confidence
+
+
+# --- report --------------------------------------------------------------------------------------
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
+
+
+def _row(name: str, items: list[Scored], passed: list[bool]) -> str:
+    labels = [s.label for s in items]
+    c = Confusion.of(passed, labels)
+    aucs = [
+        roc_auc([getattr(s, f) for s in items], labels)
+        for f in ("groundedness", "confidence", "lowest_claim", "rouge1")
+    ]
+    return (
+        f"{name:<15} {len(items):>5} "
+        + " ".join(f"{a:>6.3f}" for a in aucs)
+        + f" {c.balanced_accuracy:>6.3f} {_pct(c.blocked_pos, c.pos):>19}"
+        f" {_pct(c.passed_neg, c.neg):>19}"
+    )
+
+
+HEADER = (
+    f"{'subset':<15} {'n':>5} {'AUC g':>6} {'AUC cc':>6} {'AUC lo':>6} {'AUC R1':>6}"
+    f" {'BA':>6} {'faithful blocked':>19} {'unattr. passed':>19}"
+)
+
+
+def report(items: list[Scored], passed: list[bool], title: str) -> None:
+    print(title)
+    print(HEADER)
+    subsets = sorted({s.subset for s in items}, key=lambda x: (x not in DEV, x))
+    for name in subsets:
+        idx = [i for i, s in enumerate(items) if s.subset == name]
+        print(_row(name, [items[i] for i in idx], [passed[i] for i in idx]))
+    dev = [i for i, s in enumerate(items) if s.subset in DEV]
+    if dev:
+        print(_row("dev (pooled)", [items[i] for i in dev], [passed[i] for i in dev]))
+    print(_row("all", items, passed))
+
+
+def tune(
+    items: list[Scored], max_passed: float | None = None
+) -> tuple[float, float, float, Confusion]:
+    """Thresholds that maximize balanced accuracy on ``items`` (ties: the first in grid order).
+
+    With ``max_passed``, only thresholds letting through at most that share of unattributable
+    responses are considered.
+    """
+    labels = [s.label for s in items]
+    best: tuple[float, float, float, Confusion] | None = None
+    for g in GRID:
+        # claim confidence under this min_groundedness, once per response
+        conf = [
+            (sum(1 for x in s.claim_scores if x >= g) / len(s.claim_scores))
+            if s.claim_scores
+            else 1.0
+            for s in items
+        ]
+        for c in GRID:
+            conf_ok = [not s.claim_problems and k >= c for s, k in zip(items, conf, strict=True)]
+            for a in GRID:
+                passed = [ok and s.groundedness >= a for s, ok in zip(items, conf_ok, strict=True)]
+                m = Confusion.of(passed, labels)
+                if max_passed is not None and m.unattributable_passed > max_passed:
+                    continue
+                if best is None or m.balanced_accuracy > best[3].balanced_accuracy:
+                    best = (a, g, c, m)
+    assert best is not None
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--extensions", type=json.loads, default={}, help="JSON object")
+    parser.add_argument("--no-tune", action="store_true")
+    parser.add_argument("--timing", action="store_true")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"skipped: {args.data} is absent (the BEGIN copy of ../shared/datasets)")
+        return 0
+    rows = load(args.data)
+    ext = args.extensions
+    print(f"BEGIN: {len(rows)} responses from {args.data.name}; extensions: {json.dumps(ext)}")
+
+    items = score(rows, make_policy(ext))
+    passed = [s.verified for s in items]
+    report(
+        items,
+        passed,
+        "\n== the seed's defaults (min_groundedness 0.8, min_confidence 0.8, "
+        "min_context_overlap 0.7) ==",
+    )
+    all_c = Confusion.of(passed, [s.label for s in items])
+    print(
+        f"anchors (issue 16, all): AUC g {ANCHORS['auc_groundedness']:.3f}, AUC cc "
+        f"{ANCHORS['auc_confidence']:.2f}, AUC R1 {ANCHORS['auc_rouge1']:.3f}, BA "
+        f"{ANCHORS['balanced_accuracy']:.3f}, faithful blocked 531/1705, unattributable passed "
+        f"145/3044; here {all_c.blocked_pos}/{all_c.pos} and {all_c.passed_neg}/{all_c.neg}"
+    )
+    overlap_only = [s.groundedness >= 0.7 and not s.claim_problems for s in items]
+    print(
+        f"answer-overlap rule alone at 0.7 (all): BA "
+        f"{balanced_accuracy(overlap_only, [s.label for s in items]):.3f} "
+        f"(anchor {ANCHORS['overlap_rule_only_0.7']:.3f})"
+    )
+    mismatches = sum(1 for s in items if offline_verdict(s, 0.7, 0.8, 0.8) != s.verified)
+    print(f"offline verdict vs verify() at the defaults: {mismatches} differences")
+
+    if not args.no_tune:
+        dev = [s for s in items if s.subset in DEV]
+        test = [s for s in items if s.subset == TEST]
+        for label, cap in (("best balanced accuracy", None), ("unattributable passed <= 5%", 0.05)):
+            a, g, c, m = tune(dev, cap)
+            fields = {
+                "min_groundedness": g,
+                "min_confidence": c,
+                "rag_context": {"min_context_overlap": a},
+            }
+            tuned = score(rows, make_policy(ext, **fields))
+            tuned_passed = [s.verified for s in tuned]
+            report(
+                tuned,
+                tuned_passed,
+                f"\n== tuned on dev ({label}): min_context_overlap {a}, min_groundedness {g}, "
+                f"min_confidence {c}; dev BA {m.balanced_accuracy:.3f} ==",
+            )
+            off = sum(
+                1
+                for s, v in zip(items, tuned_passed, strict=True)
+                if offline_verdict(s, a, g, c) != v
+            )
+            t = Confusion.of(
+                [v for s, v in zip(tuned, tuned_passed, strict=True) if s.subset == TEST],
+                [s.label for s in test],
+            )
+            print(
+                f"{TEST}: BA {t.balanced_accuracy:.3f}, faithful blocked "
+                f"{_pct(t.blocked_pos, t.pos)}, unattributable passed {_pct(t.passed_neg, t.neg)}"
+                f"; offline verdict vs verify(): {off} differences"
+            )
+
+    if args.timing:
+        verifier = CitationVerifier(make_policy(ext), context_cache=True)
+        pairs = [(r["response"], [r["context"]]) for r in rows]
+        for ans, docs in pairs:  # fill the cache
+            verifier.verify(ans, docs)
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for ans, docs in pairs:
+                verifier.verify(ans, docs)
+            best = min(best, time.perf_counter() - t0)
+        cold = CitationVerifier(make_policy(ext))
+        t0 = time.perf_counter()
+        for ans, docs in pairs:
+            cold.verify(ans, docs)
+        t_cold = time.perf_counter() - t0
+        print(
+            f"\nverify() per response: {best / len(pairs) * 1e6:.0f} us with a warm context "
+            f"cache (best of 3), {t_cold / len(pairs) * 1e6:.0f} us uncached"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
