@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,7 +202,9 @@ def run_ray(
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         ray.init(logging_level=logging.WARNING, log_to_driver=False)
     try:
-        context = ray.data.DataContext.get_current()
+        with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context = ray.data.DataContext.get_current()
         context.execution_options.preserve_order = True  # rows in input order
         context.enable_progress_bars = progress
         if kind == "parquet":
@@ -220,7 +223,9 @@ def run_ray(
             fn_constructor_kwargs={"config": config, "names": names},
             batch_size=batch_size,
             batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(size=workers),
+            # From one actor up to ``workers``: a fixed pool of one CPU per actor that takes
+            # every CPU starves the listing and reading tasks (a deadlock on a small cluster).
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
             num_cpus=1,
         )
         assembler = Assembler(output, details=config.details)

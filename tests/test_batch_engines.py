@@ -1,0 +1,149 @@
+"""The engines of ``citeverify batch`` agree (issue 15).
+
+- A local Ray instance (one per module: Ray starts slowly) writes byte for byte the OUTPUT of the
+  single-process run, for JSONL shards (plain and gzip, with blank and broken lines), CSV and
+  Parquet.
+- A worker process killed mid-run loses nothing: the run stops with one error line, and the same
+  command again resumes and writes every row once, in order.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from citeverify.batch import run_batch
+
+from .test_batch import make_records, rows_of, write_csv, write_jsonl, write_parquet
+
+RECORDS = make_records(90, seed=11)
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[Any]:
+    # Under `uv run`, Ray would package the working folder and rebuild the project's environment
+    # for its workers; the local instance uses this interpreter as it is. Set before the import.
+    saved = {k: os.environ.get(k) for k in ("RAY_ENABLE_UV_RUN_RUNTIME_ENV",)}
+    os.environ["RAY_ENABLE_UV_RUN_RUNTIME_ENV"] = "0"
+    ray = pytest.importorskip("ray")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _node_ip_address="127.0.0.1",
+        log_to_driver=False,
+        configure_logging=False,
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def both_engines(source: Path, folder: Path, ray: Any, **options: Any) -> tuple[Path, Path]:
+    local = folder / "local.jsonl"
+    on_ray = folder / "ray.jsonl"
+    run_batch(source, local, workers=1, batch_size=20, **options)
+    summary = run_batch(source, on_ray, engine="ray", workers=2, batch_size=20, **options)
+    assert ray.is_initialized()  # it used the running instance, and left it running
+    assert summary.rows + summary.errors > 0
+    return local, on_ray
+
+
+def test_ray_writes_the_same_bytes_for_jsonl_shards(tmp_path: Path, ray_instance: Any) -> None:
+    shards = tmp_path / "in"
+    shards.mkdir()
+    write_jsonl(shards / "a.jsonl", [*RECORDS[:40], "{broken", {"answer": "No id."}], extra="\n")
+    write_jsonl(shards / "b.jsonl.gz", RECORDS[40:])
+    local, on_ray = both_engines(shards, tmp_path, ray_instance, details=True)
+    assert on_ray.read_bytes() == local.read_bytes()
+    errors = Path(f"{on_ray}.errors.jsonl")
+    assert errors.read_bytes() == Path(f"{local}.errors.jsonl").read_bytes()
+    assert [e["source"] for e in rows_of(errors)] == ["a.jsonl:41"]
+    assert rows_of(on_ray)[40]["id"] == "a.jsonl:42"  # no id: its place
+    assert len(rows_of(on_ray)) == 91
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_ray_writes_the_same_bytes_for_csv_and_parquet(
+    tmp_path: Path, ray_instance: Any, fmt: str
+) -> None:
+    source = tmp_path / f"in.{fmt}"
+    (write_csv if fmt == "csv" else write_parquet)(source, RECORDS)
+    local, on_ray = both_engines(source, tmp_path, ray_instance)
+    assert on_ray.read_bytes() == local.read_bytes()
+    assert [r["id"] for r in rows_of(on_ray)] == [r["id"] for r in RECORDS]
+
+
+def test_ray_parquet_output(tmp_path: Path, ray_instance: Any) -> None:
+    source = write_jsonl(tmp_path / "in.jsonl", RECORDS[:30])
+    run_batch(source, tmp_path / "local.parquet", workers=1)
+    run_batch(source, tmp_path / "ray.parquet", engine="ray", workers=2)
+    assert rows_of(tmp_path / "ray.parquet") == rows_of(tmp_path / "local.parquet")
+
+
+# --- a worker killed mid-run ---------------------------------------------------------------------
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The pool's worker processes (spawned children), not the resource tracker."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline:
+                found.append(int(child))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
+def test_a_killed_worker_loses_and_duplicates_no_row_on_the_rerun(tmp_path: Path) -> None:
+    records = make_records(3000, seed=5, docs=6)
+    source = write_jsonl(tmp_path / "in.jsonl", records)
+    reference = tmp_path / "reference.jsonl"
+    run_batch(source, reference, workers=1, batch_size=50)
+
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
+    command += ["--workers", "2", "--batch-size", "50"]
+    parts = tmp_path / "out.jsonl.parts"
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and run.poll() is None:
+        workers = _workers_of(run.pid)
+        if len(workers) == 2 and parts.is_dir() and any(parts.glob("*.jsonl")):
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.02)
+    _stdout, stderr = run.communicate(timeout=120)
+    assert killed is not None, f"the run ended before a worker could be killed: {stderr}"
+    assert run.returncode == 2, stderr
+    assert "a worker process died" in stderr and "run the same command again" in stderr
+    assert len(stderr.strip().splitlines()) == 1
+    written = len(list(parts.glob("*.jsonl")))
+    assert 0 < written < 60  # some parts, not all
+    assert not out.exists()
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming: {written:,} parts" in again.stderr
+    assert out.read_bytes() == reference.read_bytes()
+    ids = [r["id"] for r in rows_of(out)]
+    assert ids == [r["id"] for r in records]  # every row once, in order
+    assert not parts.exists()
