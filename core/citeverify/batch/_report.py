@@ -186,12 +186,12 @@ def report_html(summary: BatchSummary, *, source: str = "") -> str:
         + _table(["reason", "records"], s.error_reasons.most_common(10), {1})
         + f"<p class='sub'>listed in {html.escape(summary.errors_file.name)}</p></section>",
     ]
-    title = f"citeverify batch report: {source or summary.output.name}"
+    title = f"citeverify batch report: {Path(source).name if source else summary.output.name}"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body><main>"
-        f"<h1>{html.escape(title)}</h1><p class='sub'>{html.escape(str(summary.output))}, "
+        f"<h1>{html.escape(title)}</h1><p class='sub'>{html.escape(summary.output.name)}, "
         f"{generated}, {summary.seconds:,.1f} s</p>"
         f'<div class="grid">{"".join(sections)}</div></main></body></html>'
     )
