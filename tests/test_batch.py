@@ -323,3 +323,18 @@ def test_cli_batch_errors_are_one_line_and_exit_2(
     lines = done.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("citeverify: error:"), done.output
     assert message in lines[0]
+
+
+def test_the_progress_bar_shows_rate_share_and_eta(capsys: pytest.CaptureFixture[str]) -> None:
+    from citeverify.batch._local import Progress
+
+    bar = Progress(1000, enabled=True)
+    bar.update(100, 250, force=True)
+    bar.close()
+    shown = capsys.readouterr().err
+    assert shown.startswith("\r[######") and shown.endswith("\n")
+    assert " 25.0%" in shown and "100 records" in shown and "/s" in shown and "ETA 0:" in shown
+    quiet = Progress(1000, enabled=False)
+    quiet.update(100, 250, force=True)
+    quiet.close()
+    assert capsys.readouterr().err == ""

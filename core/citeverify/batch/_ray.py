@@ -200,6 +200,7 @@ def run_ray(
         # Started here, the instance is local: its workers use this interpreter as it is (Ray
         # would otherwise rebuild the environment of a `uv run` in every worker).
         os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
         ray.init(logging_level=logging.WARNING, log_to_driver=False)
     try:
         with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
