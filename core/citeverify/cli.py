@@ -427,9 +427,24 @@ def _references(file: Path, text: str) -> tuple[list[tuple[int, str]], list[tupl
 @_one_line_errors
 def refs(
     file: Annotated[
-        Path, typer.Argument(help="References, one per line (or a .bib file); - for stdin.")
-    ],
+        Path | None,
+        typer.Argument(help="References, one per line (or a .bib file); - for stdin."),
+    ] = None,
     index: Annotated[Path, typer.Option(help="The local index file.")] = DEFAULT_INDEX,
+    batch_input: Annotated[
+        Path | None,
+        typer.Option(
+            "--batch",
+            help="Many references (a text file, one a line, or JSONL with 'reference'; .gz too) "
+            "against the local index, to -o OUTPUT (.jsonl or .parquet), in a process pool.",
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="With --batch: the rows to write.")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, help="With --batch: processes (default: the cores).")
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the full results as JSON.")
     ] = False,
@@ -460,6 +475,18 @@ def refs(
     Lines that are not references (headings, rules, page numbers) are skipped and listed. Exit 0
     when every reference is verified, 1 otherwise, 2 on bad input.
     """
+    if batch_input is not None:
+        if file is not None or output is None or server is not None or source:
+            _fail("use --batch INPUT -o OUTPUT (with --index), without FILE, --server or --source")
+        from citeverify.batch import default_workers  # noqa: PLC0415
+        from citeverify.batch._refs import run_refs_batch  # noqa: PLC0415
+
+        done = run_refs_batch(batch_input, output, index, workers=workers or default_workers())
+        counts = ", ".join(f"{n:,} {status}" for status, n in sorted(done.statuses.items()))
+        typer.echo(f"{done.output}: {done.rows:,} references ({counts}) in {done.seconds:.1f} s")
+        return
+    if file is None:
+        _fail("give FILE (references, one per line), or --batch INPUT -o OUTPUT")
     from citeverify.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
 
     text = _read_text(file)
