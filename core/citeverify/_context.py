@@ -20,6 +20,7 @@ from citeverify._errors import InputError
 from citeverify._text import (
     ASCII_SPACES,
     CHUNK_CHARS,
+    WordMatcher,
     iter_text_chunks,
     match_normalize,
     normalize_with_offsets,
@@ -114,7 +115,7 @@ class ContextDocument:
     The normalized text used for quote matching is built only when a quote asks for it.
     """
 
-    __slots__ = ("_map_ends", "_match_text", "_space_runs", "text", "words")
+    __slots__ = ("_keys", "_map_ends", "_match_text", "_space_runs", "text", "words")
 
     def __init__(self, text: str, *, index: bool = False) -> None:
         self.text = text
@@ -127,6 +128,7 @@ class ContextDocument:
         self._match_text: str | None = None
         self._map_ends: tuple[list[int], list[int]] | None = None
         self._space_runs: tuple[list[int], list[int]] | None = None
+        self._keys: dict[WordMatcher, frozenset[str]] | None = None
 
     def hits(self, answer_words: set[str]) -> set[str]:
         """The answer words that this document contains."""
@@ -135,6 +137,25 @@ class ContextDocument:
         found: set[str] = set()
         for _, chunk in iter_text_chunks(self.text):
             found |= answer_words.intersection(words(chunk))
+        return found
+
+    def key_hits(self, answer_keys: set[str], matcher: WordMatcher) -> set[str]:
+        """The answer's compared words (stems, numbers by value) that this document holds.
+
+        An indexed document (in the context cache) keeps its compared words per matcher, so each
+        of its words is stemmed once (issue 16); otherwise one streaming pass, as :meth:`hits`.
+        """
+        if self.words is not None:
+            if self._keys is None or matcher not in self._keys:
+                if matcher.numbers:  # numbers change the tokens: one more pass over the text
+                    keys = frozenset(matcher.document_keys(self.text))
+                else:
+                    keys = frozenset(matcher.keys(list(self.words)))
+                self._keys = {**(self._keys or {}), matcher: keys}
+            return answer_keys & self._keys[matcher]
+        found: set[str] = set()
+        for _, chunk in iter_text_chunks(self.text):
+            found |= answer_keys.intersection(matcher.keys(list(matcher.token_set(chunk))))
         return found
 
     @property
@@ -413,12 +434,19 @@ _ASCII_WORD_BYTES = bytes(
 )
 
 
-def document_hits(docs: Sequence[ContextDocument], answer_words: set[str]) -> list[set[str]]:
+def document_hits(
+    docs: Sequence[ContextDocument], answer_words: set[str], matcher: WordMatcher | None = None
+) -> list[set[str]]:
     """For each document, the answer words it contains (``[d.hits(answer_words) for d in docs]``).
+
+    With a ``matcher`` that is not exact, ``answer_words`` are compared words (stems, numbers by
+    value) and so are the results.
 
     Hot path: with many small documents the per-document overhead is most of the work
     (issue 14: 10,000 documents of 1 KB).
     """
+    if matcher is not None and not matcher.exact:
+        return [d.key_hits(answer_words, matcher) for d in docs]
     if len(docs) <= 16:  # encoding the answer's words costs more than it saves
         return [d.hits(answer_words) for d in docs]
     encoded = {w.encode("ascii"): w for w in answer_words if w.isascii()}

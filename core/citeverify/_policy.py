@@ -12,9 +12,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from citeverify._errors import PolicyError
+from citeverify._text import STEM_LANGUAGES, STOPWORDS, WordMatcher
 
 __all__ = [
     "CitationType",
@@ -171,7 +179,58 @@ class Extensions(_Strict):
     strict_statistics: bool = Field(
         default=False, description="A number not found in the context fails the answer."
     )
+    words: Literal["exact", "stem"] = Field(
+        default="exact",
+        description="exact: compare words as written (the seed); stem: compare their Snowball "
+        "stems in `language`, so that 'opens', 'opened' and 'open' match (needs PyStemmer, the "
+        "`stem` extra).",
+    )
+    stopwords: Literal["count", "ignore"] = Field(
+        default="count",
+        description="count: every word counts (the seed); ignore: the function words of "
+        "`language` (articles, auxiliaries, prepositions, conjunctions, third-person pronouns; "
+        "never negations) count neither for nor against a claim.",
+    )
+    numbers: Literal["words", "value"] = Field(
+        default="words",
+        description="words: the digits of a number are words (the seed: '4,000' is '4' and "
+        "'000'); value: a written number is one word compared by value ('4,000' = '4000', "
+        "'4.5' is not '4'), and with strict_statistics a claim whose number is not in the "
+        "context fails.",
+    )
+    language: str = Field(
+        default="english",
+        description="Language of the stemmer and the stop words (Snowball names: english, "
+        "german, french, spanish, ...; stop words for english, german, french and spanish).",
+    )
     lookups: LookupSettings = Field(default_factory=LookupSettings)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if value not in STEM_LANGUAGES:
+            msg = f"unknown language {value!r} (one of: {', '.join(STEM_LANGUAGES)})"
+            raise ValueError(msg)
+        return value
+
+    @model_validator(mode="after")
+    def _check_language(self) -> Self:
+        if self.stopwords == "ignore" and self.language not in STOPWORDS:
+            msg = (
+                f"stopwords: ignore has no stop word list for {self.language!r} "
+                f"(one of: {', '.join(STOPWORDS)})"
+            )
+            raise ValueError(msg)
+        return self
+
+    def matcher(self) -> WordMatcher:
+        """How claims' words are compared with the context under these options."""
+        return WordMatcher(
+            stem=self.words == "stem",
+            stopwords=self.stopwords == "ignore",
+            numbers=self.numbers == "value",
+            language=self.language,
+        )
 
 
 class PolicyConfig(_Strict):

@@ -53,6 +53,7 @@ from citeverify._text import (
     Piece,
     QuoteSpan,
     find_quotes,
+    is_number_key,
     match_normalize,
     split_claims,
     trim_outer_punctuation,
@@ -114,6 +115,8 @@ class _Analysis:
     docs: list[ContextDocument]
     context_numbers: NumberIndex | None
     targets: list[Target | None]
+    #: (claim start, number) for each number of a claim that no document holds (numbers: value).
+    missing_numbers: list[tuple[int, str]] = dataclasses.field(default_factory=list)
 
 
 class CitationVerifier:
@@ -163,6 +166,8 @@ class CitationVerifier:
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise InputError(msg, path="context_cache")
         self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
+        self._matcher = (self.policy, self.policy.extensions.matcher())
+        self._matcher[1].prepare()
 
     def verify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
@@ -214,11 +219,25 @@ class CitationVerifier:
         claim_markers = _markers_by_claim(pieces, markers)
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the seed, which has no markers; docs/semantics.md).
-        claim_words = [
-            list(dict.fromkeys(words(_without_markers(p, m))))
-            for p, m in zip(pieces, claim_markers, strict=True)
-        ]
+        if self._matcher[0] is not policy:  # the policy attribute was replaced
+            self._matcher = (policy, policy.extensions.matcher())
+        matcher = self._matcher[1]
+        written: list[dict[str, str] | None] | None = None
+        if matcher.exact:  # the seed's words
+            claim_words = [
+                list(dict.fromkeys(words(_without_markers(p, m))))
+                for p, m in zip(pieces, claim_markers, strict=True)
+            ]
+        else:  # compared words (stems, no stop words, numbers by value: issue 16)
+            compared = [
+                matcher.claim(_without_markers(p, m))
+                for p, m in zip(pieces, claim_markers, strict=True)
+            ]
+            claim_words = [keys for keys, _ in compared]
+            written = [w for keys, w in compared if keys]
         pieces, claim_markers, claim_words = _drop_marker_only(pieces, claim_markers, claim_words)
+        if written is None:
+            written = [None] * len(pieces)
         # The answer's words are the union of its claims' words: claims are cut only at
         # terminators and line breaks, which are neither words nor changed by NFKC, and pieces
         # without words hold none. Saves a second tokenization of the answer.
@@ -232,14 +251,22 @@ class CitationVerifier:
         if context_checked and not empty:
             # Only the answer's words matter: one pass per document, then every claim is scored
             # against these small sets, never against the context again.
-            hits = document_hits(docs, answer_words)
+            hits = document_hits(docs, answer_words, matcher)
             supported = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
         best = _BestDocuments(hits)
         claims = [
-            _score_claim(p, cw, hits, supported, m, best, len(texts), policy.min_groundedness)
-            for p, cw, m in zip(pieces, claim_words, claim_markers, strict=True)
+            _score_claim(p, cw, hits, supported, m, best, len(texts), policy.min_groundedness, w)
+            for p, cw, m, w in zip(pieces, claim_words, claim_markers, written, strict=True)
         ]
+        missing_numbers: list[tuple[int, str]] = []
+        if matcher.numbers and hits:
+            missing_numbers = [
+                (c.span[0], k)
+                for c, cw in zip(claims, claim_words, strict=True)
+                for k in cw
+                if k not in supported and is_number_key(k)
+            ]
 
         quotes: list[QuoteResult] = []
         if "quote" in policy.extract_patterns:
@@ -267,6 +294,7 @@ class CitationVerifier:
             docs=docs,
             context_numbers=context_numbers,
             targets=[lookup_target(f, policy) for f in found],
+            missing_numbers=missing_numbers,
         )
 
     # --- steps 5-9: check, decide and act ---------------------------------------------------------
@@ -290,7 +318,7 @@ class CitationVerifier:
                 )
             )
         citations.sort(key=lambda c: c.span)
-        claims = _apply_strict(a.claims, a.quotes, citations, policy)
+        claims = _apply_strict(a.claims, a.quotes, citations, policy, a.missing_numbers)
 
         min_overlap = policy.effective_min_context_overlap
         scored = [c for c in claims if c.verified is not None]
@@ -644,6 +672,7 @@ def _score_claim(
     best_documents: _BestDocuments,
     document_count: int,
     min_groundedness: float,
+    written: dict[str, str] | None = None,
 ) -> ClaimResult:
     # Hot path (benchmark if changing): set operations only, no rescans of the context.
     n = len(claim_words)
@@ -661,6 +690,7 @@ def _score_claim(
             cited_documents=cited,
         )
     missing = [w for w in claim_words if w not in supported]
+    shown = [written[w] for w in missing] if written is not None else missing  # stems: as written
     best, best_count = best_documents(claim_words) if len(missing) < n else (None, 0)
     score = (n - len(missing)) / n
     cited_score: float | None = None
@@ -676,7 +706,7 @@ def _score_claim(
         groundedness=score,
         verified=score >= min_groundedness,
         word_count=n,
-        missing_words=missing,
+        missing_words=shown,
         best_document=best,
         best_document_groundedness=best_count / n if best is not None else None,
         cited_documents=cited,
@@ -786,8 +816,13 @@ def _apply_strict(
     quotes: list[QuoteResult],
     citations: list[Citation],
     policy: PolicyConfig,
+    missing_numbers: list[tuple[int, str]] | None = None,
 ) -> list[ClaimResult]:
-    """Attach the strict_quotes / strict_statistics failures to the claims that carry them."""
+    """Attach the strict_quotes / strict_statistics failures to the claims that carry them.
+
+    With ``numbers: value``, strict_statistics also fails a claim for a number that no document
+    holds (``missing_numbers``), unless a statistic of that claim failed already.
+    """
     ext = policy.extensions
     failing: list[tuple[int, str]] = []
     if ext.strict_quotes:
@@ -800,7 +835,7 @@ def _apply_strict(
             if q.matched is False
         ]
     if ext.strict_statistics:
-        failing += [
+        statistics = [
             (
                 c.span[0],
                 f"strict_statistics: the {c.kind.replace('_', ' ')} at {c.span[0]}-{c.span[1]} "
@@ -809,6 +844,14 @@ def _apply_strict(
             for c in citations
             if c.type == "statistic" and c.verified is False
         ]
+        failing += statistics
+        if missing_numbers:  # claim starts: a claim with a failed statistic says it once
+            failed = {claim.span[0] for pos, _ in statistics if (claim := _claim_at(claims, pos))}
+            failing += [
+                (pos, f"strict_statistics: the number {number} is not in the context")
+                for pos, number in missing_numbers
+                if pos not in failed
+            ]
     if not failing:
         return claims
     problems: dict[int, list[str]] = {}
