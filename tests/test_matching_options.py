@@ -212,6 +212,13 @@ def test_unknown_values_are_policy_errors():
     PolicyConfig.model_validate({"extensions": {"words": "stem", "language": "russian"}})
 
 
+def test_a_language_the_installed_stemmer_lacks_is_a_policy_error():
+    from citeverify._text import _Stems
+
+    with pytest.raises(PolicyError, match="no 'klingon' stemmer"):
+        _Stems("klingon")
+
+
 def test_adapter_keywords_reach_the_extensions():
     policy = policy_with_options(None, {"words": "stem", "stopwords": "ignore"})
     assert policy.extensions.matcher() == WordMatcher(stem=True, stopwords=True)

@@ -565,7 +565,13 @@ class _Stems:
 
             msg = "extensions.words: stem needs PyStemmer: pip install 'citeverify-core[stem]'"
             raise PolicyError(msg, path="extensions.words") from None
-        self._stemmer = Stemmer.Stemmer(language)
+        try:
+            self._stemmer = Stemmer.Stemmer(language)
+        except KeyError:  # an older PyStemmer without this language
+            from citeverify._errors import PolicyError  # noqa: PLC0415
+
+            msg = f"extensions.language: the installed PyStemmer has no {language!r} stemmer"
+            raise PolicyError(msg, path="extensions.language") from None
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()  # a PyStemmer object is not thread-safe
 
