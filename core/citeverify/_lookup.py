@@ -267,6 +267,24 @@ class LookupCache:
 
 
 def _open_cache(path: str | Path) -> sqlite3.Connection:
+    # Several processes opening one new cache at once (citeverify batch's workers) race to switch
+    # it to WAL; SQLite answers "database is locked" at once for that, without its busy handler.
+    # The loser waits and tries again.
+    import time  # noqa: PLC0415 - only opening a cache needs it
+
+    for attempt in range(50):
+        try:
+            return _open_cache_once(path)
+        except _CacheLocked:
+            time.sleep(0.05 * (1 + attempt % 4))
+    return _open_cache_once(path, last=True)
+
+
+class _CacheLocked(Exception):
+    """Another process holds the new cache's lock while it sets it up."""
+
+
+def _open_cache_once(path: str | Path, *, last: bool = False) -> sqlite3.Connection:
     db: sqlite3.Connection | None = None
     try:
         db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -279,6 +297,8 @@ def _open_cache(path: str | Path) -> sqlite3.Connection:
     except (sqlite3.Error, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate
         if db is not None:
             db.close()
+        if not last and "locked" in str(exc):
+            raise _CacheLocked from None
         msg = (
             f"cannot use {str(path)!r} as the lookup cache ({exc}): give cache_path a new file "
             "or one that citeverify created"
