@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,9 @@ from citeverify.batch import run_batch
 from citeverify.batch._report import report_html
 
 from .test_batch import make_records, write_jsonl
-from .test_web import CHROMIUM, CHROMIUM_ARGS, UNAVAILABLE
+from .test_web import browser  # the module's Chromium (skips, or fails under CI, without it)
+
+__all__ = ["browser"]
 
 
 @pytest.fixture(scope="module")
@@ -75,22 +76,6 @@ def test_report_html_escapes_what_the_answers_hold(tmp_path: Path) -> None:
     page = report_html(summary)
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "<b>x</b>" not in page
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(UNAVAILABLE, pytrace=False)
-        pytest.skip(UNAVAILABLE)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 def test_the_charts_render_in_chromium(report: Path, browser: Any, tmp_path: Path) -> None:
