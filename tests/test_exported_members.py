@@ -46,6 +46,10 @@ def test_errors_form_one_tree():
 
 
 ADAPTERS = {
+    "citeverify.batch": {
+        "CITATION_STATUSES", "COLUMNS", "BatchInterruptedError", "BatchSummary", "Fields",
+        "default_workers", "errors_path", "run_batch", "verify_records", "verify_table",
+    },
     "citeverify.gateway": {
         "CONTROL_NAME", "GatewayDecision", "extract_answer", "extract_answers", "extract_context",
         "verify_exchange",
