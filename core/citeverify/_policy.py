@@ -28,6 +28,7 @@ __all__ = [
     "CitationType",
     "LookupSettings",
     "PolicyConfig",
+    "SemanticSettings",
     "load_policy_pack",
     "policy_with_options",
 ]
@@ -164,6 +165,51 @@ class LookupSettings(_Strict):
     )
 
 
+class SemanticSettings(_Strict):
+    """``extensions.semantic``: the semantic tier (issue 16), used when a scorer is given.
+
+    The tier is off unless ``CitationVerifier(..., semantic=scorer)`` receives a scorer: a policy
+    file cannot name code. These options bound what the scorer is given and how its score is read.
+    """
+
+    min_score: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="A claim that fails on words passes when the scorer gives it this or more "
+        "(for embeddings: the cosine similarity to its best passage; for an NLI scorer: the "
+        "entailment probability). Model-dependent: choose it on labelled data of your own.",
+    )
+    max_claims: int = Field(
+        default=32,
+        ge=1,
+        le=1000,
+        description="Failing claims of one answer sent to the scorer at most (in answer order); "
+        "the others keep their word verdict and the notes say so.",
+    )
+    max_passages: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Passages (the best-matching document, or its best-matching sentences when "
+        "it is longer than max_passage_chars) given with each claim.",
+    )
+    max_passage_chars: int = Field(
+        default=2000,
+        ge=100,
+        le=20_000,
+        description="Longest passage, in characters (longer sentences are cut); a claim longer "
+        "than this is not sent (a part of a claim cannot vouch for all of it).",
+    )
+    timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Seconds for all the scorer calls of one answer; past it, the claims keep "
+        "their word verdict.",
+    )
+
+
 class Extensions(_Strict):
     """Options of citeverify that the seed does not have (``extensions``)."""
 
@@ -204,6 +250,7 @@ class Extensions(_Strict):
         "german, french, spanish, ...; stop words for english, german, french and spanish).",
     )
     lookups: LookupSettings = Field(default_factory=LookupSettings)
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
 
     @field_validator("language")
     @classmethod

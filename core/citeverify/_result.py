@@ -33,7 +33,9 @@ class ClaimResult(_Frozen):
         "context was not checked."
     )
     verified: bool | None = Field(
-        description="groundedness >= min_groundedness; null when the context was not checked."
+        description="groundedness >= min_groundedness, or with the semantic tier semantic_score "
+        ">= extensions.semantic.min_score; false when a strict option fails the claim; null when "
+        "the context was not checked."
     )
     word_count: int = Field(description="Unique words in the claim.")
     missing_words: list[str] = Field(
@@ -62,6 +64,17 @@ class ClaimResult(_Frozen):
     problems: list[str] = Field(
         default_factory=list,
         description="Why a strict option (strict_quotes, strict_statistics) fails this claim.",
+    )
+    tier: Literal["words", "semantic"] = Field(
+        default="words",
+        description="Which tier decided the claim: words (word overlap, the seed), or semantic "
+        "(the claim failed on words and the semantic scorer's score decided). Only in the JSON "
+        "when a semantic scorer is configured.",
+    )
+    semantic_score: float | None = Field(
+        default=None,
+        description="The semantic scorer's score in [0, 1] when the semantic tier scored the "
+        "claim; null otherwise (no scorer, the claim passed on words, or the scorer failed).",
     )
 
 

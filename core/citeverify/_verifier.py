@@ -63,6 +63,8 @@ from citeverify._text import (
 if TYPE_CHECKING:
     import httpx
 
+    from citeverify._semantic import Passages, SemanticTier
+
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
 
 #: Longest answer accepted, in characters. Far above any model's output; it stops a caller from
@@ -117,6 +119,17 @@ class _Analysis:
     targets: list[Target | None]
     #: (claim start, number) for each number of a claim that no document holds (numbers: value).
     missing_numbers: list[tuple[int, str]] = dataclasses.field(default_factory=list)
+    #: Each claim's compared words, the documents' hits and their union (the semantic tier's
+    #: passages and overlap).
+    claim_words: list[list[str]] = dataclasses.field(default_factory=list)
+    hits: list[set[str]] = dataclasses.field(default_factory=list)
+    supported: set[str] = dataclasses.field(default_factory=set)
+    #: The answer overlap the verdict uses when the semantic tier ran: the words of the claims it
+    #: supports count as supported (None: the word groundedness).
+    overlap: float | None = None
+    #: Whether the semantic tier ran, and what it had to say (result.notes).
+    semantic: bool = False
+    semantic_notes: list[str] = dataclasses.field(default_factory=list)
 
 
 class CitationVerifier:
@@ -137,6 +150,13 @@ class CitationVerifier:
             (``original_answer``, the removed claims' texts and missing words, the citations
             inside them). Off by default: a redacted result carries only the spans and scores of
             what it removed, so that passing it on does not hand back the removed text.
+        semantic: The semantic tier (issue 16; off when None): a claim that fails on words gets
+            a second score from this scorer and passes at ``extensions.semantic.min_score``. A
+            callable ``(claim, passages) -> score in [0, 1]`` (sync or async; an NLI
+            cross-encoder fits), a LangChain ``Embeddings``, a LlamaIndex embedding model, or a
+            sentence-transformers model (cosine similarity to the best passage). Each claim's
+            ``tier`` says which tier decided it; scorer failures never pass a claim
+            (docs/semantics.md).
 
     Example:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
@@ -152,9 +172,15 @@ class CitationVerifier:
         client: httpx.AsyncClient | None = None,
         lookup_cache: LookupCache | None = None,
         include_original: bool = False,
+        semantic: Any = None,
     ) -> None:
         self.policy = resolve_policy(policy)
         self.include_original = include_original
+        self.semantic: SemanticTier | None = None
+        if semantic is not None:
+            from citeverify._semantic import SemanticTier  # noqa: PLC0415 - asyncio, only here
+
+            self.semantic = SemanticTier(semantic)
         if context_cache is True:
             self.context_cache: ContextCache | None = ContextCache()
         elif context_cache is False or context_cache is None:
@@ -182,8 +208,14 @@ class CitationVerifier:
         """
         analysis = self._analyze(answer, context_documents)
         targets = [t for t in analysis.targets if t is not None]
-        records = run_sync(self.lookups.run(targets)) if targets else []
-        return self._decide(analysis, records)
+        requests, notes = self._semantic_requests(analysis)
+        if requests:
+            records, analysis = run_sync(self._io(analysis, targets, requests, notes))
+        else:
+            records = run_sync(self.lookups.run(targets)) if targets else []
+            if self.semantic is not None:
+                analysis = _apply_semantic(analysis, {}, 1.0)
+        return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
 
     async def averify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
@@ -191,8 +223,76 @@ class CitationVerifier:
         """Async form of :meth:`verify`: the lookups of the answer run concurrently."""
         analysis = self._analyze(answer, context_documents)
         targets = [t for t in analysis.targets if t is not None]
-        records = await self.lookups.run(targets) if targets else []
-        return self._decide(analysis, records)
+        requests, notes = self._semantic_requests(analysis)
+        if requests:
+            records, analysis = await self._io(analysis, targets, requests, notes)
+        else:
+            records = await self.lookups.run(targets) if targets else []
+            if self.semantic is not None:
+                analysis = _apply_semantic(analysis, {}, 1.0)
+        return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
+
+    # --- the semantic tier (issue 16) -----------------------------------------------------------
+
+    def _semantic_requests(self, a: _Analysis) -> tuple[list[Passages], list[str]]:
+        """The claims that failed on words, with their passages; notes on the ones left out."""
+        if self.semantic is None or not a.context_checked or a.empty:
+            return [], []
+        from citeverify._semantic import select_passages  # noqa: PLC0415
+
+        settings = self.policy.extensions.semantic
+        failing = [i for i, c in enumerate(a.claims) if c.verified is False]
+        if not failing:
+            return [], []
+        notes = []
+        too_long = [i for i in failing if len(a.claims[i].text) > settings.max_passage_chars]
+        if too_long:
+            notes.append(
+                f"semantic tier: {len(too_long)} claim(s) longer than max_passage_chars "
+                f"({settings.max_passage_chars:,}) kept their word verdict"
+            )
+            failing = [i for i in failing if i not in set(too_long)]
+        if len(failing) > settings.max_claims:
+            notes.append(
+                f"semantic tier: only the first {settings.max_claims} failing claims were "
+                f"scored (max_claims); {len(failing) - settings.max_claims} kept their word "
+                "verdict"
+            )
+            del failing[settings.max_claims :]
+        requests = select_passages(
+            [
+                (
+                    i,
+                    a.claims[i].text,
+                    a.claim_words[i],
+                    a.claims[i].best_document,
+                    a.claims[i].cited_documents,
+                )
+                for i in failing
+            ],
+            [d.text for d in a.docs],
+            a.hits,
+            self._matcher[1],
+            max_passages=settings.max_passages,
+            max_chars=settings.max_passage_chars,
+        )
+        return requests, notes
+
+    async def _io(
+        self, a: _Analysis, targets: list[Target], requests: list[Passages], notes: list[str]
+    ) -> tuple[list[LookupRecord], _Analysis]:
+        """The lookups and the semantic scorer, concurrently; the scores applied to the claims."""
+        import asyncio  # noqa: PLC0415
+
+        assert self.semantic is not None
+        settings = self.policy.extensions.semantic
+        scoring = self.semantic.score(requests, timeout=settings.timeout)
+        if targets:
+            records, outcome = await asyncio.gather(self.lookups.run(targets), scoring)
+        else:
+            records, outcome = [], await scoring
+        notes.extend(outcome.notes)
+        return records, _apply_semantic(a, outcome.scores, settings.min_score)
 
     # --- steps 2-4: pure analysis ---------------------------------------------------------------
 
@@ -295,6 +395,9 @@ class CitationVerifier:
             context_numbers=context_numbers,
             targets=[lookup_target(f, policy) for f in found],
             missing_numbers=missing_numbers,
+            claim_words=claim_words,
+            hits=hits,
+            supported=supported,
         )
 
     # --- steps 5-9: check, decide and act ---------------------------------------------------------
@@ -321,6 +424,12 @@ class CitationVerifier:
         claims = _apply_strict(a.claims, a.quotes, citations, policy, a.missing_numbers)
 
         min_overlap = policy.effective_min_context_overlap
+        overlap = a.overlap if a.overlap is not None else a.groundedness
+        with_meaning = (
+            f" ({overlap:.2f} with the claims the semantic tier supports)"
+            if overlap is not None and overlap != a.groundedness
+            else ""
+        )
         scored = [c for c in claims if c.verified is not None]
         passing = [c for c in scored if c.verified]
         claim_confidence: float | None
@@ -333,8 +442,10 @@ class CitationVerifier:
         matched_quotes = sum(1 for q in a.quotes if q.matched)
         if matched_quotes:
             evidence.append(f"{matched_quotes} quote(s) found in the context")
-        if a.groundedness is not None and a.groundedness >= min_overlap:
-            evidence.append(f"answer overlap {a.groundedness:.2f} >= {min_overlap:.2f}")
+        if a.groundedness is not None and overlap is not None and overlap >= min_overlap:
+            evidence.append(
+                f"answer overlap {a.groundedness:.2f}{with_meaning} >= {min_overlap:.2f}"
+            )
         looked_up = sum(1 for c in citations if c.status == "verified")
         if looked_up:
             evidence.append(f"{looked_up} citation(s) confirmed by an external lookup")
@@ -357,11 +468,12 @@ class CitationVerifier:
                 reasons.append(f"{why} and the answer has no source evidence (require_sources)")
         else:
             assert a.groundedness is not None
+            assert overlap is not None
             assert claim_confidence is not None
-            if a.groundedness < min_overlap:
+            if overlap < min_overlap:
                 reasons.append(
-                    f"answer overlap {a.groundedness:.2f} is below min_context_overlap "
-                    f"{min_overlap:.2f}"
+                    f"answer overlap {a.groundedness:.2f}{with_meaning} is below "
+                    f"min_context_overlap {min_overlap:.2f}"
                 )
             if claim_confidence < policy.min_confidence:
                 reasons.append(
@@ -403,7 +515,7 @@ class CitationVerifier:
             original_answer=original,
             details=details,
             reasons=reasons,
-            notes=policy.notes() + [_TRUNCATED[t] for t in sorted(a.truncated)],
+            notes=policy.notes() + [_TRUNCATED[t] for t in sorted(a.truncated)] + a.semantic_notes,
         )
 
     def _details(
@@ -440,7 +552,12 @@ class CitationVerifier:
                         "min_confidence": policy.min_confidence,
                         "min_groundedness": policy.min_groundedness,
                         "min_context_overlap": policy.effective_min_context_overlap,
-                    },
+                    }
+                    | (
+                        {"semantic_min_score": policy.extensions.semantic.min_score}
+                        if a.semantic
+                        else {}
+                    ),
                 )
             }
         else:
@@ -713,6 +830,37 @@ def _score_claim(
         cited_groundedness=cited_score,
         misattributed=misattributed,
     )
+
+
+def _apply_semantic(a: _Analysis, scores: dict[int, float], min_score: float) -> _Analysis:
+    """The semantic scores applied: each scored claim passes at ``min_score``, ``tier`` is set.
+
+    Claims without a valid score keep their word verdict (a scorer's failure passes nothing).
+    The words of the claims that now pass count as supported in the answer overlap the verdict
+    uses (``details.groundedness`` stays the word measure of the seed).
+    """
+    claims = []
+    meant: set[str] = set()
+    for i, c in enumerate(a.claims):
+        if i in scores:
+            passed = scores[i] >= min_score
+            if passed:
+                meant.update(a.claim_words[i])
+            update: dict[str, Any] = {
+                "tier": "semantic",
+                "semantic_score": scores[i],
+                "verified": passed,
+            }
+            claims.append(c.model_copy(update=update))
+        elif c.verified is not None:
+            claims.append(c.model_copy(update={"tier": "words"}))  # set: shown in the JSON
+        else:
+            claims.append(c)
+    overlap = a.groundedness
+    if meant and overlap is not None:
+        answer_words: set[str] = set().union(*a.claim_words)
+        overlap = len(a.supported | meant) / len(answer_words)
+    return dataclasses.replace(a, claims=claims, overlap=overlap, semantic=True)
 
 
 def _without_markers(piece: Piece, markers: list[_Marker]) -> str:
