@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
@@ -23,6 +24,7 @@ __all__ = [
     "answer_text",
     "document_texts",
     "message_text",
+    "semantic_scorer",
     "unobserved",
 ]
 
@@ -40,6 +42,24 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
         self.llm_output = result.original_answer or result.answer
         self.observation = "; ".join(result.reasons) or None
         self.send_to_llm = False
+
+
+def semantic_scorer(embeddings: Any, scorer: Any) -> Any:
+    """The semantic tier's scorer from an adapter's ``embeddings`` or ``semantic_scorer``.
+
+    The core takes a LangChain ``Embeddings`` as it is (``embed_documents``, and the real async
+    ``aembed_documents``); a callable ``(claim, passages) -> score`` (an NLI cross-encoder) too.
+
+    Raises:
+        InputError: both are given, or ``embeddings`` is not a LangChain ``Embeddings``.
+    """
+    if embeddings is not None and scorer is not None:
+        msg = "give embeddings or semantic_scorer, not both (one scorer decides a claim)"
+        raise InputError(msg, path="embeddings")
+    if embeddings is not None and not isinstance(embeddings, Embeddings):
+        msg = f"embeddings must be a LangChain Embeddings, got {type(embeddings).__name__}"
+        raise InputError(msg, path="embeddings")
+    return embeddings if embeddings is not None else scorer
 
 
 def answer_text(answer: Any, *, where: str = "answer") -> str:

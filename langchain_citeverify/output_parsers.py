@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
 
 from citeverify import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify._policy import policy_options_validator
@@ -14,6 +16,7 @@ from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
     document_texts,
+    semantic_scorer,
     unobserved,
 )
 
@@ -29,7 +32,9 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given
     per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer
     raises :class:`CitationBlockedError`, an ``OutputParserException``. Under ``redact`` the
-    result carries the removed text only with ``include_original=True``.
+    result carries the removed text only with ``include_original=True``. ``embeddings`` (a
+    LangChain ``Embeddings``) or ``semantic_scorer`` (a callable ``(claim, passages) -> score``)
+    turn the semantic tier on, as for :class:`~langchain_citeverify.CiteVerifyGuard`.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -37,6 +42,8 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     documents: list[str] = Field(default_factory=list)
     include_original: bool = False
+    embeddings: SkipValidation[Embeddings | None] = None
+    semantic_scorer: SkipValidation[Callable[..., Any] | None] = None
 
     _verifier: CitationVerifier = PrivateAttr()
 
@@ -49,7 +56,11 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
-        self._verifier = CitationVerifier(self.policy, include_original=self.include_original)
+        self._verifier = CitationVerifier(
+            self.policy,
+            include_original=self.include_original,
+            semantic=semantic_scorer(self.embeddings, self.semantic_scorer),
+        )
 
     @property
     def _type(self) -> str:

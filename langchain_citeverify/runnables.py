@@ -14,12 +14,13 @@ input on with a ``verification`` entry (flag) and the answer redacted (redact).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
 from pydantic import (
@@ -38,6 +39,7 @@ from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
     document_texts,
+    semantic_scorer,
     unobserved,
 )
 
@@ -73,6 +75,12 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         include_original: Under ``redact``, keep the removed text in ``verification``
             (``original_answer``, the removed claims' texts). Off by default, so that the output
             passed down the chain does not carry what was removed.
+        embeddings: The semantic tier (off by default): a LangChain ``Embeddings`` (the one the
+            vector store uses will do). A claim that fails on words passes when its cosine
+            similarity to its best passage reaches ``semantic={"min_score": ...}`` (0.8 by
+            default); each claim's ``tier`` says which tier decided it.
+        semantic_scorer: Instead of ``embeddings``, any callable ``(claim, passages) -> score``
+            in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
 
     Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
     (the seed's gateway does not check streams at all). Batching respects ``max_concurrency``.
@@ -90,6 +98,8 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     output_key: str = "verification"
     context_cache: bool = True
     include_original: bool = False
+    embeddings: SkipValidation[Embeddings | None] = None
+    semantic_scorer: SkipValidation[Callable[..., Any] | None] = None
     name: str | None = "CiteVerifyGuard"
 
     _verifier: CitationVerifier = PrivateAttr()
@@ -114,7 +124,10 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         """Build the verifier; the context cache makes repeated retrievals cheap."""
         cache = ContextCache() if self.context_cache else False
         self._verifier = CitationVerifier(
-            self.policy, context_cache=cache, include_original=self.include_original
+            self.policy,
+            context_cache=cache,
+            include_original=self.include_original,
+            semantic=semantic_scorer(self.embeddings, self.semantic_scorer),
         )
 
     @classmethod

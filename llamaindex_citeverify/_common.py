@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import (
     AsyncStreamingResponse,
     PydanticResponse,
@@ -29,11 +30,31 @@ __all__ = [
     "listeners",
     "node_texts",
     "response_text",
+    "semantic_scorer",
     "span_named",
 ]
 
 #: citeverify's instrumentation dispatcher: its spans and events reach every LlamaIndex handler.
 dispatcher = get_dispatcher("citeverify")
+
+
+def semantic_scorer(embed_model: Any, scorer: Any) -> Any:
+    """The semantic tier's scorer from an adapter's ``embed_model`` or ``semantic_scorer``.
+
+    The core takes a LlamaIndex embedding model as it is (``get_text_embedding_batch`` and the
+    real async ``aget_text_embedding_batch``, one batched call per answer); a callable
+    ``(claim, passages) -> score`` (an NLI cross-encoder) too.
+
+    Raises:
+        InputError: both are given, or ``embed_model`` is not a LlamaIndex ``BaseEmbedding``.
+    """
+    if embed_model is not None and scorer is not None:
+        msg = "give embed_model or semantic_scorer, not both (one scorer decides a claim)"
+        raise InputError(msg, path="embed_model")
+    if embed_model is not None and not isinstance(embed_model, BaseEmbedding):
+        msg = f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
+        raise InputError(msg, path="embed_model")
+    return embed_model if embed_model is not None else scorer
 
 
 def listeners(d: Any = dispatcher) -> tuple[bool, bool]:

@@ -12,6 +12,7 @@ from llama_index.core.prompts.mixin import PromptDictType
 from citeverify import CitationVerifier, InputError, VerificationResult
 from citeverify._policy import policy_with_options
 from llamaindex_citeverify._common import abuffered, node_texts, response_text
+from llamaindex_citeverify._common import semantic_scorer as scorer_of
 
 __all__ = ["CiteVerifyEvaluator"]
 
@@ -30,14 +31,26 @@ class CiteVerifyEvaluator(BaseEvaluator):
     Args:
         policy: As for :class:`~llamaindex_citeverify.CiteVerifyPostprocessor`; keyword options
             override it.
+        embed_model: The semantic tier (off by default), as for the postprocessor: a LlamaIndex
+            embedding model.
+        semantic_scorer: Instead of ``embed_model``, a callable ``(claim, passages) -> score``.
     """
 
-    def __init__(self, policy: Any = None, **options: Any) -> None:
+    def __init__(
+        self,
+        policy: Any = None,
+        *,
+        embed_model: Any = None,
+        semantic_scorer: Any = None,
+        **options: Any,
+    ) -> None:
         # The caller's options are validated first (a wrong one is a PolicyError, not ignored),
         # then flag is put over them: an evaluator reports. A policy pack is read once.
         checked = policy_with_options(policy, options)
         self.policy = policy_with_options(checked, {"unverified_action": "flag"})
-        self._verifier = CitationVerifier(self.policy)
+        self._verifier = CitationVerifier(
+            self.policy, semantic=scorer_of(embed_model, semantic_scorer)
+        )
 
     def _get_prompts(self) -> PromptDictType:
         return {}  # no LLM, no prompts

@@ -29,9 +29,10 @@ Two entry points, deliberately different:
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import (
     RESPONSE_TYPE,
     AsyncStreamingResponse,
@@ -42,6 +43,7 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
+from pydantic import SkipValidation
 
 from citeverify import (
     CitationUnverifiedError,
@@ -58,6 +60,7 @@ from llamaindex_citeverify._common import (
     listeners,
     node_texts,
     response_text,
+    semantic_scorer,
     span_named,
 )
 
@@ -87,12 +90,20 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
             ``min_groundedness=0.7``, ``strict_quotes=True``).
         include_original: Under ``redact``, keep the removed text in the result
             (``original_answer``, the removed claims' texts). Off by default.
+        embed_model: The semantic tier (off by default): a LlamaIndex embedding model (the
+            index's ``Settings.embed_model`` will do). A claim that fails on words passes when
+            its cosine similarity to its best passage reaches ``semantic={"min_score": ...}``
+            (0.8 by default); each claim's ``tier`` says which tier decided it.
+        semantic_scorer: Instead of ``embed_model``, any callable ``(claim, passages) -> score``
+            in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     include_original: bool = False
+    embed_model: SkipValidation[BaseEmbedding | None] = None
+    semantic_scorer: SkipValidation[Callable[..., Any] | None] = Field(default=None, exclude=True)
 
     _verifier: CitationVerifier = PrivateAttr()
     _warned: bool = PrivateAttr(default=False)
@@ -101,7 +112,11 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
-        self._verifier = CitationVerifier(self.policy, include_original=self.include_original)
+        self._verifier = CitationVerifier(
+            self.policy,
+            include_original=self.include_original,
+            semantic=semantic_scorer(self.embed_model, self.semantic_scorer),
+        )
 
     @classmethod
     def class_name(cls) -> str:

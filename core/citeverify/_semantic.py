@@ -104,8 +104,11 @@ class _Windows:
         """The windows of one document with their compared words, in document order."""
         if doc not in self._done:
             text = self._texts[doc]
-            if len(text) <= self._max_chars:  # a RAG chunk: the whole document is the passage
-                pieces = [text]
+            if len(text) <= self._max_chars:
+                # A RAG chunk: the whole document, and its sentences (an embedding of a whole
+                # chunk is diluted by what the claim does not talk about).
+                sentences = [p.text for p in split_claims(text, limit=_MAX_SENTENCES)]
+                pieces = [text, *sentences] if len(sentences) > 1 else [text]
             else:
                 scan = text[: max(self._budget, self._max_chars)]
                 self._budget = max(0, self._budget - len(scan))
@@ -142,7 +145,8 @@ def select_passages(
         hits: For each document, the answer's compared words it holds.
         matcher: How words are compared (the policy's matching options).
         max_passages: Passages per claim at most.
-        max_chars: Longest passage; windows are whole documents up to it, sentences past it.
+        max_chars: Longest passage: a document up to it is a window, and so is each of its
+            sentences; a longer one offers only its sentences (cut to ``max_chars``).
 
     Candidate documents are the few sharing most of the claim's words (all documents are ranked
     up to a few hundred; past that, the best and cited documents); their windows are ranked by
