@@ -112,6 +112,29 @@ def test_a_changed_number_still_fails_under_strict_statistics():
     assert claim.tier == "semantic" and claim.verified is False and claim.problems
 
 
+NEGATED = "Lying down helps to keep stomach acids down."
+SOURCE = ["Lying down does not help to keep stomach acids down; sitting up does."]
+
+
+def contradiction_aware(claim, passages):
+    """A stand-in for an NLI model: a claim without the passage's negation is not entailed."""
+    negated = any(" not " in f" {p} " for p in passages) and " not " not in f" {claim} "
+    return 0.05 if negated else 0.95
+
+
+def test_scope_all_lets_an_nli_scorer_fail_a_negation_flip_that_passes_on_words():
+    assert CitationVerifier(BLOCK).verify(NEGATED, SOURCE).verdict == "allow"  # 6 of 7 words
+    failing_only = CitationVerifier(policy(), semantic=contradiction_aware)
+    assert failing_only.verify(NEGATED, SOURCE).verdict == "allow"  # never asked: it passed
+    every_claim = CitationVerifier(policy(scope="all"), semantic=contradiction_aware)
+    result = every_claim.verify(NEGATED, SOURCE)
+    assert result.verdict == "block"
+    (claim,) = result.details.claims
+    assert (claim.groundedness, claim.tier, claim.semantic_score) == (6 / 7, "semantic", 0.05)
+    assert every_claim.verify("Sitting up helps.", SOURCE).verdict == "block"
+    assert every_claim.verify("Lying down does not help.", SOURCE).verdict == "allow"
+
+
 def test_without_context_the_tier_does_nothing():
     scorer = Recorder(1.0)
     v = CitationVerifier({**BLOCK, "require_sources": False}, semantic=scorer)
@@ -162,7 +185,7 @@ def test_at_most_max_claims_are_sent_and_the_rest_keep_their_word_verdict():
     assert len(scorer.calls) == 3
     assert [c.tier for c in result.details.claims].count("semantic") == 3
     assert result.verdict == "block"  # 3 of 10 claims pass
-    assert any("only the first 3 failing claims" in n for n in result.notes)
+    assert any("only the first 3 claims were scored" in n for n in result.notes)
 
 
 def test_a_claim_longer_than_a_passage_is_not_judged_on_a_part_of_it():

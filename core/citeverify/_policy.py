@@ -180,12 +180,19 @@ class SemanticSettings(_Strict):
         "(for embeddings: the cosine similarity to its best passage; for an NLI scorer: the "
         "entailment probability). Model-dependent: choose it on labelled data of your own.",
     )
+    scope: Literal["failing", "all"] = Field(
+        default="failing",
+        description="failing: only claims that fail on words are scored, and the tier can only "
+        "pass them; all: every claim is scored and the score decides it either way, so that an "
+        "NLI scorer can fail a claim that keeps the source's words but flips its meaning "
+        "(a negation, an antonym). max_claims still bounds the calls.",
+    )
     max_claims: int = Field(
         default=32,
         ge=1,
         le=1000,
-        description="Failing claims of one answer sent to the scorer at most (in answer order); "
-        "the others keep their word verdict and the notes say so.",
+        description="Claims of one answer sent to the scorer at most (in answer order); the "
+        "others keep their word verdict and the notes say so.",
     )
     max_passages: int = Field(
         default=3,

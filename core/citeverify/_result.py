@@ -68,13 +68,15 @@ class ClaimResult(_Frozen):
     tier: Literal["words", "semantic"] = Field(
         default="words",
         description="Which tier decided the claim: words (word overlap, the seed), or semantic "
-        "(the claim failed on words and the semantic scorer's score decided). Only in the JSON "
-        "when a semantic scorer is configured.",
+        "(the semantic scorer's score decided: the claim failed on words, or "
+        "extensions.semantic.scope is all). Only in the JSON when a semantic scorer is "
+        "configured.",
     )
     semantic_score: float | None = Field(
         default=None,
         description="The semantic scorer's score in [0, 1] when the semantic tier scored the "
-        "claim; null otherwise (no scorer, the claim passed on words, or the scorer failed).",
+        "claim; null otherwise (no scorer, the claim passed on words and scope is failing, or "
+        "the scorer failed).",
     )
 
 

@@ -241,7 +241,10 @@ class CitationVerifier:
         from citeverify._semantic import select_passages  # noqa: PLC0415
 
         settings = self.policy.extensions.semantic
-        failing = [i for i, c in enumerate(a.claims) if c.verified is False]
+        if settings.scope == "all":
+            failing = [i for i, c in enumerate(a.claims) if c.verified is not None]
+        else:
+            failing = [i for i, c in enumerate(a.claims) if c.verified is False]
         if not failing:
             return [], []
         notes = []
@@ -254,9 +257,8 @@ class CitationVerifier:
             failing = [i for i in failing if i not in set(too_long)]
         if len(failing) > settings.max_claims:
             notes.append(
-                f"semantic tier: only the first {settings.max_claims} failing claims were "
-                f"scored (max_claims); {len(failing) - settings.max_claims} kept their word "
-                "verdict"
+                f"semantic tier: only the first {settings.max_claims} claims were scored "
+                f"(max_claims); {len(failing) - settings.max_claims} kept their word verdict"
             )
             del failing[settings.max_claims :]
         requests = select_passages(
@@ -835,7 +837,8 @@ def _score_claim(
 def _apply_semantic(a: _Analysis, scores: dict[int, float], min_score: float) -> _Analysis:
     """The semantic scores applied: each scored claim passes at ``min_score``, ``tier`` is set.
 
-    Claims without a valid score keep their word verdict (a scorer's failure passes nothing).
+    Claims without a valid score keep their word verdict (a scorer's failure passes nothing that
+    failed on words). Under ``scope: all`` a claim that passed on words can fail here.
     The words of the claims that now pass count as supported in the answer overlap the verdict
     uses (``details.groundedness`` stays the word measure of the seed).
     """
