@@ -20,12 +20,25 @@ Run: ``python -m uv run --frozen --all-extras python bench/bench_accuracy.py``
 ``--extensions JSON``; ``--no-tune`` skips the threshold search; ``--timing`` also times verify()
 per response, best of 3 passes, with the context cache; ``--sweep`` compares every option alone
 and together in one table: dev-tuned thresholds, begin-wow-test figures, time against exact).
+
+The semantic tier: ``--scorer MODULE:NAME`` (or ``path/to/file.py:NAME``) loads a scorer (a
+callable ``(claim, passages) -> score``, a LangChain ``Embeddings``, a LlamaIndex embedding model,
+or a class of one, instantiated without arguments) and measures it: ``extensions.semantic.
+min_score`` is chosen on the dev subsets over a grid and reported on begin-wow-test, against the
+same policy without the tier (``--semantic-scope all`` scores every claim; ``--fields JSON`` sets
+top-level policy fields such as ``min_groundedness``). No model is needed: ``--scorer
+bench/bench_accuracy.py:char_trigram_scorer`` runs the plumbing with a lexical stand-in (character
+trigram cosine, not a model). No embedding or NLI model is available offline on the machine these
+figures were measured on, so bench/README.md has no figure for a real model.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
+import math
 import re
 import sys
 import time
@@ -178,8 +191,10 @@ def make_policy(extensions: dict[str, Any] | None = None, **fields: Any) -> dict
     return {**fields, "extensions": ext}
 
 
-def score(rows: Sequence[dict[str, Any]], policy: dict[str, Any]) -> list[Scored]:
-    verifier = CitationVerifier(policy)
+def score(
+    rows: Sequence[dict[str, Any]], policy: dict[str, Any], semantic: Any = None
+) -> list[Scored]:
+    verifier = CitationVerifier(policy, semantic=semantic)
     out = []
     for row in rows:
         r = verifier.verify(row["response"], [row["context"]])
@@ -355,6 +370,150 @@ def sweep(rows: Sequence[dict[str, Any]]) -> None:
         )
 
 
+# --- the semantic tier -----------------------------------------------------------------------------
+
+#: Candidate ``extensions.semantic.min_score`` values tried on dev.
+SEMANTIC_GRID = [round(0.3 + i * 0.05, 2) for i in range(14)]  # 0.3 .. 0.95
+
+
+def load_scorer(spec: str) -> Any:
+    """``MODULE:NAME`` or ``path/to/file.py:NAME``; a class is instantiated without arguments."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name:
+        msg = f"--scorer takes MODULE:NAME or FILE.py:NAME, got {spec!r}"
+        raise SystemExit(msg)
+    if where.endswith(".py"):
+        module_spec = importlib.util.spec_from_file_location(Path(where).stem, where)
+        if module_spec is None or module_spec.loader is None:
+            raise SystemExit(f"--scorer: cannot load {where}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[module_spec.name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    obj = getattr(module, name)
+    return obj() if isinstance(obj, type) else obj
+
+
+class MemoScorer:
+    """A callable scorer that answers each (claim, passages) once: the dev grid re-runs are free."""
+
+    def __init__(self, scorer: Any) -> None:
+        self.scorer = scorer
+        self.memo: dict[tuple[str, tuple[str, ...]], Any] = {}
+        self.calls = 0
+
+    def __call__(self, claim: str, passages: list[str]) -> Any:
+        key = (claim, tuple(passages))
+        if key not in self.memo:
+            self.calls += 1
+            self.memo[key] = self.scorer(claim, passages)
+        return self.memo[key]
+
+
+class MemoEmbeddings:
+    """An embedding model (LangChain's or LlamaIndex's shape) whose texts are embedded once."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.memo: dict[str, Any] = {}
+        self.calls = 0
+        embed = getattr(model, "embed_documents", None) or model.get_text_embedding_batch
+        self._embed = embed
+
+    def embed_documents(self, texts: list[str]) -> list[Any]:
+        new = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if new:
+            self.calls += 1
+            self.memo.update(zip(new, self._embed(new), strict=True))
+        return [self.memo[t] for t in texts]
+
+
+def memoized(scorer: Any) -> MemoScorer | MemoEmbeddings:
+    """The scorer behind a memo (callables per claim, embedding models per text)."""
+    if hasattr(scorer, "embed_documents") or hasattr(scorer, "get_text_embedding_batch"):
+        return MemoEmbeddings(scorer)
+    return MemoScorer(scorer)
+
+
+def _trigrams(text: str) -> Counter[str]:
+    t = " " + " ".join(WORD.findall(text.casefold())) + " "
+    return Counter(t[i : i + 3] for i in range(len(t) - 2))
+
+
+def char_trigram_scorer(claim: str, passages: list[str]) -> float:
+    """A lexical stand-in for a model: the best cosine of character-trigram counts.
+
+    Not semantic (it knows no synonyms or negation): it only shows the tier's plumbing and what
+    inflections and spelling variants are worth. Use a real embedding or NLI model for meaning.
+    """
+    a = _trigrams(claim)
+    na = math.sqrt(sum(v * v for v in a.values()))
+    best = 0.0
+    for p in passages:
+        b = _trigrams(p)
+        nb = math.sqrt(sum(v * v for v in b.values()))
+        if na and nb:
+            best = max(best, sum(v * b[k] for k, v in a.items()) / (na * nb))
+    return min(1.0, best)
+
+
+def semantic_bench(
+    rows: Sequence[dict[str, Any]], policy: dict[str, Any], scorer: Any, scope: str
+) -> None:
+    """The policy with and without the tier; min_score chosen on dev, reported on the test set."""
+    dev_rows = [r for r in rows if r["subset"] in DEV]
+    test_rows = [r for r in rows if r["subset"] == TEST]
+    memo = memoized(scorer)
+    ext = policy["extensions"]
+
+    def with_tier(min_score: float) -> dict[str, Any]:
+        semantic = {**ext.get("semantic", {}), "min_score": min_score, "scope": scope}
+        return {**policy, "extensions": {**ext, "semantic": semantic}}
+
+    base_dev = Confusion.of([s.verified for s in score(dev_rows, policy)], _labels(dev_rows))
+    t0 = time.perf_counter()
+    best: tuple[float, Confusion] | None = None
+    for m in SEMANTIC_GRID:
+        c = Confusion.of(
+            [s.verified for s in score(dev_rows, with_tier(m), memo)], _labels(dev_rows)
+        )
+        print(
+            f"dev, min_score {m:<4g}: BA {c.balanced_accuracy:.3f}, faithful blocked "
+            f"{100 * c.faithful_blocked:.1f}%, unattributable passed "
+            f"{100 * c.unattributable_passed:.1f}%"
+        )
+        if best is None or c.balanced_accuracy > best[1].balanced_accuracy:
+            best = (m, c)
+    assert best is not None
+    grid_time = time.perf_counter() - t0
+    m = best[0]
+    base = score(test_rows, policy)
+    t1 = time.perf_counter()
+    tiered = score(test_rows, with_tier(m), memo)
+    tier_time = time.perf_counter() - t1
+    labels = _labels(test_rows)
+    print(
+        f"\n== semantic tier ({type(scorer).__name__}, scope {scope}); min_score {m:g} chosen on "
+        f"dev (dev BA {base_dev.balanced_accuracy:.3f} without the tier, "
+        f"{best[1].balanced_accuracy:.3f} with it) =="
+    )
+    for name, items in (("without the tier", base), ("with the tier", tiered)):
+        c = Confusion.of([s.verified for s in items], labels)
+        print(
+            f"{TEST} {name:<17}: BA {c.balanced_accuracy:.3f}, faithful blocked "
+            f"{_pct(c.blocked_pos, c.pos)}, unattributable passed {_pct(c.passed_neg, c.neg)}"
+        )
+    print(
+        f"scorer calls: {memo.calls} (memoized over the dev grid: {grid_time:.1f} s); "
+        f"{TEST} with the tier {tier_time:.1f} s for {len(test_rows)} responses"
+    )
+
+
+def _labels(rows: Sequence[dict[str, Any]]) -> list[int]:
+    return [int(r["label"]) for r in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
@@ -367,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tune", action="store_true")
     parser.add_argument("--timing", action="store_true")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--scorer", help="MODULE:NAME or FILE.py:NAME of a semantic scorer")
+    parser.add_argument("--semantic-scope", choices=["failing", "all"], default="failing")
+    parser.add_argument("--fields", type=json.loads, default={}, help="top-level policy JSON")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"skipped: {args.data} is absent (the BEGIN copy of ../shared/datasets)")
@@ -382,6 +544,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.strict_statistics:
         ext["strict_statistics"] = True
     print(f"BEGIN: {len(rows)} responses from {args.data.name}; extensions: {json.dumps(ext)}")
+    if args.scorer:
+        semantic_bench(
+            rows, make_policy(ext, **args.fields), load_scorer(args.scorer), args.semantic_scope
+        )
+        return 0
 
     items = score(rows, make_policy(ext))
     passed = [s.verified for s in items]

@@ -3,6 +3,7 @@ the seed's figures on BEGIN when ../shared holds the data.
 """
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -117,3 +118,65 @@ def test_seed_defaults_on_begin_match_issue_16():
     assert (c.blocked_pos, c.pos, c.passed_neg, c.neg) == (531, 1705, 145, 3044)
     assert BENCH.roc_auc([s.groundedness for s in items], labels) == pytest.approx(0.940, abs=5e-4)
     assert all(BENCH.offline_verdict(s, 0.7, 0.8, 0.8) == s.verified for s in items)
+
+
+# --- the semantic tier (--scorer) ----------------------------------------------------------------
+
+
+def test_char_trigram_scorer_is_a_bounded_similarity():
+    assert BENCH.char_trigram_scorer("The museum opens.", ["the MUSEUM opens"]) == pytest.approx(1)
+    near = BENCH.char_trigram_scorer("The museum opened.", ["The museum opens."])
+    far = BENCH.char_trigram_scorer("Dragons fly.", ["The museum opens."])
+    assert 0.0 <= far < near < 1.0
+    assert BENCH.char_trigram_scorer("x y", []) == 0.0
+
+
+def test_memo_scorers_ask_each_question_once():
+    calls = []
+    memo = BENCH.memoized(lambda claim, passages: calls.append(claim) or 0.5)
+    assert memo("a", ["p"]) == memo("a", ["p"]) == 0.5
+    memo("a", ["q"])
+    assert (memo.calls, calls) == (2, ["a", "a"])
+
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    emb = BENCH.memoized(DeterministicFakeEmbedding(size=4))
+    first = emb.embed_documents(["x", "y"])
+    assert emb.embed_documents(["y", "x", "y"]) == [first[1], first[0], first[1]]
+    assert emb.calls == 1
+
+
+def _write_rows(path: Path) -> Path:
+    doc = "The museum opens at nine. Entry costs nothing on Sundays."
+    rows = [
+        ("begin-wow-dev", "The museum opens at nine.", 1),
+        ("begin-wow-dev", "Entry is costless on Sundays.", 1),
+        ("begin-wow-dev", "Dragons guard the museum at night.", 0),
+        ("begin-wow-test", "Museum opened at nine.", 1),
+        ("begin-wow-test", "Wizards sell the tickets.", 0),
+    ]
+    with path.open("w", encoding="utf-8") as f:
+        for subset, response, label in rows:
+            f.write(
+                json.dumps({"subset": subset, "response": response, "context": doc, "label": label})
+                + "\n"
+            )
+    return path
+
+
+def test_scorer_option_measures_the_tier_without_a_model(tmp_path, capsys):
+    data = _write_rows(tmp_path / "rows.jsonl")
+    spec = f"{ROOT / 'bench' / 'bench_accuracy.py'}:char_trigram_scorer"
+    assert BENCH.main(["--data", str(data), "--scorer", spec]) == 0
+    out = capsys.readouterr().out
+    assert "min_score" in out and "chosen on dev" in out
+    # Without the tier the inflected test response is blocked (2 of 4 words); with it, it passes,
+    # while the invented one stays blocked: BA goes from 0.5 to 1.0.
+    assert "begin-wow-test without the tier : BA 0.500" in out
+    assert "begin-wow-test with the tier    : BA 1.000" in out
+
+
+def test_load_scorer_refuses_a_bad_spec():
+    with pytest.raises(SystemExit, match="MODULE:NAME"):
+        BENCH.load_scorer("no-colon")
+    assert BENCH.load_scorer("json:dumps") is json.dumps
