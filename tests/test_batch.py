@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
+import itertools
 import json
 import random
 from pathlib import Path
@@ -20,6 +22,25 @@ from citeverify.cli import app
 
 from .loopback import Loopback, Reply
 from .test_lookups import CROSSREF_WORK, DOI
+
+
+def allow_unix_sockets(config: pytest.Config) -> None:
+    """The local engine reaches its fork server over a Unix socket, which is not the network.
+
+    pytest-socket (``--allow-hosts`` in pyproject.toml) refuses it unless told
+    ``--allow-unix-socket``; the hosts stay as configured.
+    """
+    import pytest_socket
+
+    hosts = config.getoption("--allow-hosts")
+    if hosts:
+        pytest_socket.socket_allow_hosts(hosts, allow_unix_socket=True)
+
+
+@pytest.fixture(autouse=True)
+def _unix_sockets(request: pytest.FixtureRequest) -> None:
+    allow_unix_sockets(request.config)
+
 
 WORDS = [f"w{i}" for i in range(400)] + ["museum", "opens", "nine", "free", "sundays"]
 
@@ -112,8 +133,9 @@ RECORDS = make_records(120)
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def reference(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The single-process run over RECORDS (JSONL), which the other runs must equal."""
+    allow_unix_sockets(request.config)
     folder = tmp_path_factory.mktemp("reference")
     source = write_jsonl(folder / "in.jsonl", RECORDS)
     summary = run_batch(source, folder / "out.jsonl", workers=1, batch_size=25)
@@ -179,6 +201,11 @@ def test_unreadable_records_go_to_the_errors_file(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", lines, extra="\n\n")
     summary = run_batch(source, tmp_path / "out.jsonl", workers=1)
     assert (summary.rows, summary.errors) == (3, 4)
+    # Cut into ranges of a line or two, verified by two workers: the same numbers and ids.
+    run_batch(source, tmp_path / "small.jsonl", workers=2, batch_size=1)
+    for suffix in ("", ".errors.jsonl"):
+        small = (tmp_path / f"small.jsonl{suffix}").read_bytes()
+        assert small == (tmp_path / f"out.jsonl{suffix}").read_bytes()
     assert [r["id"] for r in rows_of(tmp_path / "out.jsonl")] == ["r00000", "in.jsonl:5", "7"]
     errors = rows_of(tmp_path / "out.jsonl.errors.jsonl")
     assert [(e["id"], e["source"]) for e in errors] == [
@@ -194,17 +221,17 @@ def test_unreadable_records_go_to_the_errors_file(tmp_path: Path) -> None:
 
 
 def test_a_rerun_skips_the_parts_already_written(tmp_path: Path, reference: Path) -> None:
+    from citeverify.batch._local import parts_dir
+    from citeverify.batch._read import find_shards, iter_ranges, read_range, signature
+
     source = reference.parent / "in.jsonl"
     out = tmp_path / "out.jsonl"
     notes: list[str] = []
-    # A first run interrupted after two parts: simulate by running on a prefix and keeping them.
     run_batch(source, out, workers=1, batch_size=25)
     parts = tmp_path / "out.jsonl.parts"
-    assert not parts.exists()
-    # Parts of the same job are kept and skipped; a forged part shows they are reused as is.
-    from citeverify.batch._local import parts_dir
-    from citeverify.batch._read import find_shards, signature
-
+    assert not parts.exists()  # removed once assembled
+    # Parts of the same job are kept and skipped; a forged first part shows they are reused as
+    # they are (and that the rows after it keep their numbers).
     parts.mkdir()
     options = {
         "policy": {"extensions": {"lookups": {"enabled": False}}},
@@ -213,9 +240,14 @@ def test_a_rerun_skips_the_parts_already_written(tmp_path: Path, reference: Path
         "batch_size": 25,
         "format": "jsonl",
     }
-    manifest = {"version": 1, "input": signature(find_shards(source)), "options": options}
+    shards = find_shards(source)
+    manifest = {"version": 2, "input": signature(shards), "options": options}
     (parts / "manifest.json").write_text(json.dumps(manifest))
-    first = [json.loads(line) for line in out.read_text().splitlines()[:25]]
+    ranges = list(iter_ranges(shards[0], 25))
+    assert len(ranges) > 3
+    size = len(list(read_range(ranges[0])))
+    assert 10 <= size <= 40  # about batch_size lines
+    first = [json.loads(line) for line in out.read_text().splitlines()[:size]]
     for n, row in enumerate(first, 1):
         row["verdict"], row["_n"] = "forged", n
     (parts / "000000-00000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in first))
@@ -225,8 +257,8 @@ def test_a_rerun_skips_the_parts_already_written(tmp_path: Path, reference: Path
     assert summary.skipped_parts == 1
     assert any("resuming" in n for n in notes)
     rows = rows_of(out)
-    assert [r["verdict"] for r in rows[:25]] == ["forged"] * 25
-    assert rows[25:] == rows_of(reference)[25:]
+    assert [r["verdict"] for r in rows[:size]] == ["forged"] * size
+    assert rows[size:] == rows_of(reference)[size:]
     # Other options: the parts are not reused.
     parts.mkdir()
     (parts / "manifest.json").write_text(json.dumps({**manifest, "options": {}}))
@@ -234,6 +266,28 @@ def test_a_rerun_skips_the_parts_already_written(tmp_path: Path, reference: Path
     run_batch(source, out, workers=1, batch_size=25, note=notes.append)
     assert any("starting afresh" in n for n in notes)
     assert out.read_bytes() == reference.read_bytes()
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 3, 7, 1000])
+def test_byte_ranges_hold_every_line_once(tmp_path: Path, batch_size: int) -> None:
+    """Workers read their own ranges: together they are the file's lines, split as before."""
+    from citeverify.batch._read import find_shards, iter_ranges, read_range
+
+    rng = random.Random(batch_size)
+    lines = [b"", b"\r", b"{}", b"x" * 5000, "\u2028 \u00e9 \u2029".encode(), b"\xff\xfe"]
+    lines += [json.dumps(r).encode() for r in RECORDS[:40]]
+    rng.shuffle(lines)
+    data = b"\n".join(lines)  # no newline at the end
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(data)
+    (shard,) = find_shards(source)
+    ranges = list(iter_ranges(shard, batch_size))
+    assert ranges[0].start == 0 and ranges[-1].end == len(data)
+    assert all(a.end == b.start for a, b in itertools.pairwise(ranges))
+    got = [line for task in ranges for line in read_range(task)]
+    assert got == list(io.BytesIO(data))
+    if batch_size <= 3:
+        assert len(ranges) > 10  # the long line's range and those inside it are empty
 
 
 def test_bad_input_fails_the_run_with_one_clear_error(tmp_path: Path) -> None:

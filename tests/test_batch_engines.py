@@ -22,7 +22,14 @@ import pytest
 
 from citeverify.batch import run_batch
 
-from .test_batch import make_records, rows_of, write_csv, write_jsonl, write_parquet
+from .test_batch import (  # noqa: F401 - _unix_sockets: an autouse fixture
+    _unix_sockets,
+    make_records,
+    rows_of,
+    write_csv,
+    write_jsonl,
+    write_parquet,
+)
 
 RECORDS = make_records(90, seed=11)
 # Ray 2.50 (the floor) leaves its daemons' /dev/null handles and Popen objects to the garbage
@@ -105,17 +112,27 @@ def test_ray_parquet_output(tmp_path: Path, ray_instance: Any) -> None:
 # --- a worker killed mid-run ---------------------------------------------------------------------
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        return [
+            int(child)
+            for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
+    except OSError:
+        return []
+
+
 def _workers_of(pid: int) -> list[int]:
-    """The pool's worker processes (spawned children), not the resource tracker."""
+    """The pool's worker processes: the children of the run's fork server."""
     found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"spawn_main" in cmdline:
-                found.append(int(child))
+    for child in _children(pid):
+        try:
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"forkserver" in cmdline:
+            found += _children(child)
     return found
 
 

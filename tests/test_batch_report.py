@@ -17,14 +17,20 @@ import pytest
 from citeverify.batch import run_batch
 from citeverify.batch._report import report_html
 
-from .test_batch import make_records, write_jsonl
+from .test_batch import (  # noqa: F401 - _unix_sockets: an autouse fixture
+    _unix_sockets,
+    allow_unix_sockets,
+    make_records,
+    write_jsonl,
+)
 from .test_web import browser  # the module's Chromium (skips, or fails under CI, without it)
 
 __all__ = ["browser"]
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    allow_unix_sockets(request.config)
     folder = tmp_path_factory.mktemp("report")
     records: list[Any] = make_records(200, seed=3)
     records[7] = "{not json"

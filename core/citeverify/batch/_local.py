@@ -1,11 +1,15 @@
 """The embedded engine: a process pool over the local cores, resumable part by part.
 
 Each worker builds its verifier once (the pool's initializer): the policy, a context cache and,
-with lookups on, the shared SQLite lookup cache. The reading process splits the input into
-chunks; a worker verifies a chunk and writes it as one part file (atomically: a temporary file
-renamed when complete), so a worker killed mid-chunk leaves no part behind, and a re-run with the
-same OUTPUT skips the parts already written. When every part is there they are assembled, in
-order, into OUTPUT.
+with lookups on, the shared SQLite lookup cache. The workers come from a fork server that has
+imported the engine once (``forkserver`` with the engine preloaded), so a worker costs a fork,
+not an import. Every run, one worker or many, goes through the pool: the same code path.
+
+The reading process hands out *tasks*: byte ranges of plain JSONL shards (each worker reads its
+own lines) or, for gzip, CSV and Parquet, chunks of records it has read. A worker verifies a
+task and writes it as one part file (atomically: a temporary file renamed when complete), so a
+worker killed mid-task leaves no part behind, and a re-run with the same OUTPUT skips the parts
+already written. When every part is there they are assembled, in order, into OUTPUT.
 """
 
 from __future__ import annotations
@@ -34,12 +38,16 @@ from citeverify.batch._core import (
     verify_record,
 )
 from citeverify.batch._output import Assembler, Stats, errors_path, read_entries
-from citeverify.batch._read import Chunk, Shard, iter_chunks, signature
+from citeverify.batch._read import Chunk, Range, Shard, iter_tasks, read_range, signature
 
 if TYPE_CHECKING:
     from citeverify._verifier import CitationVerifier
 
 _MANIFEST = "manifest.json"
+#: Bumped when the parts' form changes: parts of another version are not reused.
+_PARTS_VERSION = 2
+#: What the fork server imports once for all its workers.
+_PRELOAD = ["__main__", "citeverify.batch._local", "citeverify._verifier"]
 
 
 class BatchInterruptedError(CiteVerifyError):
@@ -74,39 +82,46 @@ def _init_worker(config: WorkerConfig) -> None:
     _worker = (build_verifier(config), config)
 
 
-def _chunk_entries(chunk: Chunk) -> list[dict[str, Any]]:
+def _entries(items: Iterable[Any], *, lines: bool, first: int) -> Iterator[dict[str, Any]]:
+    """One entry per item (JSONL line or record), numbered from ``first``."""
     assert _worker is not None, "the worker was not initialized"
     verifier, config = _worker
-    entries = []
-    for offset, item in enumerate(chunk.items):
-        number = chunk.first + offset
-        if chunk.lines:
-            entry = verify_line(
-                verifier, item, config.fields, details=config.details, number=number
-            )
+    for number, item in enumerate(items, first):
+        if lines:
+            yield verify_line(verifier, item, config.fields, details=config.details, number=number)
         else:
-            entry = verify_record(
+            yield verify_record(
                 verifier, item, config.fields, details=config.details, number=number
             )
-        entries.append(entry)
-    return entries
 
 
-def _write_part(chunk: Chunk, path: str) -> int:
-    entries = _chunk_entries(chunk)
+def _chunk_entries(chunk: Chunk) -> list[dict[str, Any]]:
+    return list(_entries(chunk.items, lines=chunk.lines, first=chunk.first))
+
+
+def _write_part(task: Range | Chunk, path: str) -> int:
+    """Verify a task into its part file; entries are numbered within the task, from 1."""
+    if isinstance(task, Range):
+        items: Iterable[Any] = read_range(task)
+        lines = True
+    else:
+        items, lines = task.items, task.lines
+    count = 0
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as handle:
-        handle.writelines(dumps_entry(e) + "\n" for e in entries)
+        for entry in _entries(items, lines=lines, first=1):
+            handle.write(dumps_entry(entry) + "\n")
+            count += 1
     os.replace(tmp, path)
-    return len(chunk.items)
+    return count
 
 
 # --- in the reading process ----------------------------------------------------------------------
 
 
-def part_name(chunk: Chunk) -> str:
+def part_name(task: Range | Chunk) -> str:
     """Part files sort in input order."""
-    return f"{chunk.shard:06d}-{chunk.index:08d}.jsonl"
+    return f"{task.shard:06d}-{task.index:08d}.jsonl"
 
 
 def parts_dir(output: Path) -> Path:
@@ -133,8 +148,18 @@ def _prepare_parts(folder: Path, manifest: dict[str, Any], note: Callable[[str],
 
 
 def _mp_context() -> Any:
-    # Not fork: the reading process may hold threads (the lookups' event loop, pyarrow's pool).
-    return multiprocessing.get_context("spawn")
+    """A fork server with the engine preloaded (spawn where there is none, e.g. Windows).
+
+    Not plain fork: the reading process may hold threads (the lookups' event loop, pyarrow's
+    pool). The fork server is a fresh process that imports the engine once; each worker is a
+    fork of it, so it does not import the engine again. (When the fork server was already
+    started by other code, its preloads stand and the workers import what they lack.)
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    return context
 
 
 class Progress:
@@ -195,69 +220,77 @@ def run_local(
     """Verify every shard into parts (skipping those written before), then assemble OUTPUT."""
     started = time.monotonic()
     folder = parts_dir(output)
-    manifest = {"version": 1, "input": signature(shards), "options": options}
+    manifest = {"version": _PARTS_VERSION, "input": signature(shards), "options": options}
     kept = _prepare_parts(folder, manifest, note)
     if kept:
         note(f"resuming: {kept:,} parts of {output} were written before")
     skipped = 0
-    done_before = 0
+    done_bytes = 0
+    expected: list[tuple[int, str]] = []  # (shard, part name) in input order
 
-    def chunks() -> Iterator[tuple[Chunk, int]]:
-        nonlocal done_before
+    def tasks() -> Iterator[tuple[Range | Chunk, int]]:
+        """Each task with the input bytes it covers (for the progress bar)."""
         for shard in shards:
-            for chunk in iter_chunks(shard, batch_size):
-                yield chunk, done_before + chunk.done_bytes
-            done_before += shard.size
+            position = 0
+            for task in iter_tasks(shard, batch_size):
+                end = task.end if isinstance(task, Range) else task.done_bytes
+                yield task, end - position
+                position = end
 
-    if workers <= 1:
-        _init_worker(config)
-        for chunk, done in chunks():
-            target = folder / part_name(chunk)
+    # One worker or many: the same pool, so that the two cost the same per worker.
+    pool = ProcessPoolExecutor(
+        max_workers=max(workers, 1),
+        mp_context=_mp_context(),
+        initializer=_init_worker,
+        initargs=(config,),
+    )
+    pending: dict[Future[int], int] = {}
+
+    def collect(futures: Iterable[Future[int]]) -> None:
+        nonlocal done_bytes
+        for future in futures:
+            records = future.result()
+            done_bytes += pending.pop(future)
+            progress.update(records, done_bytes)
+
+    try:
+        for task, size in tasks():
+            target = folder / part_name(task)
+            expected.append((task.shard, target.name))
             if target.exists():
                 skipped += 1
-            else:
-                _write_part(chunk, str(target))
-            progress.update(len(chunk.items), done)
-    else:
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=_mp_context(),
-            initializer=_init_worker,
-            initargs=(config,),
+                done_bytes += size
+                progress.update(0, done_bytes)
+                continue
+            # Chunks carry their records: at most two in flight per worker bound the memory.
+            while len(pending) >= 2 * workers:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                collect(finished)
+            pending[pool.submit(_write_part, task, str(target))] = size
+        collect(list(pending))
+    except BrokenProcessPool:
+        written = sum(1 for _ in folder.glob("*.jsonl"))
+        msg = (
+            f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
+            f"{folder}: run the same command again to resume"
         )
-        pending: dict[Future[int], int] = {}
-        try:
-            for chunk, done in chunks():
-                target = folder / part_name(chunk)
-                if target.exists():
-                    skipped += 1
-                    progress.update(len(chunk.items), done)
-                    continue
-                while len(pending) >= 2 * workers:
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        progress.update(future.result(), pending.pop(future))
-                pending[pool.submit(_write_part, chunk, str(target))] = done
-            for future in list(pending):
-                progress.update(future.result(), pending.pop(future))
-        except BrokenProcessPool:
-            written = sum(1 for _ in folder.glob("*.jsonl"))
-            msg = (
-                f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
-                f"{folder}: run the same command again to resume"
-            )
-            raise BatchInterruptedError(msg) from None
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-    progress.update(0, done_before, force=True)
+        raise BatchInterruptedError(msg) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    progress.update(0, done_bytes, force=True)
     progress.close()
 
     assembler = Assembler(output, details=config.details)
     try:
-        for part in sorted(folder.glob("*.jsonl")):
-            shard = shards[int(part.name.split("-")[0])].name
-            for entry in read_entries(part):
-                assembler.add(entry, shard, int(entry.get("_n") or 0))
+        shard, before = -1, 0
+        for index, part in expected:
+            if index != shard:
+                shard, before = index, 0
+            name = shards[index].name
+            entries = read_entries(folder / part)
+            for entry in entries:
+                assembler.add(entry, name, before + int(entry.get("_n") or 0))
+            before += len(entries)  # every line of the input, blank or not, is one entry
         assembler.finish()
     except BaseException:
         assembler.abort()

@@ -1,8 +1,12 @@
 """Reading the input: JSONL (plain or .gz), CSV, Parquet; one file or a folder of shards.
 
-Everything streams: a shard is read in chunks of ``batch_size`` records and only the chunks in
-flight are in memory. JSONL lines are passed on as bytes and parsed by the workers, so that the
-reading process does little more than split lines.
+Everything streams. A plain JSONL shard is cut into byte ranges of about ``batch_size`` records
+(:class:`Range`, cut without reading the file: a range holds the lines that *start* in it, as
+Hadoop's text input does) and each worker reads its own ranges: the reading process sends
+offsets, not records. Gzip, CSV and Parquet cannot be cut by bytes: the reading process reads
+them in chunks of ``batch_size`` records (:class:`Chunk`) and sends those. Records are numbered
+within their range or chunk; the assembler adds the lines of the parts before (every line,
+blank or not, makes one entry), so that numbers and ids do not depend on how the input was cut.
 """
 
 from __future__ import annotations
@@ -56,6 +60,77 @@ class Chunk:
     first: int
     items: list[Any]
     done_bytes: int  # input bytes read up to the end of this chunk (for the progress bar)
+
+
+@dataclass(frozen=True)
+class Range:
+    """The JSONL lines of one plain shard that start at a byte in ``[start, end)``."""
+
+    shard: int
+    index: int
+    path: str
+    start: int
+    end: int
+
+
+#: The head of a shard read to estimate its line length (for the size of its ranges).
+_SAMPLE_BYTES = 4 << 20
+_MIN_RANGE = 1
+
+
+def range_bytes(shard: Shard, batch_size: int) -> int:
+    """Bytes per range: about ``batch_size`` lines as long as those at the head of the shard.
+
+    Depends on the file's content only, so that a re-run cuts the same ranges (and finds the
+    same parts).
+    """
+    lines = size = 0
+    with shard.path.open("rb") as handle:
+        while lines < batch_size and size < _SAMPLE_BYTES:
+            line = handle.readline()
+            if not line:
+                break
+            lines += 1
+            size += len(line)
+    if not lines:
+        return max(shard.size, 1)
+    return max(_MIN_RANGE, -(-size * batch_size // lines))
+
+
+def iter_ranges(shard: Shard, batch_size: int) -> Iterator[Range]:
+    """The ranges of a plain JSONL shard, in order."""
+    step = range_bytes(shard, batch_size)
+    path = str(shard.path)
+    for index, start in enumerate(range(0, shard.size, step)):
+        yield Range(shard.index, index, path, start, min(start + step, shard.size))
+
+
+def read_range(task: Range) -> Iterator[bytes]:
+    """The lines of a range (each with its newline), as ``line_chunks`` splits them."""
+    try:
+        with open(task.path, "rb") as handle:
+            position = task.start
+            if position > 0:
+                # The line that starts before the range belongs to the range before.
+                handle.seek(position - 1)
+                position += len(handle.readline()) - 1
+            while position < task.end:
+                line = handle.readline()
+                if not line:
+                    break
+                position += len(line)
+                yield line
+    except OSError as exc:
+        msg = f"{task.path}: cannot read bytes {task.start:,} to {task.end:,} ({exc})"
+        raise InputError(msg, path="INPUT") from None
+
+
+def iter_tasks(shard: Shard, batch_size: int) -> Iterator[Range | Chunk]:
+    """What the workers get: byte ranges of a plain JSONL shard, else chunks of records."""
+    if shard.kind == "jsonl" and not shard.gzip:
+        yield from iter_ranges(shard, batch_size)
+    else:
+        yield from iter_chunks(shard, batch_size)
 
 
 def _kind(path: Path) -> tuple[Kind, bool] | None:
@@ -260,11 +335,16 @@ def total_bytes(shards: list[Shard]) -> int:
 __all__ = [
     "Chunk",
     "Kind",
+    "Range",
     "Shard",
     "check_input",
     "find_shards",
     "first_record",
     "iter_chunks",
+    "iter_ranges",
+    "iter_tasks",
+    "range_bytes",
+    "read_range",
     "signature",
     "total_bytes",
 ]
