@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeverify import CitationVerifier
+from citeverify import CitationVerifier, PolicyConfig, load_policy_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "datasets" / "begin-groundedness-4749.jsonl"
@@ -529,6 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scorer", help="MODULE:NAME or FILE.py:NAME of a semantic scorer")
     parser.add_argument("--semantic-scope", choices=["failing", "all"], default="failing")
     parser.add_argument("--fields", type=json.loads, default={}, help="top-level policy JSON")
+    parser.add_argument("--policy", help="a policy pack (path, or a bundled name: recommended)")
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"skipped: {args.data} is absent (the BEGIN copy of ../shared/datasets)")
@@ -537,26 +538,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         sweep(rows)
         return 0
-    ext = dict(args.extensions)
+    fields: dict[str, Any] = {}
+    ext: dict[str, Any] = {}
+    if args.policy:  # the pack's options, lookups still off; flags and --fields override it
+        config, _notes = load_policy_pack(args.policy)
+        fields = config.model_dump(mode="json", exclude_unset=True)
+        ext = fields.pop("extensions", {})
+        ext.pop("lookups", None)
+    ext.update(args.extensions)
+    fields.update(args.fields)
     for key in ("words", "stopwords", "numbers", "language"):
         if getattr(args, key) is not None:
             ext[key] = getattr(args, key)
     if args.strict_statistics:
         ext["strict_statistics"] = True
-    print(f"BEGIN: {len(rows)} responses from {args.data.name}; extensions: {json.dumps(ext)}")
+    print(
+        f"BEGIN: {len(rows)} responses from {args.data.name}; extensions: {json.dumps(ext)}"
+        + (f"; fields: {json.dumps(fields)}" if fields else "")
+    )
     if args.scorer:
         semantic_bench(
-            rows, make_policy(ext, **args.fields), load_scorer(args.scorer), args.semantic_scope
+            rows, make_policy(ext, **fields), load_scorer(args.scorer), args.semantic_scope
         )
         return 0
 
-    items = score(rows, make_policy(ext))
+    items = score(rows, make_policy(ext, **fields))
     passed = [s.verified for s in items]
+    config = PolicyConfig.model_validate(make_policy(ext, **fields))
     report(
         items,
         passed,
-        "\n== the seed's defaults (min_groundedness 0.8, min_confidence 0.8, "
-        "min_context_overlap 0.7) ==",
+        f"\n== {args.policy or 'the seed' + chr(39) + 's defaults'} (min_groundedness "
+        f"{config.min_groundedness:g}, min_confidence {config.min_confidence:g}, "
+        f"min_context_overlap {config.effective_min_context_overlap:g}) ==",
+    )
+    test_items = [s for s in items if s.subset == TEST]
+    tc = Confusion.of([s.verified for s in test_items], [s.label for s in test_items])
+    print(
+        f"{TEST}: BA {tc.balanced_accuracy:.3f}, faithful blocked {_pct(tc.blocked_pos, tc.pos)}, "
+        f"unattributable passed {_pct(tc.passed_neg, tc.neg)}"
     )
     all_c = Confusion.of(passed, [s.label for s in items])
     print(
@@ -571,20 +591,25 @@ def main(argv: list[str] | None = None) -> int:
         f"{balanced_accuracy(overlap_only, [s.label for s in items]):.3f} "
         f"(anchor {ANCHORS['overlap_rule_only_0.7']:.3f})"
     )
-    mismatches = sum(1 for s in items if offline_verdict(s, 0.7, 0.8, 0.8) != s.verified)
-    print(f"offline verdict vs verify() at the defaults: {mismatches} differences")
+    at = (
+        config.effective_min_context_overlap,
+        config.min_groundedness,
+        config.min_confidence,
+    )
+    mismatches = sum(1 for s in items if offline_verdict(s, *at) != s.verified)
+    print(f"offline verdict vs verify() at these thresholds: {mismatches} differences")
 
     if not args.no_tune:
         dev = [s for s in items if s.subset in DEV]
         test = [s for s in items if s.subset == TEST]
         for label, cap in (("best balanced accuracy", None), ("unattributable passed <= 5%", 0.05)):
             a, g, c, m = tune(dev, cap)
-            fields = {
+            tuned_fields = {
                 "min_groundedness": g,
                 "min_confidence": c,
                 "rag_context": {"min_context_overlap": a},
             }
-            tuned = score(rows, make_policy(ext, **fields))
+            tuned = score(rows, make_policy(ext, **{**fields, **tuned_fields}))
             tuned_passed = [s.verified for s in tuned]
             report(
                 tuned,

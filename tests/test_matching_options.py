@@ -284,3 +284,60 @@ def test_the_fast_value_word_set_is_value_words(text):
     assert value_word_set(text) == set(value_words(text))
     ascii_text = text.replace("Ü", "u")
     assert value_word_set(ascii_text) == set(value_words(ascii_text))
+
+
+# --- the recommended policy pack (issue 16) ------------------------------------------------------
+
+
+def test_the_recommended_pack_loads_by_name_and_by_path(tmp_path, monkeypatch):
+    from citeverify import load_policy_pack
+    from citeverify._policy import BUNDLED_POLICIES, bundled_policy_path
+
+    assert "recommended" in BUNDLED_POLICIES
+    by_name, notes = load_policy_pack("recommended")
+    by_path = PolicyConfig.from_yaml(bundled_policy_path("recommended"))
+    assert by_name == by_path and notes == []
+    ext = by_name.extensions
+    assert (ext.words, ext.stopwords, ext.numbers) == ("stem", "ignore", "value")
+    assert (by_name.min_groundedness, by_name.min_confidence) == (0.35, 0.7)
+    assert by_name.effective_min_context_overlap == 0.8
+    assert CitationVerifier("recommended").policy == by_name
+    # A paraphrase with inflections and function words that the seed's defaults block passes.
+    docs = ["The museum opens at nine."]
+    answer = "The museums were opened at nine."
+    assert not CitationVerifier({}).verify(answer, docs).verified  # 3 of 6 words
+    assert CitationVerifier("recommended").verify(answer, docs).verified
+    # A file of that name in the working directory is read instead (paths come first).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "recommended").write_text(
+        "policy:\n  citation-verifier:\n    min_confidence: 0.1\n"
+    )
+    assert load_policy_pack("recommended")[0].min_confidence == 0.1
+    with pytest.raises(PolicyError, match="no bundled policy named 'strict'"):
+        bundled_policy_path("strict")
+
+
+def test_the_recommended_pack_keeps_its_measured_figures():
+    """The figures written in recommended.yaml, on begin-wow-test (skipped without ../shared)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "bench_accuracy.py"
+    spec = importlib.util.spec_from_file_location("bench_accuracy", bench)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    if not module.DATA.is_file():
+        pytest.skip(f"BEGIN is not at {module.DATA}")
+    from citeverify import load_policy_pack
+
+    config, _ = load_policy_pack("recommended")
+    policy = config.model_dump(exclude_unset=True)
+    policy["extensions"]["lookups"] = {"enabled": False}
+    test = [r for r in module.load(module.DATA) if r["subset"] == module.TEST]
+    items = module.score(test, policy)
+    c = module.Confusion.of([s.verified for s in items], [s.label for s in items])
+    assert (c.blocked_pos, c.pos, c.passed_neg, c.neg) == (299, 1392, 157, 2209)
+    assert round(c.balanced_accuracy, 3) == 0.857

@@ -25,10 +25,12 @@ from citeverify._errors import PolicyError
 from citeverify._text import STEM_LANGUAGES, STOPWORDS, WordMatcher
 
 __all__ = [
+    "BUNDLED_POLICIES",
     "CitationType",
     "LookupSettings",
     "PolicyConfig",
     "SemanticSettings",
+    "bundled_policy_path",
     "load_policy_pack",
     "policy_with_options",
 ]
@@ -515,6 +517,25 @@ def safe_yaml(text: str) -> Any:
     return yaml.safe_load(text)
 
 
+#: Policy packs shipped in ``citeverify/policies/``, loadable by name wherever a policy file path
+#: is taken (``CitationVerifier("recommended")``, ``--policy recommended``) when no file of that
+#: name exists. ``recommended``: the lexical options and thresholds that measure best on BEGIN's
+#: dev subsets (issue 16; the figures are in the file).
+BUNDLED_POLICIES = ("recommended",)
+
+
+def bundled_policy_path(name: str) -> Path:
+    """The path of a policy pack shipped with citeverify (see :data:`BUNDLED_POLICIES`).
+
+    Raises:
+        PolicyError: no bundled pack has this name.
+    """
+    if name not in BUNDLED_POLICIES:
+        msg = f"no bundled policy named {name!r} (one of: {', '.join(BUNDLED_POLICIES)})"
+        raise PolicyError(msg)
+    return Path(__file__).resolve().parent / "policies" / f"{name}.yaml"
+
+
 def load_policy_pack(
     path: str | Path,
     *,
@@ -522,7 +543,8 @@ def load_policy_pack(
 ) -> tuple[_P, list[str]]:
     """Load a policy pack and return the citation-verifier policy with notes for the user.
 
-    Notes say which options are ignored and which other controls were skipped.
+    Notes say which options are ignored and which other controls were skipped. ``path`` may also
+    be the name of a bundled pack (:data:`BUNDLED_POLICIES`) when no file of that name exists.
 
     Raises:
         PolicyError: naming the file and the key path of each problem.
@@ -530,6 +552,8 @@ def load_policy_pack(
     if not isinstance(path, str | os.PathLike):
         msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
         raise PolicyError(msg)
+    if isinstance(path, str) and path in BUNDLED_POLICIES and not os.path.exists(path):
+        path = bundled_policy_path(path)
     try:
         path = Path(path)
         with path.open("rb") as f:
