@@ -162,7 +162,7 @@ def select_passages(
             top = heapq.nlargest(_MAX_DOCUMENTS, counts)
             docs = [-i for _, i in top]
         else:
-            docs = list(dict.fromkeys([d for d in [best, *cited] if d is not None and d < n]))
+            docs = list(dict.fromkeys(d for d in [best, *cited] if d is not None and 0 <= d < n))
             docs = docs[:_MAX_DOCUMENTS] or [0]
         ranked: list[tuple[int, int, int, str]] = []
         for rank, doc in enumerate(docs):

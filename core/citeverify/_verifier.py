@@ -176,11 +176,11 @@ class CitationVerifier:
     ) -> None:
         self.policy = resolve_policy(policy)
         self.include_original = include_original
-        self.semantic: SemanticTier | None = None
+        self._semantic: SemanticTier | None = None
         if semantic is not None:
             from citeverify._semantic import SemanticTier  # noqa: PLC0415 - asyncio, only here
 
-            self.semantic = SemanticTier(semantic)
+            self._semantic = SemanticTier(semantic)
         if context_cache is True:
             self.context_cache: ContextCache | None = ContextCache()
         elif context_cache is False or context_cache is None:
@@ -213,7 +213,7 @@ class CitationVerifier:
             records, analysis = run_sync(self._io(analysis, targets, requests, notes))
         else:
             records = run_sync(self.lookups.run(targets)) if targets else []
-            if self.semantic is not None:
+            if self._semantic is not None:
                 analysis = _apply_semantic(analysis, {}, 1.0)
         return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
 
@@ -228,7 +228,7 @@ class CitationVerifier:
             records, analysis = await self._io(analysis, targets, requests, notes)
         else:
             records = await self.lookups.run(targets) if targets else []
-            if self.semantic is not None:
+            if self._semantic is not None:
                 analysis = _apply_semantic(analysis, {}, 1.0)
         return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
 
@@ -236,7 +236,7 @@ class CitationVerifier:
 
     def _semantic_requests(self, a: _Analysis) -> tuple[list[Passages], list[str]]:
         """The claims that failed on words, with their passages; notes on the ones left out."""
-        if self.semantic is None or not a.context_checked or a.empty:
+        if self._semantic is None or not a.context_checked or a.empty:
             return [], []
         from citeverify._semantic import select_passages  # noqa: PLC0415
 
@@ -286,9 +286,9 @@ class CitationVerifier:
         """The lookups and the semantic scorer, concurrently; the scores applied to the claims."""
         import asyncio  # noqa: PLC0415
 
-        assert self.semantic is not None
+        assert self._semantic is not None
         settings = self.policy.extensions.semantic
-        scoring = self.semantic.score(requests, timeout=settings.timeout)
+        scoring = self._semantic.score(requests, timeout=settings.timeout)
         if targets:
             records, outcome = await asyncio.gather(self.lookups.run(targets), scoring)
         else:
