@@ -1,9 +1,18 @@
-"""``citeverify refs --batch``: many references against the local index (issue 15)."""
+"""``citeverify refs --batch``: many references against the local index (issue 15).
+
+It resumes as ``citeverify batch`` does: a worker killed mid-run loses and duplicates nothing on
+the re-run, and parts of another input or index are not reused.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -15,6 +24,8 @@ from citeverify.cli import app
 from citeverify.references import ReferenceVerifier
 
 from .service import FAKE, KUHN, LECUN_WRONG_YEAR, build_index
+from .test_batch import _unix_sockets  # noqa: F401 - an autouse fixture: the fork server's socket
+from .test_batch_engines import _workers_of
 
 REFERENCES = [KUHN, FAKE, LECUN_WRONG_YEAR] * 7
 
@@ -63,3 +74,83 @@ def test_refs_batch_jsonl_in_parquet_out_and_the_command(tmp_path: Path, index: 
     assert bad.exit_code == 2 and "use --batch INPUT -o OUTPUT" in bad.output
     none = CliRunner().invoke(app, ["refs"])
     assert none.exit_code == 2 and "give FILE" in none.output
+
+
+def test_refs_batch_reuses_the_parts_of_the_same_job_only(tmp_path: Path, index: Path) -> None:
+    source = tmp_path / "refs.txt"
+    source.write_text("\n".join(REFERENCES) + "\n")
+    out = tmp_path / "out.jsonl"
+    first = run_refs_batch(source, out, index, workers=1, batch_size=4)
+    assert first.skipped_parts == 0 and not (tmp_path / "out.jsonl.parts").exists()
+    expected = out.read_bytes()
+    # A run that stopped after its first part: the part (forged here) is reused as it is.
+    parts = tmp_path / "out.jsonl.parts"
+    parts.mkdir()
+    manifest = {
+        "version": 1,
+        "input": [str(source.resolve()), source.stat().st_size, source.stat().st_mtime_ns],
+        "index": [str(index.resolve()), index.stat().st_size, index.stat().st_mtime_ns],
+        "batch_size": 4,
+    }
+    (parts / "manifest.json").write_text(json.dumps(manifest))
+    rows = [json.loads(line) for line in expected.decode().splitlines()]
+    forged = [{**row, "status": "forged"} for row in rows[:4]]
+    (parts / "00000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in forged))
+    notes: list[str] = []
+    again = run_refs_batch(source, out, index, workers=2, batch_size=4, note=notes.append)
+    assert again.skipped_parts == 1 and notes == [f"resuming: 1 parts of {out} were written before"]
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["status"] for r in got[:4]] == ["forged"] * 4
+    assert got[4:] == rows[4:]
+    assert again.statuses["forged"] == 4
+    # Another batch size (or input, or index): the parts are not reused.
+    parts.mkdir()
+    (parts / "manifest.json").write_text(json.dumps({**manifest, "batch_size": 5}))
+    (parts / "00000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in forged))
+    run_refs_batch(source, out, index, workers=1, batch_size=4, note=notes.append)
+    assert "starting afresh" in notes[-1]
+    assert out.read_bytes() == expected
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
+def test_refs_batch_a_killed_worker_loses_and_duplicates_no_row(
+    tmp_path: Path, index: Path
+) -> None:
+    source = tmp_path / "refs.jsonl"
+    references = [
+        {"id": f"k{i}", "reference": REFERENCES[i % len(REFERENCES)]} for i in range(1500)
+    ]
+    source.write_text("".join(json.dumps(r) + "\n" for r in references))
+    expected = tmp_path / "expected.jsonl"
+    run_refs_batch(source, expected, index, workers=1, batch_size=10)
+
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "citeverify", "refs", "--batch", str(source), "-o", str(out)]
+    command += ["--index", str(index), "--workers", "2"]
+    parts = tmp_path / "out.jsonl.parts"
+    # The command's batch size is 200: 8 parts, of which the first is written before the kill.
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and run.poll() is None:
+        workers = _workers_of(run.pid)
+        if len(workers) == 2 and parts.is_dir() and any(parts.glob("*.jsonl")):
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.01)
+    _stdout, stderr = run.communicate(timeout=120)
+    assert killed is not None, f"the run ended before a worker could be killed: {stderr}"
+    assert run.returncode == 2, stderr
+    assert "a worker process died" in stderr and "run the same command again" in stderr
+    written = len(list(parts.glob("*.jsonl")))
+    assert 0 < written < 8
+    assert not out.exists()
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    assert f"{len(references):,} references" in again.stdout
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == [r["id"] for r in references]  # every row once, in order
+    by_id = {r["id"]: r for r in (json.loads(x) for x in expected.read_text().splitlines())}
+    assert rows == [by_id[r["id"]] for r in references]
+    assert not parts.exists()

@@ -147,8 +147,8 @@ def _prepare_parts(folder: Path, manifest: dict[str, Any], note: Callable[[str],
     return sum(1 for _ in folder.glob("*.jsonl"))
 
 
-def _mp_context() -> Any:
-    """A fork server with the engine preloaded (spawn where there is none, e.g. Windows).
+def _mp_context(preload: list[str] | None = None) -> Any:
+    """A fork server with the engine (or ``preload``) imported once; spawn where there is none.
 
     Not plain fork: the reading process may hold threads (the lookups' event loop, pyarrow's
     pool). The fork server is a fresh process that imports the engine once; each worker is a
@@ -158,7 +158,7 @@ def _mp_context() -> Any:
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_PRELOAD)
+    context.set_forkserver_preload(_PRELOAD if preload is None else preload)
     return context
 
 

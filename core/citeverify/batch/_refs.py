@@ -5,8 +5,13 @@ INPUT is a text file (plain or ``.gz``) with one reference a line, or JSONL with
 input order: ``id`` (the record's, else the line number), ``input``, ``status``, ``reference``
 (the corrected APA 7 reference or a status message), ``match_set_size``,
 ``contained_set_size``, ``fields`` (each field's label, as JSON) and ``error``. A process pool
-(one ``ReferenceVerifier`` on the SQLite index per worker, built once) verifies chunks; memory is
-bounded by the chunks in flight.
+(one ``ReferenceVerifier`` on the SQLite index per worker, built once, forked from a server that
+has imported the reference verifier) verifies chunks; memory is bounded by the chunks in flight.
+
+Resumable as ``citeverify batch`` is: each chunk becomes a part file in ``OUTPUT.parts/``
+(written under a temporary name, renamed when complete); a re-run with the same OUTPUT, input,
+index and batch size skips the parts written before. The parts are assembled in order into
+OUTPUT, then removed.
 """
 
 from __future__ import annotations
@@ -15,15 +20,18 @@ import collections
 import gzip
 import json
 import os
+import shutil
 import time
-from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from citeverify._errors import InputError
 from citeverify.batch._core import dumps_entry, format_id
+from citeverify.batch._local import BatchInterruptedError, _mp_context, _prepare_parts, parts_dir
 from citeverify.batch._output import output_format
 
 if TYPE_CHECKING:
@@ -49,9 +57,12 @@ class RefsSummary:
     rows: int
     statuses: collections.Counter[str]
     seconds: float
+    skipped_parts: int = 0
 
 
 _worker: ReferenceVerifier | None = None
+#: What the fork server imports once for all the reference workers.
+_PRELOAD = ["__main__", "citeverify.batch._refs", "citeverify.references._verify"]
 
 
 def _init(index: str) -> None:
@@ -80,6 +91,15 @@ def _verify(chunk: list[tuple[str, str]]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _write_part(chunk: list[tuple[str, str]], path: str) -> int:
+    rows = _verify(chunk)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.writelines(dumps_entry(row) + "\n" for row in rows)
+    os.replace(tmp, path)
+    return len(rows)
 
 
 def _references(source: Path) -> Iterator[tuple[str, str]]:
@@ -126,6 +146,11 @@ def _chunks(source: Path, size: int) -> Iterator[list[tuple[str, str]]]:
         yield chunk
 
 
+def _signature(path: Path) -> list[Any]:
+    stat = path.stat()
+    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
+
+
 def run_refs_batch(
     source: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -133,8 +158,13 @@ def run_refs_batch(
     *,
     workers: int = 1,
     batch_size: int = 200,
+    note: Callable[[str], None] | None = None,
 ) -> RefsSummary:
-    """Verify every reference of ``source`` against the local index into ``output``."""
+    """Verify every reference of ``source`` against the local index into ``output``.
+
+    A run that stops (a killed worker, Ctrl-C) keeps its parts: the same call again resumes.
+    Raises BatchInterruptedError when a worker dies.
+    """
     started = time.monotonic()
     src, out, idx = Path(source), Path(output), Path(index)
     fmt = output_format(out)
@@ -142,53 +172,76 @@ def run_refs_batch(
         raise InputError(f"no such file: {src}", path="--batch")
     if not idx.is_file():
         raise InputError(f"no index at {idx}; build one with: citeverify index build DUMP.jsonl")
+    say = note or (lambda _message: None)
+    folder = parts_dir(out)
+    manifest = {
+        "version": 1,
+        "input": _signature(src),
+        "index": _signature(idx),
+        "batch_size": batch_size,
+    }
+    kept = _prepare_parts(folder, manifest, say)
+    if kept:
+        say(f"resuming: {kept:,} parts of {out} were written before")
+    names: list[str] = []
+    skipped = 0
+    pool = ProcessPoolExecutor(
+        max(workers, 1), _mp_context(_PRELOAD), initializer=_init, initargs=(str(idx),)
+    )
+    pending: set[Future[int]] = set()
+    try:
+        for number, chunk in enumerate(_chunks(src, batch_size)):
+            target = folder / f"{number:08d}.jsonl"
+            names.append(target.name)
+            if target.exists():
+                skipped += 1
+                continue
+            while len(pending) >= 2 * workers:  # chunks in flight bound the memory
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+            pending.add(pool.submit(_write_part, chunk, str(target)))
+        for future in pending:
+            future.result()
+    except BrokenProcessPool:
+        written = sum(1 for _ in folder.glob("*.jsonl"))
+        msg = (
+            f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
+            f"{folder}: run the same command again to resume"
+        )
+        raise BatchInterruptedError(msg) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
     tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
     statuses: collections.Counter[str] = collections.Counter()
     rows = 0
     writer: Any = None
     handle: IO[str] | None = None
-    if fmt == "parquet":
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
-
-        schema = pa.schema(
-            [pa.field(c, pa.int64() if c.endswith("_size") else pa.string()) for c in REF_COLUMNS]
-        )
-        writer = pq.ParquetWriter(str(tmp), schema)
-    else:
-        handle = tmp.open("w", encoding="utf-8")
-
-    def write(batch: list[dict[str, Any]]) -> None:
-        nonlocal rows
-        for row in batch:
-            statuses[row["status"]] += 1
-        rows += len(batch)
-        if handle is not None:
-            handle.writelines(dumps_entry(row) + "\n" for row in batch)
-        else:
-            import pyarrow as pa  # noqa: PLC0415
-
-            writer.write_table(pa.Table.from_pylist(batch, schema=writer.schema))
-
     try:
-        if workers <= 1:
-            _init(str(idx))
-            for chunk in _chunks(src, batch_size):
-                write(_verify(chunk))
-        else:
-            import multiprocessing  # noqa: PLC0415
+        if fmt == "parquet":
+            import pyarrow as pa  # noqa: PLC0415
+            import pyarrow.parquet as pq  # noqa: PLC0415
 
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(
-                workers, context, initializer=_init, initargs=(str(idx),)
-            ) as pool:
-                queue: collections.deque[Future[list[dict[str, Any]]]] = collections.deque()
-                for chunk in _chunks(src, batch_size):
-                    queue.append(pool.submit(_verify, chunk))
-                    while len(queue) > 2 * workers:
-                        write(queue.popleft().result())
-                while queue:
-                    write(queue.popleft().result())
+            schema = pa.schema(
+                [
+                    pa.field(c, pa.int64() if c.endswith("_size") else pa.string())
+                    for c in REF_COLUMNS
+                ]
+            )
+            writer = pq.ParquetWriter(str(tmp), schema)
+        else:
+            handle = tmp.open("w", encoding="utf-8")
+        for name in names:
+            with (folder / name).open(encoding="utf-8") as part:
+                lines = part.readlines()
+            batch = [json.loads(line) for line in lines]
+            statuses.update(row["status"] for row in batch)
+            rows += len(batch)
+            if handle is not None:
+                handle.writelines(lines)
+            else:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
         if handle is not None:
             handle.close()
         if writer is not None:
@@ -201,4 +254,5 @@ def run_refs_batch(
             writer.close()
         tmp.unlink(missing_ok=True)
         raise
-    return RefsSummary(out, rows, statuses, time.monotonic() - started)
+    shutil.rmtree(folder, ignore_errors=True)
+    return RefsSummary(out, rows, statuses, time.monotonic() - started, skipped)
