@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from citeverify._policy import CitationType
 from citeverify._text import MARKER_RE
@@ -129,6 +129,9 @@ class Extracted(list[Found]):
         self.truncated: set[str] = set(truncated)
 
 
+_T = TypeVar("_T")
+
+
 class _Limited:
     """Counts the matches a scan hands out and stops at ``MAX_MATCHES`` (sets ``hit``)."""
 
@@ -136,7 +139,11 @@ class _Limited:
         self.hit = False
         self._left = MAX_MATCHES
 
-    def __call__(self, matches: Iterable[re.Match[str]]) -> Iterator[re.Match[str]]:
+    def can_take(self, count: int) -> bool:
+        """Whether ``count`` more matches stay within the limit (a fast path may skip counting)."""
+        return count <= self._left
+
+    def __call__(self, matches: Iterable[_T]) -> Iterator[_T]:
         for m in matches:
             if self._left <= 0:
                 self.hit = True
@@ -183,9 +190,141 @@ def _scan_all(
 
 
 def _has(*needles: str, fold: bool = False) -> Callable[[str], bool]:
-    if fold:
-        return lambda chunk: any(n in chunk.lower() for n in needles)
-    return lambda chunk: any(n in chunk for n in needles)
+    """A gate: whether a chunk holds one of ``needles`` (after ``str.lower()`` with ``fold``)."""
+    return _Has(needles, fold)
+
+
+#: Needle characters from the rarest in prose to the commonest (about). A gate first looks for
+#: one such character of each needle: finding one character is memchr (50 times faster than
+#: finding a string of several), and where it is missing the needle is too (issue 14: the
+#: gates of a 300-word answer took 40 substring searches, 50 us, before).
+_RARE_FIRST = "§QZXJKVUYOGNWHBEFLMDRPTCSAIqzxjvbpygfwmucldrhsnoate:/0123456789. ,-"
+
+
+class _Has:
+    __slots__ = ("fold", "groups")
+
+    def __init__(self, needles: tuple[str, ...], fold: bool) -> None:
+        self.fold = fold
+        # With fold a needle is lower-case, and its key is found as either case. No character
+        # beyond ASCII lowers to an ASCII letter but "İ" (to "i") and the Kelvin sign (to "k"),
+        # so those two letters are never keys (tests/test_extract_equivalence.py checks it).
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for needle in needles:
+            key = next(c for c in _RARE_FIRST if c in needle and not (fold and c in "ik"))
+            groups.setdefault((key, key.upper()) if fold else (key,), []).append(needle)
+        #: (keys, the needles' common prefix when it is worth a search, needles)
+        self.groups = [
+            (keys, prefix if len(prefix) > 1 and len(group) > 1 else "", tuple(group))
+            for keys, group in groups.items()
+            for prefix in [_common_prefix(group)]
+        ]
+
+    def __call__(self, chunk: str) -> bool:
+        lowered = None
+        for keys, prefix, needles in self.groups:
+            for key in keys:
+                if key in chunk:
+                    break
+            else:
+                continue  # memchr: no needle of the group can be there
+            if self.fold:
+                lowered = chunk.lower() if lowered is None else lowered
+                if prefix in lowered and any(n in lowered for n in needles):
+                    return True
+            elif prefix in chunk and any(n in chunk for n in needles):
+                return True
+        return False
+
+
+def _common_prefix(words: list[str]) -> str:
+    first, last = min(words), max(words)
+    size = 0
+    while size < len(first) and first[size] == last[size]:
+        size += 1
+    return first[:size]
+
+
+# --- character classes at C speed (issue 14) -----------------------------------------------------
+#
+# A regex pass costs about 10 ns per character wherever it cannot start from a literal (sre tries
+# each position), and a 300-word answer took three of them (numbers, stretches without a
+# statistic cue, case-law hints) before anything was found: the fixed cost of every answer.
+# Instead the answer is encoded once as Latin-1 with "?" for the characters beyond it (one byte
+# per character, so offsets stay the same) and translated to one class byte per character;
+# ``bytes.find`` then locates the few places where a pattern can start, and the patterns run
+# anchored there. Every decision is still made on the text itself; the classes only pick the
+# places to look, and where they cannot see enough (decimal digits beyond Latin-1, a long stretch
+# without a cue, more matches than the limit) the regex scans run as before.
+# tests/test_extract_equivalence.py checks both against each other. Benchmark if changing
+# (bench/bench_speed.py --only small, bench/bench_citations.py).
+
+
+def _class_of(ch: str) -> bytes:
+    if "0" <= ch <= "9":
+        return b"0"  # an ASCII digit (the only decimal digits in Latin-1)
+    if ch.isspace():
+        return b" "
+    if ch in ".,?":
+        return ch.encode()  # "?" is also every character beyond Latin-1
+    if "A" <= ch <= "Z":
+        return b"A"  # where a reporter can start (case-law hints)
+    if ch.isalnum() or ch == "_":
+        return b"a"  # \w, the characters that glue a number to a word
+    return b"-"
+
+
+_CLASS_TABLE = b"".join(_class_of(chr(i)) for i in range(256))
+#: ASCII letters and the statistic cue signs of _NO_CUE that Latin-1 holds; everything else,
+#: "?" included (it stands for the characters beyond Latin-1, such as "€" and "≤"), is not a cue,
+#: which can only send a text to the regex scan, never skip one.
+_CUE_TABLE = bytes(
+    1 if (chr(i).isascii() and chr(i).isalpha()) or chr(i) in "%:°µ$£¥=<>" else 0
+    for i in range(256)
+)
+_NO_CUE_RUN = bytes(256)  # _NO_CUE's minimum length
+
+
+class _Classes:
+    """An answer's class bytes (see above), or ``usable`` false where they cannot stand in."""
+
+    __slots__ = ("bytes", "raw", "usable")
+
+    def __init__(self, text: str) -> None:
+        self.raw = raw = text.encode("latin-1", "replace")
+        self.bytes = raw.translate(_CLASS_TABLE)
+        # Characters beyond Latin-1 are "?" here: the classes are blind to a decimal digit
+        # among them ("٣", "５" are numbers for \d), so such a text takes the regex scans.
+        marks = text.count("?")
+        beyond = raw.count(b"?") - marks
+        self.usable = not beyond or not _has_wide_digit(text, raw, beyond + marks)
+
+
+def _has_wide_digit(text: str, raw: bytes, marks: int) -> bool:
+    """Whether ``text`` has a decimal digit beyond Latin-1 (``raw`` has ``marks`` "?" bytes)."""
+    if marks > 64:
+        return _WIDE_DIGIT.search(text) is not None  # a regex pass, not a Python loop per "?"
+    i = raw.find(b"?")
+    while i >= 0:
+        if text[i].isdecimal():
+            return True
+        i = raw.find(b"?", i + 1)
+    return False
+
+
+_WIDE_DIGIT = re.compile(r"[^\x00-\xff](?<=\d)")
+
+
+def _class_hits(classes: bytes, needles: Iterable[bytes], offset: int) -> list[int]:
+    """The offsets of every occurrence of ``needles``, plus ``offset``, sorted."""
+    found: list[int] = []
+    for needle in needles:
+        i = classes.find(needle)
+        while i >= 0:
+            found.append(i + offset)
+            i = classes.find(needle, i + 1)
+    found.sort()
+    return found
 
 
 # --- academic: DOIs, PubMed IDs, PMCIDs, arXiv IDs -----------------------------------------------
@@ -207,6 +346,11 @@ _ARXIV = re.compile(
     re.IGNORECASE,
 )
 
+_DOI_GATE = _has("10.")
+_PMID_GATE = _has("pmid", "pubmed", fold=True)
+_PMCID_GATE = _has("pmc", fold=True)
+_ARXIV_GATE = _has("arxiv", fold=True)
+
 
 @cache
 def _idutils() -> Any:
@@ -224,7 +368,7 @@ def extract_academic(text: str, *, limited: _Limited | None = None) -> list[Foun
     imports it (it compiles its regexes at import, about 0.3 s; issue 14).
     """
     found: list[Found] = []
-    for m in _scan(text, _DOI, _has("10."), limited):
+    for m in _scan(text, _DOI, _DOI_GATE, limited):
         prefix = _DOI_PREFIX.search(text, max(0, m.start() - 24), m.start())
         start = prefix.start() if prefix else m.start()
         if (
@@ -240,19 +384,19 @@ def extract_academic(text: str, *, limited: _Limited | None = None) -> list[Foun
             continue
         normalized = idutils.normalize_doi(doi).lower()
         found.append(Found("academic", "doi", start, end, text[start:end], normalized))
-    for m in _scan(text, _PMID, _has("pmid", "pubmed", fold=True), limited):
+    for m in _scan(text, _PMID, _PMID_GATE, limited):
         pmid = m.group(1) or m.group(2)
         if _idutils().is_pmid(pmid):
             end = _trim(text, m.start(), m.end())
             found.append(Found("academic", "pmid", m.start(), end, text[m.start() : end], pmid))
-    for m in _scan(text, _PMCID, _has("pmc", fold=True), limited):
+    for m in _scan(text, _PMCID, _PMCID_GATE, limited):
         end = _trim(text, m.start(), m.end())
         pmc = re.search(r"PMC\d+", m.group(), re.IGNORECASE)
         assert pmc is not None
         pmcid = pmc.group().upper()
         if _idutils().is_pmcid(pmcid):
             found.append(Found("academic", "pmcid", m.start(), end, text[m.start() : end], pmcid))
-    for m in _scan(text, _ARXIV, _has("arxiv", fold=True), limited):
+    for m in _scan(text, _ARXIV, _ARXIV_GATE, limited):
         ident = m.group(1)
         idutils = _idutils()
         if idutils.is_arxiv(f"arXiv:{ident}"):
@@ -264,6 +408,7 @@ def extract_academic(text: str, *, limited: _Limited | None = None) -> list[Foun
 # --- URLs ----------------------------------------------------------------------------------------
 
 _URL = re.compile(r"https?://[^\s<>\"'`“”‘’{}|\\^]+", re.IGNORECASE)
+_URL_GATE = _has("://")
 
 
 def extract_urls(
@@ -275,7 +420,7 @@ def extract_urls(
     """
     claimed = _Taken(taken)
     found = []
-    for m in _scan(text, _URL, _has("://"), limited):
+    for m in _scan(text, _URL, _URL_GATE, limited):
         if m.start() and text[m.start() - 1].isalnum():
             continue  # "xhttp://" is not a URL start
         end = _trim(text, m.start(), m.end())
@@ -327,11 +472,11 @@ MAX_CASE_LAW_CHARS = 30_000
 _MAX_WINDOW = 4_000
 
 
-def _windows(text: str, taken: _Taken, limited: _Limited) -> list[tuple[int, int]]:
+def _windows(
+    text: str, taken: _Taken, limited: _Limited, classes: _Classes | None = None
+) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    hints = sorted(
-        m.span() for pattern, gate in _CASE_HINTS for m in _scan(text, pattern, gate, limited)
-    )
+    hints = sorted(_hints(text, limited, classes))
     budget = MAX_CASE_LAW_CHARS
     for hint_start, hint_end in hints:
         if taken.overlaps(hint_start, hint_end):
@@ -360,6 +505,46 @@ def _windows(text: str, taken: _Taken, limited: _Limited) -> list[tuple[int, int
     return spans
 
 
+def _hints(text: str, limited: _Limited, classes: _Classes | None) -> Iterator[tuple[int, int]]:
+    """The spans of the ``_CASE_HINTS`` matches, pattern by pattern, at most ``MAX_MATCHES``."""
+    (number, number_gate), *others = _CASE_HINTS
+    if classes is not None and classes.usable and _few(classes, _NUMBER_HINT_CLASSES):
+        yield from limited(_number_hints(text, classes.bytes))
+    else:
+        yield from (m.span() for m in _scan(text, number, number_gate, limited))
+    for pattern, gate in others:
+        yield from (m.span() for m in _scan(text, pattern, gate, limited))
+
+
+_NUMBER_HINT_CLASSES = (b"0 A", b"0  ", b"0 ?", b"0?")
+
+
+def _few(classes: _Classes, needles: tuple[bytes, ...]) -> bool:
+    """Whether ``needles`` are rare enough in ``classes`` that trying a regex at each beats a scan.
+
+    A match tried from Python costs about a microsecond, a regex scan 10 ns per character: a
+    text like "1 A 1 A ..." takes the scan (issue 9's hostile inputs stay linear and fast).
+    """
+    limit = 16 + len(classes.bytes) // 64
+    return sum(classes.bytes.count(n) for n in needles) <= limit
+
+
+def _number_hints(text: str, classes: bytes) -> Iterator[tuple[int, int]]:
+    """The matches of the first case hint, tried only where a digit stands before whitespace.
+
+    A match is "1 to 4 digits, whitespace, a capital": it starts at most 3 digits before the
+    last digit of a run, followed by a space class byte and a capital or more whitespace, or by
+    "?" (whitespace beyond Latin-1, or a "?" that fails the match).
+    """
+    pattern = _CASE_HINTS[0][0]
+    for last in _class_hits(classes, _NUMBER_HINT_CLASSES, 0):
+        start = last
+        while start > last - 3 and start and text[start - 1].isdecimal():
+            start -= 1
+        if m := pattern.match(text, start):
+            yield m.span()
+
+
 @cache
 def _eyecite() -> Callable[[str], list[Any]]:
     # Imported on first use: eyecite builds its reporter tokenizer at import (about 1 s).
@@ -375,6 +560,7 @@ def extract_case_law(
     current_year: int,
     taken: Iterable[tuple[int, int]] = (),
     limited: _Limited | None = None,
+    classes: _Classes | None = None,
 ) -> list[Found]:
     """Case citations via eyecite (full, short, id., supra), with a format check.
 
@@ -384,7 +570,7 @@ def extract_case_law(
     (statutes) are not searched for cases.
     """
     found: list[Found] = []
-    windows = _windows(text, _Taken(taken), limited or _Limited())
+    windows = _windows(text, _Taken(taken), limited or _Limited(), classes or _Classes(text))
     if not windows:
         return found
     get_citations = _eyecite()
@@ -596,13 +782,22 @@ def _live_numbers(text: str, limited: _Limited) -> Iterator[re.Match[str]]:
         yield from limited(_NUMBER.finditer(text, start, hi))
 
 
-def extract_statistics(text: str, *, limited: _Limited | None = None) -> list[Found]:
-    """Percentages, currency amounts, amounts with units, p-values, sample sizes, ratios."""
+def extract_statistics(
+    text: str, *, limited: _Limited | None = None, classes: _Classes | None = None
+) -> list[Found]:
+    """Percentages, currency amounts, amounts with units, p-values, sample sizes, ratios.
+
+    ``classes`` (of ``text``) lets the numbers be found without the regex scans where it can.
+    """
+    limited = limited or _Limited()
+    numbers = _fast_numbers(text, classes or _Classes(text), limited)
+    if numbers is None:
+        numbers = ((m.start(), m.end()) for m in _live_numbers(text, limited))
     found: list[Found] = []
     last_end = -1
-    for m in _live_numbers(text, limited or _Limited()):
-        start = m.start()
-        number = _THOUSANDS.match(text, start, min(m.end(), start + MAX_NUMBER_CHARS + 1))
+    for number_start, number_end in numbers:
+        start = number_start
+        number = _THOUSANDS.match(text, start, min(number_end, start + MAX_NUMBER_CHARS + 1))
         assert number is not None  # "1,2" in a list is 1, not 12
         end = number.end()
         if end - start > MAX_NUMBER_CHARS:
@@ -619,6 +814,63 @@ def extract_statistics(text: str, *, limited: _Limited | None = None) -> list[Fo
             found.append(item)
             last_end = item.end
     return found
+
+
+def _fast_numbers(
+    text: str, classes: _Classes, limited: _Limited
+) -> Iterator[tuple[int, int]] | None:
+    """The numbers that ``_live_numbers`` hands out and the loop above keeps, as spans.
+
+    None where it cannot tell (see ``_Classes``): the text holds a stretch without a statistic
+    cue (``_live_numbers`` skips its middle), or more numbers than the limit could take (numbers
+    are at least two characters apart, so a text under twice the limit cannot reach it).
+
+    ``_live_numbers`` reads the numbers as a chain (each ``_NUMBER`` match starts where the one
+    before ended), and the loop drops every number right after a letter, digit, "_" or ",". So
+    the numbers worth handing out start at a digit after a space, a sign or the start of the
+    text (always the start of a chain link: no number ends in those), or after a "." that is not
+    itself after a digit (".05"), where the chain is followed to see whether the digit starts a
+    link ("1,.5" is one number).
+    """
+    if not classes.usable or not limited.can_take((len(text) + 1) // 2):
+        return None
+    if len(text) >= len(_NO_CUE_RUN) and _NO_CUE_RUN in classes.raw.translate(_CUE_TABLE):
+        return None
+    if not _few(classes, _NUMBER_START_CLASSES):
+        return None
+    return _chain_starts(text, _class_hits(classes.bytes, _NUMBER_START_CLASSES, 1))
+
+
+_NUMBER_START_CLASSES = (b" 0", b"-0", b"?0", b".0")
+
+
+def _chain_starts(text: str, candidates: list[int]) -> Iterator[tuple[int, int]]:
+    if text[:1].isdecimal():
+        candidates.insert(0, 0)
+    link_start, link_end = -1, 0  # the last link of the chain followed so far
+    for start in candidates:
+        before = text[start - 1] if start else " "
+        if before == ".":
+            if start > 1 and text[start - 2].isdigit():
+                continue  # "1.2.3", "1.5" (dropped as a link, not a link at all otherwise)
+            if start > 1 and text[start - 2] == ",":
+                if start >= link_end:
+                    # Back to a character no link can hold (or to the chain followed so far),
+                    # where the chain is in step, then follow it to this digit.
+                    pos = start - 1
+                    while pos > link_end and (text[pos - 1] in ",." or text[pos - 1].isdecimal()):
+                        pos -= 1
+                    for m in _NUMBER.finditer(text, pos):
+                        link_start, link_end = m.span()
+                        if link_start >= start:
+                            break
+                if link_start != start:
+                    continue  # inside a number: "1,.5"
+        elif before.isalnum() or before in "_,":
+            continue  # a character beyond Latin-1 after all a letter
+        number = _NUMBER.match(text, start)
+        assert number is not None  # a digit
+        yield start, number.end()
 
 
 def _classify(text: str, start: int, end: int) -> Found | None:
@@ -832,6 +1084,7 @@ def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -
     """
     wanted = set(patterns)
     found: list[Found] = []
+    classes = _Classes(text) if wanted & {"case_law", "statistic"} else None
     limits = {t: _Limited() for t in ("academic", "url", "case_law", "regulatory", "statistic")}
     if "academic" in wanted:
         found.extend(extract_academic(text, limited=limits["academic"]))
@@ -853,7 +1106,11 @@ def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -
         spans = [(f.start, f.end) for f in statutes]
         found.extend(
             extract_case_law(
-                text, current_year=current_year, taken=spans, limited=limits["case_law"]
+                text,
+                current_year=current_year,
+                taken=spans,
+                limited=limits["case_law"],
+                classes=classes,
             )
         )
     if "regulatory" in wanted:
@@ -862,7 +1119,7 @@ def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -
         claimed = _Taken((f.start, f.end) for f in found)
         found.extend(
             f
-            for f in extract_statistics(text, limited=limits["statistic"])
+            for f in extract_statistics(text, limited=limits["statistic"], classes=classes)
             if not claimed.overlaps(f.start, f.end)
         )
     found.sort(key=lambda f: (f.start, f.end))
