@@ -4,15 +4,19 @@
   single-process run, for JSONL shards (plain and gzip, with blank and broken lines), CSV and
   Parquet.
 - A worker process killed mid-run loses nothing: the run stops with one error line, and the same
-  command again resumes and writes every row once, in order.
+  command again resumes and writes every row once, in order. On Ray, a killed actor is restarted
+  by Ray and its batch retried: the run goes on and writes the same bytes.
+- The Ray engine resumes by input file: the files verified before are not read again.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any
 import pytest
 
 from citeverify.batch import run_batch
+from citeverify.batch._read import find_shards, signature
 
 from .test_batch import (  # noqa: F401 - _unix_sockets: an autouse fixture
     _unix_sockets,
@@ -107,6 +112,100 @@ def test_ray_parquet_output(tmp_path: Path, ray_instance: Any) -> None:
     run_batch(source, tmp_path / "local.parquet", workers=1)
     run_batch(source, tmp_path / "ray.parquet", engine="ray", workers=2)
     assert rows_of(tmp_path / "ray.parquet") == rows_of(tmp_path / "local.parquet")
+
+
+def test_ray_resumes_by_input_file(tmp_path: Path, ray_instance: Any) -> None:
+    shards = tmp_path / "in"
+    shards.mkdir()
+    write_jsonl(shards / "a.jsonl", RECORDS[:30])
+    write_jsonl(shards / "b.jsonl", [*RECORDS[30:60], {"answer": "No id."}])
+    write_jsonl(shards / "c.jsonl.gz", RECORDS[60:])
+    local = tmp_path / "local.jsonl"
+    run_batch(shards, local, workers=1, batch_size=20)
+    expected = rows_of(local)
+    # A first run stopped after a.jsonl: its part is kept (forged here, to show it is reused).
+    parts = tmp_path / "ray.jsonl.parts"
+    parts.mkdir()
+    options = {
+        "policy": {"extensions": {"lookups": {"enabled": False}}},
+        "fields": ["answer", "context_documents", "id"],
+        "details": False,
+        "batch_size": 20,
+        "format": "jsonl",
+    }
+    manifest = {
+        "version": 1,
+        "engine": "ray",
+        "input": signature(find_shards(shards)),
+        "options": options,
+    }
+    (parts / "manifest.json").write_text(json.dumps(manifest))
+    forged = [{**row, "verdict": "forged", "_n": n} for n, row in enumerate(expected[:30], 1)]
+    (parts / "000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in forged))
+    (parts / "000001.jsonl.tmp-99").write_text("half a file")
+    notes: list[str] = []
+    out = tmp_path / "ray.jsonl"
+    summary = run_batch(shards, out, engine="ray", workers=2, batch_size=20, note=notes.append)
+    assert notes == [f"resuming: 1 input files of {out} were verified before"]
+    assert summary.skipped_parts == 1 and not parts.exists()
+    rows = rows_of(out)
+    assert [r["verdict"] for r in rows[:30]] == ["forged"] * 30
+    assert rows[30:] == expected[30:]
+    assert rows[60]["id"] == "b.jsonl:31"
+    # Options changed: nothing is reused, and the bytes are the local engine's.
+    parts.mkdir()
+    (parts / "manifest.json").write_text(json.dumps({**manifest, "options": {}}))
+    (parts / "000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in forged))
+    run_batch(shards, out, engine="ray", workers=2, batch_size=20, note=notes.append)
+    assert "starting afresh" in notes[-1]
+    assert out.read_bytes() == local.read_bytes()
+
+
+def _actors_of(name: bytes) -> list[int]:
+    """Ray worker processes running an actor of class ``name`` (Ray titles them ``ray::...``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                if cmdline.startswith(b"ray::") and name in cmdline:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
+def test_ray_a_killed_actor_loses_and_duplicates_no_row(tmp_path: Path, ray_instance: Any) -> None:
+    records = make_records(2000, seed=5, docs=6)
+    source = write_jsonl(tmp_path / "in.jsonl", records)
+    local = tmp_path / "local.jsonl"
+    run_batch(source, local, workers=2, batch_size=50)
+    out = tmp_path / "ray.jsonl"
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def kill_an_actor_mid_run() -> None:
+        # Once rows have come back (the driver is writing the shard's part), kill an actor.
+        while not stop.is_set() and not killed:
+            writing = list((tmp_path / "ray.jsonl.parts").glob("*.tmp-*"))
+            if writing and writing[0].stat().st_size > 0:
+                for pid in _actors_of(b"RayVerifier"):
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(pid)
+                    break
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_an_actor_mid_run)
+    killer.start()
+    try:
+        summary = run_batch(source, out, engine="ray", workers=2, batch_size=50)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "the run ended before an actor could be killed"
+    assert summary.rows == len(records)
+    assert out.read_bytes() == local.read_bytes()  # every row once, in order
 
 
 # --- a worker killed mid-run ---------------------------------------------------------------------

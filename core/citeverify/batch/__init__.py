@@ -94,7 +94,8 @@ def run_batch(
     Args:
         source: A .jsonl / .jsonl.gz / .csv / .parquet file, or a folder of them (shards).
         output: ``.jsonl`` or ``.parquet``. Its parts are kept in ``OUTPUT.parts`` until the
-            end, so that a re-run after an interruption skips what is done (local engine).
+            end, so that a re-run after an interruption skips what is done (the local engine
+            skips parts of about ``batch_size`` records, the Ray engine whole input files).
         policy: A PolicyConfig, the policy mapping, or a policy pack path.
         fields: The answer, context and id fields of a record.
         engine: ``local`` (a process pool) or ``ray`` (Ray Data on the cluster ``ray.init()``
@@ -129,22 +130,29 @@ def run_batch(
     config = _config(policy, fields, details, lookups, lookup_cache)
     workers = workers or default_workers()
     say = note or (lambda _message: None)
+    options = {
+        "policy": config.policy,
+        "fields": [fields.answer, fields.context, fields.id],
+        "details": details,
+        "batch_size": batch_size,
+        "format": output_format(out),
+    }
     if engine == "ray":
         from citeverify.batch._ray import run_ray  # noqa: PLC0415
 
         summary = run_ray(
-            source, config, out, workers=workers, batch_size=batch_size, progress=progress
+            source,
+            config,
+            out,
+            workers=workers,
+            batch_size=batch_size,
+            progress=progress,
+            note=say,
+            options=options,
         )
     elif engine == "local":
         shards = find_shards(source)
         check_input(shards, fields)
-        options = {
-            "policy": config.policy,
-            "fields": [fields.answer, fields.context, fields.id],
-            "details": details,
-            "batch_size": batch_size,
-            "format": output_format(out),
-        }
         summary = run_local(
             shards,
             config,

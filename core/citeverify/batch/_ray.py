@@ -6,6 +6,12 @@ read (one task per file, streaming blocks of ``batch_size`` records) -> ``map_ba
 OUTPUT with the same :class:`~citeverify.batch._output.Assembler` as the local engine: the same
 bytes. Scheduling, retries of failed tasks and actors, object storage and spilling are Ray's.
 
+Resumable by input file: the driver writes each shard's entries, as they arrive in order, to a
+part file in ``OUTPUT.parts/`` (renamed when the shard is complete). A re-run with the same
+OUTPUT, input and options reads only the shards without a part, then assembles every part, in
+order. A killed actor is Ray's to restart (its task is retried); a dead driver loses the shards
+in progress, not those completed.
+
 Parquet is read with ``ray.data.read_parquet``. JSONL and CSV are read by a small
 ``FileBasedDatasource`` (Ray's own file listing, compression and filesystems; our line and CSV
 splitting): ``read_json`` infers one Arrow schema for a whole file (documents given as strings in
@@ -20,12 +26,12 @@ import io
 import json
 import logging
 import os
+import shutil
 import time
 import warnings
-from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, cast
 
 from citeverify._errors import InputError
 from citeverify.batch._core import (
@@ -35,9 +41,16 @@ from citeverify.batch._core import (
     verify_line,
     verify_record,
 )
-from citeverify.batch._local import BatchSummary
-from citeverify.batch._output import Assembler, errors_path
-from citeverify.batch._read import check_input, csv_chunks, find_shards, line_chunks
+from citeverify.batch._local import BatchSummary, _prepare_parts, parts_dir
+from citeverify.batch._output import Assembler, errors_path, read_entries
+from citeverify.batch._read import (
+    Shard,
+    check_input,
+    csv_chunks,
+    find_shards,
+    line_chunks,
+    signature,
+)
 
 #: Reading is light next to verifying: the read tasks take no CPU of their own, so that
 #: ``workers`` actors of one CPU each can use every core without starving the reads (with them
@@ -168,6 +181,50 @@ class RayVerifier:
         )
 
 
+def _part(shard: Shard) -> str:
+    return f"{shard.index:06d}.jsonl"
+
+
+class _ShardParts:
+    """The driver's side: entries in input order -> one part file per shard."""
+
+    def __init__(self, folder: Path, shards: list[Shard]) -> None:
+        self.folder = folder
+        self.index = {s.name: s for s in shards}
+        self.current: Shard | None = None
+        self.handle: IO[str] | None = None
+        self.count = 0
+        self.done: set[str] = set()
+
+    def add(self, text: str, name: str, number: int | None) -> None:
+        shard = self.index[name]
+        if shard is not self.current:
+            self.close()
+            if name in self.done:  # preserve_order keeps a file's rows together
+                msg = f"Ray returned the rows of {name} out of order (is preserve_order off?)"
+                raise InputError(msg)
+            self.done.add(name)
+            self.current, self.count = shard, 0
+            self.handle = (self.folder / f"{_part(shard)}.tmp-{os.getpid()}").open(
+                "w", encoding="utf-8"
+            )
+        self.count += 1
+        if number is None:  # read_parquet: numbered here, in order
+            entry = json.loads(text)
+            entry["_n"] = self.count
+            text = dumps_entry(entry)
+        assert self.handle is not None
+        self.handle.write(text + "\n")
+
+    def close(self) -> None:
+        """The current shard is complete: its part moves into place."""
+        if self.handle is not None and self.current is not None:
+            self.handle.close()
+            tmp = self.folder / f"{_part(self.current)}.tmp-{os.getpid()}"
+            os.replace(tmp, self.folder / _part(self.current))
+        self.handle = None
+
+
 def run_ray(
     source: str | os.PathLike[str],
     config: WorkerConfig,
@@ -176,6 +233,8 @@ def run_ray(
     workers: int,
     batch_size: int,
     progress: bool,
+    note: Callable[[str], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> BatchSummary:
     """Run the batch on Ray (the cluster at ``RAY_ADDRESS``, else a local instance)."""
     try:
@@ -185,6 +244,7 @@ def run_ray(
         msg = "--engine ray needs Ray: pip install 'citeverify-core[ray]'"
         raise InputError(msg, path="--engine") from None
     started = time.monotonic()
+    say = note or (lambda _message: None)
     shards = find_shards(source)
     check_input(shards, config.fields)
     kinds = {s.kind for s in shards}
@@ -192,9 +252,50 @@ def run_ray(
         msg = f"--engine ray reads one format per run; {source} mixes {', '.join(sorted(kinds))}"
         raise InputError(msg, path="INPUT")
     kind = kinds.pop()
+    folder = parts_dir(output)
+    manifest = {"version": 1, "engine": "ray", "input": signature(shards), "options": options}
+    kept = _prepare_parts(folder, manifest, say)
+    if kept:
+        say(f"resuming: {kept:,} input files of {output} were verified before")
+    todo = [s for s in shards if not (folder / _part(s)).exists()]
+    if todo:
+        _verify_on_ray(ray, todo, kind, config, folder, workers, batch_size, progress)
+
+    assembler = Assembler(output, details=config.details)
+    try:
+        for shard in shards:
+            for entry in read_entries(folder / _part(shard)):
+                assembler.add(entry, shard.name, int(entry["_n"]))
+        assembler.finish()
+    except BaseException:
+        assembler.abort()
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
+    stats = assembler.stats
+    return BatchSummary(
+        output=output,
+        errors_file=errors_path(output),
+        rows=stats.rows,
+        errors=stats.errors,
+        seconds=time.monotonic() - started,
+        skipped_parts=len(shards) - len(todo),
+        stats=stats,
+    )
+
+
+def _verify_on_ray(
+    ray: Any,
+    shards: list[Shard],
+    kind: str,
+    config: WorkerConfig,
+    folder: Path,
+    workers: int,
+    batch_size: int,
+    progress: bool,
+) -> None:
+    """Each shard's entries, in order, into its part file."""
     paths = [str(s.path.resolve()) for s in shards]
     names = {str(s.path.resolve()): s.name for s in shards}
-
     ours = not ray.is_initialized()
     if ours:
         # Started here, the instance is local: its workers use this interpreter as it is (Ray
@@ -229,29 +330,14 @@ def run_ray(
             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
             num_cpus=1,
         )
-        assembler = Assembler(output, details=config.details)
-        counters: defaultdict[str, int] = defaultdict(int)
-        try:
-            for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
-                data = cast("Any", batch).to_pydict()
-                for text, shard, number in zip(
-                    data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True
-                ):
-                    counters[shard] += 1
-                    assembler.add(json.loads(text), shard, number or counters[shard])
-            assembler.finish()
-        except BaseException:
-            assembler.abort()
-            raise
+        parts = _ShardParts(folder, shards)
+        for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
+            data = cast("Any", batch).to_pydict()
+            for text, shard, number in zip(data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True):
+                parts.add(text, shard, number)
+        parts.close()
+        for shard in shards:  # a shard without a single line has no entries: an empty part
+            (folder / _part(shard)).touch()
     finally:
         if ours:
             ray.shutdown()
-    stats = assembler.stats
-    return BatchSummary(
-        output=output,
-        errors_file=errors_path(output),
-        rows=stats.rows,
-        errors=stats.errors,
-        seconds=time.monotonic() - started,
-        stats=stats,
-    )
