@@ -162,8 +162,9 @@ def _scan(
 
     At most ``MAX_MATCHES`` matches; ``limited.hit`` is set when there were more.
     """
-    matches = _scan_all(text, pattern, gate)
-    yield from (limited or _Limited())(matches)
+    if gate is not None and len(text) <= _CHUNK and not gate(text):
+        return iter(())  # the common case, without setting up the generators below
+    return (limited or _Limited())(_scan_all(text, pattern, gate))
 
 
 def _scan_all(
@@ -263,15 +264,15 @@ def _common_prefix(words: list[str]) -> str:
 def _class_of(ch: str) -> bytes:
     if "0" <= ch <= "9":
         return b"0"  # an ASCII digit (the only decimal digits in Latin-1)
-    if ch.isspace():
-        return b" "
-    if ch in ".,?":
-        return ch.encode()  # "?" is also every character beyond Latin-1
+    if ch in ".,":
+        return ch.encode()
     if "A" <= ch <= "Z":
         return b"A"  # where a reporter can start (case-law hints)
     if ch.isalnum() or ch == "_":
         return b"a"  # \w, the characters that glue a number to a word
-    return b"-"
+    # Whitespace, signs, and "?", which is also every character beyond Latin-1: one class, so
+    # that each search below is one or two needles (the patterns tell them apart afterwards).
+    return b" "
 
 
 _CLASS_TABLE = b"".join(_class_of(chr(i)) for i in range(256))
@@ -315,13 +316,22 @@ def _has_wide_digit(text: str, raw: bytes, marks: int) -> bool:
 _WIDE_DIGIT = re.compile(r"[^\x00-\xff](?<=\d)")
 
 
-def _class_hits(classes: bytes, needles: Iterable[bytes], offset: int) -> list[int]:
-    """The offsets of every occurrence of ``needles``, plus ``offset``, sorted."""
+def _class_hits(classes: bytes, needles: Iterable[bytes], offset: int) -> list[int] | None:
+    """The offsets of every occurrence of ``needles``, plus ``offset``, sorted.
+
+    None when there are so many that trying a pattern at each from Python would cost more than
+    a regex scan (about a microsecond a try against 10 ns a character): a text like
+    "1 A 1 A ..." takes the scan, so issue 9's hostile inputs stay linear and fast.
+    """
+    left = 16 + len(classes) // 64
     found: list[int] = []
     for needle in needles:
         i = classes.find(needle)
         while i >= 0:
             found.append(i + offset)
+            left -= 1
+            if left < 0:
+                return None
             i = classes.find(needle, i + 1)
     found.sort()
     return found
@@ -508,36 +518,26 @@ def _windows(
 def _hints(text: str, limited: _Limited, classes: _Classes | None) -> Iterator[tuple[int, int]]:
     """The spans of the ``_CASE_HINTS`` matches, pattern by pattern, at most ``MAX_MATCHES``."""
     (number, number_gate), *others = _CASE_HINTS
-    if classes is not None and classes.usable and _few(classes, _NUMBER_HINT_CLASSES):
-        yield from limited(_number_hints(text, classes.bytes))
+    candidates = None
+    if classes is not None and classes.usable:
+        candidates = _class_hits(classes.bytes, (b"0 A", b"0  "), 0)
+    if candidates is not None:
+        yield from limited(_number_hints(text, candidates))
     else:
         yield from (m.span() for m in _scan(text, number, number_gate, limited))
     for pattern, gate in others:
         yield from (m.span() for m in _scan(text, pattern, gate, limited))
 
 
-_NUMBER_HINT_CLASSES = (b"0 A", b"0  ", b"0 ?", b"0?")
-
-
-def _few(classes: _Classes, needles: tuple[bytes, ...]) -> bool:
-    """Whether ``needles`` are rare enough in ``classes`` that trying a regex at each beats a scan.
-
-    A match tried from Python costs about a microsecond, a regex scan 10 ns per character: a
-    text like "1 A 1 A ..." takes the scan (issue 9's hostile inputs stay linear and fast).
-    """
-    limit = 16 + len(classes.bytes) // 64
-    return sum(classes.bytes.count(n) for n in needles) <= limit
-
-
-def _number_hints(text: str, classes: bytes) -> Iterator[tuple[int, int]]:
-    """The matches of the first case hint, tried only where a digit stands before whitespace.
+def _number_hints(text: str, candidates: list[int]) -> Iterator[tuple[int, int]]:
+    """The matches of the first case hint, tried only at ``candidates``.
 
     A match is "1 to 4 digits, whitespace, a capital": it starts at most 3 digits before the
-    last digit of a run, followed by a space class byte and a capital or more whitespace, or by
-    "?" (whitespace beyond Latin-1, or a "?" that fails the match).
+    last digit of a run, and that digit stands before a space class byte (whitespace among
+    others) and a capital or another space class byte.
     """
     pattern = _CASE_HINTS[0][0]
-    for last in _class_hits(classes, _NUMBER_HINT_CLASSES, 0):
+    for last in candidates:
         start = last
         while start > last - 3 and start and text[start - 1].isdecimal():
             start -= 1
@@ -836,12 +836,8 @@ def _fast_numbers(
         return None
     if len(text) >= len(_NO_CUE_RUN) and _NO_CUE_RUN in classes.raw.translate(_CUE_TABLE):
         return None
-    if not _few(classes, _NUMBER_START_CLASSES):
-        return None
-    return _chain_starts(text, _class_hits(classes.bytes, _NUMBER_START_CLASSES, 1))
-
-
-_NUMBER_START_CLASSES = (b" 0", b"-0", b"?0", b".0")
+    candidates = _class_hits(classes.bytes, (b" 0", b".0"), 1)
+    return None if candidates is None else _chain_starts(text, candidates)
 
 
 def _chain_starts(text: str, candidates: list[int]) -> Iterator[tuple[int, int]]:
@@ -873,34 +869,56 @@ def _chain_starts(text: str, candidates: list[int]) -> Iterator[tuple[int, int]]
         yield start, number.end()
 
 
+#: The characters that can end what a before-pattern of ``_classify`` reads (within two spaces
+#: of the number): currency signs and codes, comparison signs, and the last letters of "of",
+#: "was", "is", "... ratio", "relative risk", "OR", "HR", "RR".
+_BEFORE_ENDS = frozenset("$€£¥DRP<>=≤≥:fsok")
+
+
 def _classify(text: str, start: int, end: int) -> Found | None:
+    # Each pattern below is tried only where the characters around the number allow it (one
+    # character test instead of up to 11 regex calls for a number that is no statistic, such as
+    # a year); the order of the patterns is the order of precedence. Benchmark if changing.
+    after = text[end : end + 1]
+    spaced = after.isspace()
+    next_ = text[end + 1 : end + 2] if spaced else after  # after at most one space
+    before = start - 1
+    for _ in range(2):
+        if before >= 0 and text[before].isspace():
+            before -= 1
+    prior = text[before] if before >= 0 else ""
+    colon = next_ == ":"
+    word_after = next_.isalpha() or next_ in "%°"  # a percent sign or word, a scale, a unit
+    if not (colon or spaced or word_after or prior in _BEFORE_ENDS):
+        return None
     raw = text[start:end]
     value = _number(raw)
     if value is None:
         return None
     v = _canon(value)
     lo = max(0, start - 24)
-    if m := _AFTER_RATIO.match(text, end):
+    if colon and (m := _AFTER_RATIO.match(text, end)):
         return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
-    if _BEFORE_RATIO_OF.search(text, lo, start) and (m := _AFTER_COLON.match(text, end)):
+    if colon and _BEFORE_RATIO_OF.search(text, lo, start) and (m := _AFTER_COLON.match(text, end)):
         return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
-    if len(raw) <= 3 and (m := _AFTER_IN.match(text, end)):
+    if spaced and len(raw) <= 3 and (m := _AFTER_IN.match(text, end)):
         return _stat("ratio", text, start, m.end(), f"{v}:{m.group(1)}", (v, m.group(1)))
-    if m := _AFTER_PERCENT.match(text, end):
+    if word_after and (m := _AFTER_PERCENT.match(text, end)):
         return _stat("percent", text, start, m.end(), f"{v}%", (v,))
-    if b := _BEFORE_CURRENCY.search(text, lo, start):
+    if prior in _BEFORE_ENDS and (b := _BEFORE_CURRENCY.search(text, lo, start)):
         scale = _AFTER_SCALE.match(text, end)
         assert scale is not None  # the scale is optional
         return _currency(text, b.start(), scale.end(), value, scale.group(1))
-    if m := _AFTER_CURRENCY.match(text, end):
+    if word_after and (m := _AFTER_CURRENCY.match(text, end)):
         return _currency(text, start, m.end(), value, m.group(1))
-    if b := _BEFORE_P.search(text, lo, start):
-        return _stat("p_value", text, b.start(), end, v, (v,))
-    if b := _BEFORE_N.search(text, lo, start):
-        return _stat("sample_size", text, b.start(), end, v, (v,))
-    if b := _BEFORE_EFFECT.search(text, lo, start):
-        return _stat("ratio", text, b.start(), end, v, (v,))
-    if m := _AFTER_UNIT.match(text, end):
+    if prior in _BEFORE_ENDS:
+        if b := _BEFORE_P.search(text, lo, start):
+            return _stat("p_value", text, b.start(), end, v, (v,))
+        if b := _BEFORE_N.search(text, lo, start):
+            return _stat("sample_size", text, b.start(), end, v, (v,))
+        if b := _BEFORE_EFFECT.search(text, lo, start):
+            return _stat("ratio", text, b.start(), end, v, (v,))
+    if word_after and (m := _AFTER_UNIT.match(text, end)):
         return _stat("amount", text, start, m.end(), v, (v,))
     return None
 
