@@ -129,7 +129,7 @@ class _Analysis:
     overlap: float | None = None
     #: Whether the semantic tier ran, and what it had to say (result.notes).
     semantic: bool = False
-    semantic_notes: list[str] = dataclasses.field(default_factory=list)
+    semantic_notes: tuple[str, ...] = ()
 
 
 class CitationVerifier:
@@ -208,14 +208,16 @@ class CitationVerifier:
         """
         analysis = self._analyze(answer, context_documents)
         targets = [t for t in analysis.targets if t is not None]
+        if self._semantic is None:  # the default: nothing more than the seed's steps
+            records = run_sync(self.lookups.run(targets)) if targets else []
+            return self._decide(analysis, records)
         requests, notes = self._semantic_requests(analysis)
         if requests:
             records, analysis = run_sync(self._io(analysis, targets, requests, notes))
         else:
             records = run_sync(self.lookups.run(targets)) if targets else []
-            if self._semantic is not None:
-                analysis = _apply_semantic(analysis, {}, 1.0)
-        return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
+            analysis = _apply_semantic(analysis, {}, 1.0)
+        return self._decide(dataclasses.replace(analysis, semantic_notes=tuple(notes)), records)
 
     async def averify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
@@ -223,20 +225,22 @@ class CitationVerifier:
         """Async form of :meth:`verify`: the lookups of the answer run concurrently."""
         analysis = self._analyze(answer, context_documents)
         targets = [t for t in analysis.targets if t is not None]
+        if self._semantic is None:
+            records = await self.lookups.run(targets) if targets else []
+            return self._decide(analysis, records)
         requests, notes = self._semantic_requests(analysis)
         if requests:
             records, analysis = await self._io(analysis, targets, requests, notes)
         else:
             records = await self.lookups.run(targets) if targets else []
-            if self._semantic is not None:
-                analysis = _apply_semantic(analysis, {}, 1.0)
-        return self._decide(dataclasses.replace(analysis, semantic_notes=notes), records)
+            analysis = _apply_semantic(analysis, {}, 1.0)
+        return self._decide(dataclasses.replace(analysis, semantic_notes=tuple(notes)), records)
 
     # --- the semantic tier (issue 16) -----------------------------------------------------------
 
     def _semantic_requests(self, a: _Analysis) -> tuple[list[Passages], list[str]]:
         """The claims that failed on words, with their passages; notes on the ones left out."""
-        if self._semantic is None or not a.context_checked or a.empty:
+        if not a.context_checked or a.empty:
             return [], []
         from citeverify._semantic import select_passages  # noqa: PLC0415
 
@@ -517,7 +521,11 @@ class CitationVerifier:
             original_answer=original,
             details=details,
             reasons=reasons,
-            notes=policy.notes() + [_TRUNCATED[t] for t in sorted(a.truncated)] + a.semantic_notes,
+            notes=[
+                *policy.notes(),
+                *(_TRUNCATED[t] for t in sorted(a.truncated)),
+                *a.semantic_notes,
+            ],
         )
 
     def _details(
