@@ -14,8 +14,12 @@ import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeverify import CitationVerifier, InputError, PolicyConfig, PolicyError
+from citeverify._semantic import WindowCache, _Windows, select_passages
+from citeverify._text import WordMatcher
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 BLOCK = {"output_action": {"unverified_action": "block"}, **OFFLINE}
@@ -526,3 +530,68 @@ def test_llamaindex_query_engine_with_embed_model():
     )
     assert lowered.evaluate(response=claim, contexts=DOCS).passing
     assert not strict.evaluate(response=claim, contexts=DOCS).passing
+
+
+# --- passages: the postings give what comparing every window would ------------------------------
+
+VOCABULARY = ["river", "town", "north", "bridge", "mill", "old", "the", "is", "a", "flows"]
+sentence = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6).map(
+    lambda ws: " ".join(ws).capitalize() + "."
+)
+document = st.lists(sentence, min_size=1, max_size=12).map(" ".join)
+
+
+def reference_passages(claim_words, texts, max_passages, max_chars):
+    """Every window of every candidate document compared with the claim (few documents)."""
+    matcher = WordMatcher()
+    wanted = set(claim_words)
+    hits = [set(matcher.token_set(t)) & wanted for t in texts]
+    ranked_docs = sorted(range(len(texts)), key=lambda i: (-len(hits[i]), i))[:3]
+    split = _Windows(texts, matcher, max_chars, None)
+    ranked = [
+        (-len(wanted & set(matcher.token_set(window))), rank, pos, window)
+        for rank, doc in enumerate(ranked_docs)
+        for pos, window in enumerate(split.of(doc).texts)
+    ]
+    return [w for *_, w in sorted(ranked)[:max_passages]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    docs=st.lists(document, min_size=1, max_size=5),
+    claim=st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5),
+    max_passages=st.integers(1, 5),
+    max_chars=st.sampled_from([100, 150, 400]),
+    cached=st.booleans(),
+)
+def test_passages_equal_comparing_every_window(docs, claim, max_passages, max_chars, cached):
+    words = list(dict.fromkeys(claim))
+    hits = [set(WordMatcher().token_set(d)) & set(words) for d in docs]
+    cache = WindowCache() if cached else None
+    for _ in range(2 if cached else 1):  # the second pass reads the cache
+        (got,) = select_passages(
+            [(0, " ".join(words), words, None, [])],
+            docs,
+            hits,
+            WordMatcher(),
+            max_passages=max_passages,
+            max_chars=max_chars,
+            cache=cache,
+        )
+        assert got.passages == reference_passages(words, docs, max_passages, max_chars)
+
+
+def test_the_window_cache_is_bounded():
+    cache = WindowCache(max_chars=1000, max_documents=3)
+    texts = [f"Document {i} is about the river. " * 5 for i in range(6)]
+    select_passages(
+        [(0, "river", ["river"], None, [])],
+        texts,
+        [{"river"}] * 6,
+        WordMatcher(),
+        max_passages=2,
+        max_chars=100,
+        cache=cache,
+    )
+    assert len(cache._items) <= 3
+    assert cache._chars <= 1000

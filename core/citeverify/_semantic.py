@@ -25,11 +25,13 @@ itself: one longer than ``max_passage_chars`` is not sent.
 from __future__ import annotations
 
 import asyncio
+import collections
 import heapq
 import inspect
 import math
 import numbers
 import operator
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -43,6 +45,7 @@ __all__ = [
     "SemanticOutcome",
     "SemanticScorer",
     "SemanticTier",
+    "WindowCache",
     "select_passages",
 ]
 
@@ -90,42 +93,114 @@ class SemanticOutcome:
 # --- passages (pure) -----------------------------------------------------------------------------
 
 
-class _Windows:
-    """The windows of the context documents, split on demand once per answer."""
+@dataclass(frozen=True, slots=True)
+class _DocumentWindows:
+    """One document's windows, in document order, and which windows hold each compared word."""
 
-    def __init__(self, texts: Sequence[str], matcher: WordMatcher, max_chars: int) -> None:
+    texts: list[str]
+    postings: dict[str, list[int]]
+    chars: int
+
+
+class WindowCache:
+    """The windows of documents seen before (bounded), so that a document is split once.
+
+    Keyed by the document's text and how words are compared; thread-safe. Repeated answers
+    against the same retrieval (a chain, the context cache's use) pay the split once.
+    """
+
+    def __init__(self, *, max_chars: int = 4_000_000, max_documents: int = 256) -> None:
+        self._max_chars = max_chars
+        self._max_documents = max_documents
+        self._chars = 0
+        self._items: collections.OrderedDict[tuple[str, WordMatcher, int], _DocumentWindows] = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, WordMatcher, int]) -> _DocumentWindows | None:
+        """The windows kept for ``key``, or None."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, WordMatcher, int], value: _DocumentWindows) -> None:
+        """Keep ``value`` (the least recently used go when a bound is passed)."""
+        if value.chars > self._max_chars:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._chars += value.chars
+            while self._chars > self._max_chars or len(self._items) > self._max_documents:
+                _, old = self._items.popitem(last=False)
+                self._chars -= old.chars
+
+
+class _Windows:
+    """The windows of the context documents, split on demand, at most once per answer."""
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        matcher: WordMatcher,
+        max_chars: int,
+        cache: WindowCache | None,
+    ) -> None:
         self._texts = texts
         self._matcher = matcher
         self._max_chars = max_chars
+        self._cache = cache
         self._budget = MAX_SCAN_CHARS
-        self._done: dict[int, list[tuple[str, frozenset[str]]]] = {}
+        self._done: dict[int, _DocumentWindows] = {}
 
-    def of(self, doc: int) -> list[tuple[str, frozenset[str]]]:
-        """The windows of one document with their compared words, in document order."""
+    def of(self, doc: int) -> _DocumentWindows:
+        """The windows of one document."""
         if doc not in self._done:
             text = self._texts[doc]
-            if len(text) <= self._max_chars:
-                # A RAG chunk: the whole document, and its sentences (an embedding of a whole
-                # chunk is diluted by what the claim does not talk about).
-                sentences = [p.text for p in split_claims(text, limit=_MAX_SENTENCES)]
-                pieces = [text, *sentences] if len(sentences) > 1 else [text]
-            else:
-                scan = text[: max(self._budget, self._max_chars)]
-                self._budget = max(0, self._budget - len(scan))
-                size = self._max_chars
-                pieces = [
-                    p.text[k : k + size]  # a sentence longer than a passage: in passage-long parts
-                    for p in split_claims(scan, limit=_MAX_SENTENCES)[:_MAX_SENTENCES]
-                    for k in range(0, len(p.text), size)
-                ]
-            self._done[doc] = [(p, self._keys(p)) for p in pieces if p.strip()]
+            key = (text, self._matcher, self._max_chars)
+            found = self._cache.get(key) if self._cache is not None else None
+            if found is None:
+                found, whole = self._split(text)
+                if self._cache is not None and whole:
+                    self._cache.put(key, found)
+            self._done[doc] = found
         return self._done[doc]
 
-    def _keys(self, text: str) -> frozenset[str]:
+    def _split(self, text: str) -> tuple[_DocumentWindows, bool]:
+        """The windows of ``text``, and whether all of it was read (within the scan budget)."""
+        size = self._max_chars
+        whole = True
+        if len(text) <= size:
+            # A RAG chunk: the whole document, and its sentences (an embedding of a whole chunk
+            # is diluted by what the claim does not talk about).
+            sentences = [p.text for p in split_claims(text, limit=_MAX_SENTENCES)]
+            pieces = [text, *sentences] if len(sentences) > 1 else [text]
+        else:
+            scan = text[: max(self._budget, size)]
+            whole = len(scan) == len(text)
+            self._budget = max(0, self._budget - len(scan))
+            pieces = [
+                p.text[k : k + size]  # a sentence longer than a passage: in passage-long parts
+                for p in split_claims(scan, limit=_MAX_SENTENCES)[:_MAX_SENTENCES]
+                for k in range(0, len(p.text), size)
+            ]
+        kept = [p for p in pieces if p.strip()]
+        postings: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+        for i, piece in enumerate(kept):
+            for key in self._keys(piece):
+                postings[key].append(i)
+        windows = _DocumentWindows(kept, dict(postings), sum(map(len, kept)))
+        return windows, whole and len(kept) < _MAX_SENTENCES
+
+    def _keys(self, text: str) -> set[str]:
         m = self._matcher
         if m.exact:
-            return frozenset(words(text))
-        return frozenset(m.keys(list(m.token_set(text))))
+            return set(words(text))
+        return set(m.keys(list(m.token_set(text))))
 
 
 def select_passages(
@@ -136,6 +211,7 @@ def select_passages(
     *,
     max_passages: int,
     max_chars: int,
+    cache: WindowCache | None = None,
 ) -> list[Passages]:
     """The passages of each claim: the context windows that share the most of its words.
 
@@ -147,12 +223,14 @@ def select_passages(
         max_passages: Passages per claim at most.
         max_chars: Longest passage: a document up to it is a window, and so is each of its
             sentences; a longer one offers only its sentences (cut to ``max_chars``).
+        cache: Where the windows of documents seen before are kept.
 
     Candidate documents are the few sharing most of the claim's words (all documents are ranked
     up to a few hundred; past that, the best and cited documents); their windows are ranked by
-    shared words, ties in document order.
+    shared words, ties by document rank then position. Windows are counted through postings
+    (word -> windows), so a claim costs the windows holding its words, not every window.
     """
-    windows = _Windows(texts, matcher, max_chars)
+    windows = _Windows(texts, matcher, max_chars, cache)
     out = []
     n = len(texts)
     for index, text, claim_words, best, cited in claims:
@@ -164,12 +242,26 @@ def select_passages(
         else:
             docs = list(dict.fromkeys(d for d in [best, *cited] if d is not None and 0 <= d < n))
             docs = docs[:_MAX_DOCUMENTS] or [0]
-        ranked: list[tuple[int, int, int, str]] = []
+        ranked: list[tuple[int, int, int]] = []  # (-shared words, document rank, position)
         for rank, doc in enumerate(docs):
-            for pos, (window, keys) in enumerate(windows.of(doc)):
-                ranked.append((-len(wanted & keys), rank, pos, window))
+            w = windows.of(doc)
+            shared: collections.Counter[int] = collections.Counter()
+            for word in wanted:
+                if (holders := w.postings.get(word)) is not None:
+                    shared.update(holders)
+            ranked += heapq.nsmallest(max_passages, ((-c, rank, pos) for pos, c in shared.items()))
         chosen = heapq.nsmallest(max_passages, ranked)
-        out.append(Passages(index, text, [w for *_, w in chosen]))
+        if len(chosen) < max_passages:  # too few windows share a word: the first ones follow
+            taken = {(rank, pos) for _, rank, pos in chosen}
+            for rank, doc in enumerate(docs):
+                for pos in range(len(windows.of(doc).texts)):
+                    if len(chosen) == max_passages:
+                        break
+                    if (rank, pos) not in taken:
+                        chosen.append((0, rank, pos))
+        out.append(
+            Passages(index, text, [windows.of(docs[rank]).texts[pos] for _, rank, pos in chosen])
+        )
     return out
 
 
@@ -187,6 +279,9 @@ class SemanticTier:
 
     def __init__(self, scorer: Any) -> None:
         self.scorer = scorer
+        #: The windows of documents seen before (a chain checks many answers against one
+        #: retrieval): each is split into sentences once.
+        self.windows = WindowCache()
         self._embed: _Embed | None = None
         self._aembed: Callable[[list[str]], Awaitable[Any]] | None = None
         self._call: Callable[..., Any] | None = None

@@ -240,6 +240,7 @@ class CitationVerifier:
 
     def _semantic_requests(self, a: _Analysis) -> tuple[list[Passages], list[str]]:
         """The claims that failed on words, with their passages; notes on the ones left out."""
+        assert self._semantic is not None
         if not a.context_checked or a.empty:
             return [], []
         from citeverify._semantic import select_passages  # noqa: PLC0415
@@ -281,6 +282,7 @@ class CitationVerifier:
             self._matcher[1],
             max_passages=settings.max_passages,
             max_chars=settings.max_passage_chars,
+            cache=self._semantic.windows,
         )
         return requests, notes
 
