@@ -595,3 +595,44 @@ def test_the_window_cache_is_bounded():
     )
     assert len(cache._items) <= 3
     assert cache._chars <= 1000
+
+
+# --- properties: what the tier may and may not change --------------------------------------------
+
+answer_text = st.lists(sentence, min_size=1, max_size=6).map(" ".join)
+
+
+def _raises(claim, passages):
+    raise ValueError("broken")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    answer=answer_text,
+    docs=st.lists(document, min_size=1, max_size=3),
+    scorer=st.sampled_from(
+        [_raises, lambda c, p: math.nan, lambda c, p: 2.0, lambda c, p: "1", lambda c, p: None]
+    ),
+    scope=st.sampled_from(["failing", "all"]),
+)
+def test_a_failing_scorer_changes_no_verdict(answer, docs, scorer, scope):
+    base = CitationVerifier(BLOCK).verify(answer, docs)
+    got = CitationVerifier(policy(scope=scope), semantic=scorer).verify(answer, docs)
+    assert got.verdict == base.verdict
+    assert [c.verified for c in got.details.claims] == [c.verified for c in base.details.claims]
+    assert all(c.tier == "words" and c.semantic_score is None for c in got.details.claims)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    answer=answer_text,
+    docs=st.lists(document, min_size=1, max_size=3),
+    score=st.floats(0.0, 1.0),
+)
+def test_scope_failing_only_ever_passes_more(answer, docs, score):
+    base = CitationVerifier(BLOCK).verify(answer, docs)
+    got = CitationVerifier(policy(), semantic=lambda c, p: score).verify(answer, docs)
+    assert got.verified >= base.verified
+    for before, after in zip(base.details.claims, got.details.claims, strict=True):
+        assert after.verified >= before.verified
+        assert after.verified == (before.verified or score >= 0.8)
