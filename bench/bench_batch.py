@@ -5,8 +5,11 @@ from the documents, some drifted) and 10 context documents of about 1 KB, drawn 
 of retrieved passages (``--corpus``, 5,000 by default: retrieval repeats passages across
 answers, which is what the verifier's context cache is for). Lookups off.
 
-Throughput: the same input with 1 and 2 workers, in one run (the machine is shared: compare the
-ratio, and the answers per CPU-second, which other processes do not inflate).
+Throughput: the same input with 1 and 2 workers (``--repeat N``: alternately, N times), each a
+fresh ``citeverify batch`` process, so that both pay the same start-up; the CPU seconds are
+those of every process of the run (the command, its fork server and workers: this process
+adopts the fork server as a subreaper and waits for it). The machine is shared: compare the
+answers per CPU-second and the CPU of 2 workers against 1, which other processes do not inflate.
 Memory: an input of ``--memory-mb`` MB (2,048 with ``--large``) generated on the fly into a
 temporary folder, verified by ``citeverify batch`` in a subprocess; the peak RSS of the whole
 process tree (the reader and its workers, sampled every 0.1 s) against the input size.
@@ -93,6 +96,16 @@ def cpu_seconds() -> float:
     return children.ru_utime + children.ru_stime
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds every process on the machine has used since boot (/proc/stat; 0 elsewhere)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def become_subreaper() -> bool:
     """Adopt orphaned descendants (the fork server outlives its parent by a moment), so that
     waiting for them adds their CPU time to ours: every process of a run is counted."""
@@ -113,18 +126,20 @@ def reap() -> None:
             return
 
 
-def run_cli(source: Path, out: Path, workers: int, batch_size: int) -> tuple[float, float]:
-    """``citeverify batch`` in a fresh process: wall seconds and CPU seconds of all its processes."""
+def run_cli(source: Path, out: Path, workers: int, batch_size: int) -> tuple[float, float, float]:
+    """``citeverify batch`` in a fresh process: wall seconds, CPU seconds of all its processes,
+    and the CPU seconds other processes on the machine used meanwhile."""
     command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
     command += ["--workers", str(workers), "--batch-size", str(batch_size), "--quiet"]
     reap()
-    cpu, wall = cpu_seconds(), time.perf_counter()
+    cpu, wall, busy = cpu_seconds(), time.perf_counter(), machine_busy_seconds()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     reap()
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    others = max(machine_busy_seconds() - busy - cpu, 0.0)
     if done.returncode:
         raise SystemExit(f"batch failed: {done.stderr}")
-    return wall, cpu
+    return wall, cpu, others
 
 
 def throughput(folder: Path, n: int, corpus_size: int, batch_size: int, repeat: int) -> None:
@@ -137,21 +152,26 @@ def throughput(folder: Path, n: int, corpus_size: int, batch_size: int, repeat: 
         "Each run is `citeverify batch` in a fresh process (start-up, fork server, workers, "
         "reading, parts and assembly included); CPU s is every process's"
         + ("" if counted else " (without the fork server: no subreaper here)")
-        + "; load is the 1-minute load average before and after.\n"
+        + "; others' CPU s is what the rest of the machine used during the run (/proc/stat); "
+        "load is the 1-minute load average before and after.\n"
     )
-    print("| run | workers | load | wall s | answers/s | CPU s | answers per CPU-second |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| run | workers | load | others' CPU s | wall s | answers/s | CPU s "
+        "| answers per CPU-second |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     results: dict[int, list[tuple[float, float]]] = {1: [], 2: []}
     outputs = {}
     for attempt in range(repeat):
         for workers in (1, 2):
             out = folder / f"out-{workers}.jsonl"
             load = os.getloadavg()[0]
-            wall, cpu = run_cli(source, out, workers, batch_size)
+            wall, cpu, others = run_cli(source, out, workers, batch_size)
             results[workers].append((wall, cpu))
             print(
-                f"| {attempt + 1} | {workers} | {load:.1f}-{os.getloadavg()[0]:.1f} | {wall:,.1f} "
-                f"| {count / wall:,.0f} | {cpu:,.1f} | {count / cpu:,.0f} |",
+                f"| {attempt + 1} | {workers} | {load:.1f}-{os.getloadavg()[0]:.1f} "
+                f"| {others:,.1f} | {wall:,.1f} | {count / wall:,.0f} | {cpu:,.1f} "
+                f"| {count / cpu:,.0f} |",
                 flush=True,
             )
             outputs[workers] = out.read_bytes()
