@@ -281,9 +281,77 @@ def test_cached_documents_keep_their_compared_words_per_matcher():
 def test_the_fast_value_word_set_is_value_words(text):
     from citeverify._text import value_word_set
 
-    assert value_word_set(text) == set(value_words(text))
+    assert value_word_set(text) == set(value_words(text, keep_words=True))
     ascii_text = text.replace("Ü", "u")
-    assert value_word_set(ascii_text) == set(value_words(ascii_text))
+    assert value_word_set(ascii_text) == set(value_words(ascii_text, keep_words=True))
+
+
+# --- numbers written in words (numbers: value) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("It has four thousand members.", ["it", "has", "4000", "members"]),
+        ("a twelve bar blues", ["a", "12", "bar", "blues"]),
+        ("Twenty-five years", ["25", "years"]),
+        ("one hundred and five", ["105"]),
+        ("nineteen hundred", ["1900"]),
+        ("two million three hundred thousand", ["2300000"]),
+        ("a hundred days", ["a", "100", "days"]),
+        ("one of them", ["one", "of", "them"]),  # a single word below ten stays a word
+        ("one two three", ["one", "two", "three"]),  # a list, not a number
+        ("thousand million", ["thousand", "million"]),
+        ("twenty twelve", ["twenty", "twelve"]),
+        ("Ünïcode twenty one", ["ünïcode", "21"]),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_numbers_written_in_words_are_read(text, expected):
+    assert value_words(text) == expected
+
+
+def test_documents_keep_the_words_beside_the_value():
+    from citeverify._text import value_word_set
+
+    assert value_words("four thousand", keep_words=True) == ["four", "thousand", "4000"]
+    assert value_word_set("About four thousand.") == {"about", "four", "thousand", "4000"}
+    assert value_word_set("Über four thousand.") == {"über", "four", "thousand", "4000"}
+
+
+@pytest.mark.parametrize(
+    ("answer", "doc"),
+    [
+        ("It has 4,000 members.", "It has four thousand members."),
+        ("It has four thousand members.", "It has 4,000 members."),
+        ("A 12 bar blues.", "A twelve-bar blues."),
+    ],
+)
+def test_numbers_match_across_digits_and_words(answer, doc):
+    _, exact = claim(answer, [doc])
+    assert exact.groundedness < 1.0
+    result, by_value = claim(answer, [doc], numbers="value", strict_statistics=True)
+    assert by_value.groundedness == 1.0 and not by_value.problems
+    assert result.verified
+
+
+def test_a_changed_number_in_words_fails_under_strict_statistics():
+    result, c = claim(
+        "It has five thousand members.",
+        ["It has four thousand members."],
+        numbers="value",
+        strict_statistics=True,
+    )
+    assert c.problems == ["strict_statistics: the number 5000 is not in the context"]
+    assert not result.verified
+    # "one" as a word is not a figure: no strict failure for it.
+    result, c = claim(
+        "It is one of the oldest museums.",
+        ["It is among the oldest museums."],
+        numbers="value",
+        strict_statistics=True,
+    )
+    assert c.problems == []
 
 
 # --- the recommended policy pack (issue 16) ------------------------------------------------------

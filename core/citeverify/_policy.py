@@ -249,9 +249,9 @@ class Extensions(_Strict):
     numbers: Literal["words", "value"] = Field(
         default="words",
         description="words: the digits of a number are words (the seed: '4,000' is '4' and "
-        "'000'); value: a written number is one word compared by value ('4,000' = '4000', "
-        "'4.5' is not '4'), and with strict_statistics a claim whose number is not in the "
-        "context fails.",
+        "'000'); value: a written number is one word compared by value ('4,000' = '4000' = "
+        "'four thousand', '4.5' is not '4'), and with strict_statistics a claim whose number "
+        "is not in the context fails.",
     )
     language: str = Field(
         default="english",
