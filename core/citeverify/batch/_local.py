@@ -217,7 +217,7 @@ def run_local(
     note: Callable[[str], None],
     options: dict[str, Any],
 ) -> BatchSummary:
-    """Verify every shard into parts (skipping those written before), then assemble OUTPUT."""
+    """Verify every shard into parts (skipping those written before) and assemble OUTPUT."""
     started = time.monotonic()
     folder = parts_dir(output)
     manifest = {"version": _PARTS_VERSION, "input": signature(shards), "options": options}
@@ -237,6 +237,36 @@ def run_local(
                 yield task, end - position
                 position = end
 
+    # OUTPUT is assembled while the workers verify: each part as soon as it and every part
+    # before it are written (no serial tail; the reading process is otherwise idle).
+    assembler = Assembler(output, details=config.details)
+    assembled = 0
+    current_shard, lines_before = -1, 0
+
+    def assemble_ready() -> None:
+        nonlocal assembled, current_shard, lines_before
+        while assembled < len(expected):
+            index, part = expected[assembled]
+            path = folder / part
+            if not path.exists():  # renamed into place only when complete
+                return
+            if index != current_shard:
+                current_shard, lines_before = index, 0
+            name = shards[index].name
+            entries = read_entries(path)
+            for entry in entries:
+                assembler.add(entry, name, lines_before + int(entry.get("_n") or 0))
+            lines_before += len(entries)  # every line of the input, blank or not, is one entry
+            assembled += 1
+
+    def finish() -> None:
+        assemble_ready()
+        if assembled != len(expected):  # a part removed by hand during the run
+            missing = folder / expected[assembled][1]
+            msg = f"{missing} is missing: run the same command again to resume"
+            raise BatchInterruptedError(msg)
+        assembler.finish()
+
     # One worker or many: the same pool, so that the two cost the same per worker.
     pool = ProcessPoolExecutor(
         max_workers=max(workers, 1),
@@ -252,46 +282,37 @@ def run_local(
             records = future.result()
             done_bytes += pending.pop(future)
             progress.update(records, done_bytes)
+        assemble_ready()
 
     try:
-        for task, size in tasks():
-            target = folder / part_name(task)
-            expected.append((task.shard, target.name))
-            if target.exists():
-                skipped += 1
-                done_bytes += size
-                progress.update(0, done_bytes)
-                continue
-            # Chunks carry their records: at most two in flight per worker bound the memory.
-            while len(pending) >= 2 * workers:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                collect(finished)
-            pending[pool.submit(_write_part, task, str(target))] = size
-        collect(list(pending))
-    except BrokenProcessPool:
-        written = sum(1 for _ in folder.glob("*.jsonl"))
-        msg = (
-            f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
-            f"{folder}: run the same command again to resume"
-        )
-        raise BatchInterruptedError(msg) from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    progress.update(0, done_bytes, force=True)
-    progress.close()
-
-    assembler = Assembler(output, details=config.details)
-    try:
-        shard, before = -1, 0
-        for index, part in expected:
-            if index != shard:
-                shard, before = index, 0
-            name = shards[index].name
-            entries = read_entries(folder / part)
-            for entry in entries:
-                assembler.add(entry, name, before + int(entry.get("_n") or 0))
-            before += len(entries)  # every line of the input, blank or not, is one entry
-        assembler.finish()
+        try:
+            for task, size in tasks():
+                target = folder / part_name(task)
+                expected.append((task.shard, target.name))
+                if target.exists():
+                    skipped += 1
+                    done_bytes += size
+                    progress.update(0, done_bytes)
+                    assemble_ready()
+                    continue
+                # Chunks carry their records: at most two in flight per worker bound the memory.
+                while len(pending) >= 2 * workers:
+                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    collect(finished)
+                pending[pool.submit(_write_part, task, str(target))] = size
+            collect(list(pending))
+        except BrokenProcessPool:
+            written = sum(1 for _ in folder.glob("*.jsonl"))
+            msg = (
+                f"a worker process died (killed, or out of memory); {written:,} parts are kept "
+                f"in {folder}: run the same command again to resume"
+            )
+            raise BatchInterruptedError(msg) from None
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        progress.update(0, done_bytes, force=True)
+        progress.close()
+        finish()
     except BaseException:
         assembler.abort()
         raise
