@@ -87,7 +87,9 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
 
     Serialization: ``langchain_core.load.dumpd(guard)`` writes the policy as data (credentials as
     secret references); load it back with ``loads(text, valid_namespaces=["langchain_citeverify"],
-    allowed_objects=[CiteVerifyGuard])``.
+    allowed_objects=[CiteVerifyGuard])``. ``embeddings`` and ``semantic_scorer`` are written as
+    LangChain writes any component: one that cannot be serialized makes ``loads`` fail (the
+    semantic tier is never dropped silently); build such a guard again with the model.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -465,6 +465,24 @@ def test_langchain_guard_refuses_two_scorers_or_a_wrong_embeddings():
         CiteVerifyGuard(embeddings=lambda c, p: 1.0)
 
 
+@pytest.mark.filterwarnings("ignore::langchain_core._api.LangChainBetaWarning")  # loads is beta
+def test_a_guard_with_a_model_never_loads_back_without_it():
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.load import dumpd, dumps, loads
+
+    from langchain_citeverify import CiteVerifyGuard
+
+    guard = CiteVerifyGuard(embeddings=DeterministicFakeEmbedding(size=8))
+    assert dumpd(guard)["kwargs"]["embeddings"]["type"] == "not_implemented"
+    with pytest.raises(NotImplementedError):
+        loads(
+            dumps(guard),
+            valid_namespaces=["langchain_citeverify"],
+            allowed_objects=[CiteVerifyGuard],
+        )
+    assert "embeddings" not in dumpd(CiteVerifyGuard())["kwargs"]  # unchanged without a model
+
+
 def test_llamaindex_query_engine_with_embed_model():
     from llama_index.core import Document, MockEmbedding, VectorStoreIndex
     from llama_index.core.base.embeddings.base import BaseEmbedding
