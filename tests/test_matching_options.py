@@ -358,6 +358,8 @@ def test_a_changed_number_in_words_fails_under_strict_statistics():
 
 
 def test_the_recommended_pack_loads_by_name_and_by_path(tmp_path, monkeypatch):
+    from pathlib import Path
+
     from citeverify import load_policy_pack
     from citeverify._policy import BUNDLED_POLICIES, bundled_policy_path
 
@@ -370,6 +372,7 @@ def test_the_recommended_pack_loads_by_name_and_by_path(tmp_path, monkeypatch):
     assert (by_name.min_groundedness, by_name.min_confidence) == (0.35, 0.7)
     assert by_name.effective_min_context_overlap == 0.8
     assert CitationVerifier("recommended").policy == by_name
+    assert load_policy_pack(Path("recommended"))[0] == by_name  # the CLI passes a Path
     # A paraphrase with inflections and function words that the seed's defaults block passes.
     docs = ["The museum opens at nine."]
     answer = "The museums were opened at nine."

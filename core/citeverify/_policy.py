@@ -552,8 +552,9 @@ def load_policy_pack(
     if not isinstance(path, str | os.PathLike):
         msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
         raise PolicyError(msg)
-    if isinstance(path, str) and path in BUNDLED_POLICIES and not os.path.exists(path):
-        path = bundled_policy_path(path)
+    name = os.fspath(path)
+    if isinstance(name, str) and name in BUNDLED_POLICIES and not os.path.exists(name):
+        path = bundled_policy_path(name)  # the name of a pack shipped with citeverify
     try:
         path = Path(path)
         with path.open("rb") as f:
