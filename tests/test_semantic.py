@@ -236,9 +236,21 @@ def _raise(claim, passages):
         (lambda c, p: True, "unusable score True"),
         (lambda c, p: None, "unusable score None"),
         (lambda c, p: [0.9], "unusable score [0.9]"),
+        (lambda c, p: 10**400, "unusable score 1000"),
         (lambda c: 0.9, "TypeError"),  # the wrong signature
     ],
-    ids=["raises", "nan", "above-1", "negative", "string", "bool", "none", "list", "signature"],
+    ids=[
+        "raises",
+        "nan",
+        "above-1",
+        "negative",
+        "string",
+        "bool",
+        "none",
+        "list",
+        "huge-int",
+        "signature",
+    ],
 )
 def test_a_failing_scorer_keeps_the_word_verdict_and_says_why(scorer, note):
     result = CitationVerifier(policy(), semantic=scorer).verify(PARAPHRASE, DOCS)

@@ -418,7 +418,10 @@ def _unit_score(value: Any) -> float | None:
             return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an int of 400 digits, a Fraction too large
+        return None
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
         return None
     return number
