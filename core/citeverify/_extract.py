@@ -967,13 +967,19 @@ class NumberIndex:
                 written = self._index[1] if percent else self._index[0]
                 self._memo[key] = any(form in written for form in _forms(value))
             else:
-                self._memo[key] = any(
-                    _number_at(t, pos, len(form), percent)
-                    for form in _forms(value)
-                    for t in self._texts
-                    for pos in _find_all(t, form)
-                )
+                self._memo[key] = self._search(value, percent)
         return self._memo[key]
+
+    def _search(self, value: str, percent: bool) -> bool:
+        # Loops, not nested generators: this runs for every statistic of every answer.
+        for form in _forms(value):
+            for text in self._texts:
+                pos = text.find(form)
+                while pos >= 0:
+                    if _number_at(text, pos, len(form), percent):
+                        return True
+                    pos = text.find(form, pos + 1)
+        return False
 
 
 # A maximal run of ASCII digits with inner separators: the unit at which _number_at accepts a
@@ -1072,13 +1078,6 @@ def _index_number(text: str, start: int, number: str, plain: set[str], percent: 
     plain.update(forms)
     if _PERCENT_AFTER.match(text, end):
         percent.update(forms)
-
-
-def _find_all(text: str, needle: str) -> Iterator[int]:
-    pos = text.find(needle)
-    while pos >= 0:
-        yield pos
-        pos = text.find(needle, pos + 1)
 
 
 def _forms(value: str) -> list[str]:
