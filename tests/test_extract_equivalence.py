@@ -33,7 +33,6 @@ from citeverify._extract import (
     _PERCENT_AFTER,
     _REGULATORY_GATES,
     _THOUSANDS,
-    _TRAILING_ZEROS,
     _WRITTEN_NUMBER,
     MAX_NUMBER_CHARS,
     Found,
@@ -51,6 +50,8 @@ from citeverify._extract import (
     extract,
     extract_statistics,
 )
+
+_TRAILING_ZEROS = re.compile(r"\.0+\Z")
 
 # --- references ----------------------------------------------------------------------------------
 
