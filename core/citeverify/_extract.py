@@ -230,12 +230,28 @@ class _Has:
             else:
                 continue  # memchr: no needle of the group can be there
             if self.fold:
-                lowered = chunk.lower() if lowered is None else lowered
+                lowered = _lower(chunk) if lowered is None else lowered
                 if prefix in lowered and any(n in lowered for n in needles):
                     return True
             elif prefix in chunk and any(n in chunk for n in needles):
                 return True
         return False
+
+
+#: The last chunk lowered and its lower case: the fold gates of one answer (PubMed, PMC, arXiv,
+#: Public Law) see the same short answer one after the other. One tuple, replaced whole, so
+#: threads never see a chunk with another's lower case.
+_LOWERED: tuple[str, str] = ("", "")
+
+
+def _lower(chunk: str) -> str:
+    global _LOWERED  # noqa: PLW0603
+    last = _LOWERED
+    if last[0] is chunk:
+        return last[1]
+    lowered = chunk.lower()
+    _LOWERED = (chunk, lowered)
+    return lowered
 
 
 def _common_prefix(words: list[str]) -> str:
@@ -1204,12 +1220,11 @@ def extract(text: str, patterns: Iterable[CitationType], *, current_year: int) -
     if "regulatory" in wanted:
         found.extend(statutes)
     if "statistic" in wanted:
-        claimed = _Taken((f.start, f.end) for f in found)
-        found.extend(
-            f
-            for f in extract_statistics(text, limited=limits["statistic"], classes=classes)
-            if not claimed.overlaps(f.start, f.end)
-        )
+        statistics = extract_statistics(text, limited=limits["statistic"], classes=classes)
+        if found:
+            claimed = _Taken((f.start, f.end) for f in found)
+            statistics = [f for f in statistics if not claimed.overlaps(f.start, f.end)]
+        found.extend(statistics)
     found.sort(key=lambda f: (f.start, f.end))
     truncated = {t for t, limit in limits.items() if limit.hit and t in wanted}
     if len(found) > MAX_CITATIONS:
