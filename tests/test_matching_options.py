@@ -412,3 +412,31 @@ def test_the_recommended_pack_keeps_its_measured_figures():
     c = module.Confusion.of([s.verified for s in items], [s.label for s in items])
     assert (c.blocked_pos, c.pos, c.passed_neg, c.neg) == (299, 1392, 157, 2209)
     assert round(c.balanced_accuracy, 3) == 0.857
+
+
+# --- words after NFKC, in claims too (a hypothesis find of tests/test_properties.py) -------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "claims"),
+    [
+        ("⒜", ["⒜"]),  # NFKC: "(a)"
+        ("Acme™. ™. Next one.", ["Acme™.", "™.", "Next one."]),  # "™" is "TM"
+        ("→ → →. Fine.", ["Fine."]),  # arrows stay no word
+    ],
+)
+def test_a_claim_of_symbols_that_nfkc_makes_words_is_a_claim(answer, claims):
+    result = CitationVerifier(OFFLINE).verify(answer, [""])
+    assert [c.text for c in result.details.claims] == claims
+    assert result.details.groundedness == 0.0  # its words are counted, as the design says
+
+
+def test_splitting_symbols_stays_linear():
+    import time
+
+    from citeverify._text import split_claims
+
+    for text in ("⒜." * 500_000 + "word", "→." * 500_000 + "⒜", "→ → ⒜. " * 100_000):
+        start = time.perf_counter()
+        split_claims(text, limit=10_001)
+        assert time.perf_counter() - start < 5  # seconds on a loaded machine; quadratic: minutes

@@ -230,7 +230,9 @@ def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
     # Where the next word starts: a terminator with no word since the last cut makes a piece
     # without words, which is dropped, so its period needs no decision and the piece no checks
     # (". " or "\r\n" a million times would otherwise cost seconds; issue 9).
-    next_word = _next_word(text, 0)
+    plain = text.isascii()  # then words need no NFKC to be found
+    raw_word = _next_word(text, 0)
+    next_word = raw_word if plain else _next_nfkc_word(text, 0, raw_word)
     for m in _TERMINATOR.finditer(text):
         pos = m.start()
         while p_index < len(protected) and protected[p_index][1] <= pos:
@@ -238,7 +240,12 @@ def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
         if p_index < len(protected) and protected[p_index][0] <= pos < protected[p_index][1]:
             continue
         if next_word < start:
-            next_word = _next_word(text, start)
+            if raw_word < start:
+                raw_word = _next_word(text, start)
+            if plain or (raw_word - start <= 64 and text[start:raw_word].isascii()):
+                next_word = raw_word  # the usual gap: a space, a quote
+            else:
+                next_word = _next_nfkc_word(text, start, raw_word)
         wordless = next_word > m.end()  # no word in text[start:end], none glued after it
         group = m.group()
         if group == "." and not wordless and not _period_ends_claim(text, pos):
@@ -264,11 +271,43 @@ def _next_word(text: str, start: int) -> int:
     return m.start() if m else len(text)
 
 
+def _next_nfkc_word(text: str, start: int, end: int) -> int:
+    """Where a word starts in ``text[start:end]`` once NFKC-normalized, else ``end``.
+
+    ``end`` is the next raw word (:func:`_next_word`). Before it only a symbol whose NFKC form
+    holds a word can start one ("⒜" is "(a)", "™" is "TM"; design: "Words"). Parts growing 4x
+    from ``start`` are normalized, then the part with a word is halved down to its first: each
+    character is normalized about three times, and the calls of one split scan disjoint gaps, so
+    a split stays linear (issue 9).
+    """
+    lo, size = start, 64
+    while lo < end:
+        hi = min(lo + size, end)
+        part = text[lo:hi]
+        if not part.isascii() and WORD_RE.search(normalize(part)):
+            while hi - lo > 1:  # the first hit is in [lo, hi): halve, normalizing the left half
+                mid = (lo + hi) // 2
+                if WORD_RE.search(normalize(text[lo:mid])):
+                    hi = mid
+                else:
+                    lo = mid
+            return lo
+        lo, size = hi, size * 4
+    return end
+
+
+def _has_word(chunk: str) -> bool:
+    """Whether ``chunk`` holds a word once NFKC-normalized (the raw check first, at C speed)."""
+    return WORD_RE.search(chunk) is not None or (
+        not chunk.isascii() and WORD_RE.search(normalize(chunk)) is not None
+    )
+
+
 def _add_piece(text: str, start: int, end: int, pieces: list[Piece]) -> None:
     if start >= end:
         return
     chunk = text[start:end]
-    if not WORD_RE.search(chunk):
+    if not _has_word(chunk):
         return
     left = len(chunk) - len(chunk.lstrip())
     right = len(chunk.rstrip())
