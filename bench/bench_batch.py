@@ -106,6 +106,18 @@ def machine_busy_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_until_idle(limit: float) -> float:
+    """Wait (at most ``limit`` s) until the machine's other work has used under a tenth of a core
+    for 3 s in a row; returns the seconds waited."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit:
+        busy = machine_busy_seconds()
+        time.sleep(3)
+        if machine_busy_seconds() - busy < 0.3:
+            break
+    return time.perf_counter() - started
+
+
 def become_subreaper() -> bool:
     """Adopt orphaned descendants (the fork server outlives its parent by a moment), so that
     waiting for them adds their CPU time to ours: every process of a run is counted."""
@@ -142,7 +154,9 @@ def run_cli(source: Path, out: Path, workers: int, batch_size: int) -> tuple[flo
     return wall, cpu, others
 
 
-def throughput(folder: Path, n: int, corpus_size: int, batch_size: int, repeat: int) -> None:
+def throughput(
+    folder: Path, n: int, corpus_size: int, batch_size: int, repeat: int, idle: float
+) -> None:
     source = folder / "throughput.jsonl"
     count = write_input(source, n, corpus(corpus_size))
     mb = source.stat().st_size / 1e6
@@ -165,6 +179,8 @@ def throughput(folder: Path, n: int, corpus_size: int, batch_size: int, repeat: 
     for attempt in range(repeat):
         for workers in (1, 2):
             out = folder / f"out-{workers}.jsonl"
+            if idle:
+                wait_until_idle(idle)
             load = os.getloadavg()[0]
             wall, cpu, others = run_cli(source, out, workers, batch_size)
             results[workers].append((wall, cpu))
@@ -243,6 +259,13 @@ def main() -> None:
     parser.add_argument("--corpus", type=int, default=5_000)
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=1, help="alternate 1 and 2 workers N times")
+    parser.add_argument(
+        "--wait-idle",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="before each run, wait up to S s for the rest of the machine to be idle",
+    )
     parser.add_argument("--memory-mb", type=int, default=200)
     parser.add_argument("--large", action="store_true", help="a 2 GB input for the memory test")
     parser.add_argument("--workers", type=int, default=2, help="workers of the memory test")
@@ -256,7 +279,7 @@ def main() -> None:
         folder = Path(tmp)
         if not args.skip_throughput:
             n = 100_000 if args.full else args.records
-            throughput(folder, n, args.corpus, args.batch_size, args.repeat)
+            throughput(folder, n, args.corpus, args.batch_size, args.repeat, args.wait_idle)
         if not args.skip_memory:
             mb = 2048 if args.large else args.memory_mb
             memory(folder, mb, args.corpus, args.workers)
