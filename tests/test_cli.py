@@ -7,6 +7,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from citeverify import PolicyConfig
 from citeverify.cli import app
 
 runner = CliRunner()
@@ -171,6 +172,37 @@ def test_lint_warns_about_regulatory(files):
     assert "warning:" in r.output and "regulatory" in r.output
     assert "note: external_resolver is accepted but ignored" in r.output
     assert invoke("lint", "--strict", str(f)).exit_code == 2
+
+
+def test_lint_suggest_prints_the_recommended_pack_that_loads(files):
+    r = invoke("lint", "--suggest")
+    assert r.exit_code == 0
+    pack = files / "suggested.yaml"
+    pack.write_text(r.output)
+    # What a user redirects to a file is a pack that lints clean, with the recommended options.
+    ok = invoke("lint", "--suggest", str(pack))
+    assert ok.exit_code == 0, ok.output
+    assert "suggest: none" in ok.output
+    config = PolicyConfig.from_yaml(pack)
+    assert (config.extensions.words, config.extensions.stopwords) == ("stem", "ignore")
+
+
+def test_lint_suggest_lists_only_what_differs(files, seed_policy_path):
+    r = invoke("lint", "--suggest", str(seed_policy_path))
+    assert r.exit_code == 0
+    assert "OK" in r.output
+    lines = [line for line in r.output.splitlines() if line.startswith("suggest: ")]
+    assert 'suggest: extensions.words: "exact" -> "stem"' in lines
+    assert "suggest: min_groundedness: 0.8 -> 0.35" in lines
+    assert "suggest: rag_context.min_context_overlap: 0.7 -> 0.8" in lines
+    # What the recommended pack does not set (the action, the citation types) is the user's.
+    assert not any("action" in line or "extract_patterns" in line for line in lines)
+
+
+def test_lint_without_a_file_needs_suggest():
+    r = invoke("lint")
+    assert r.exit_code == 2
+    assert "--suggest" in r.output
 
 
 def test_demo_runs_offline_and_shows_all_verdicts():

@@ -19,6 +19,7 @@ EXPECTED = {
     "PolicyError",
     "QuoteResult",
     "RateLimitError",
+    "SemanticScorer",
     "ServiceError",
     "ServiceUnavailableError",
     "VerificationDetails",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         VerificationReport,
         VerificationResult,
     )
+    from citeverify._semantic import SemanticScorer
     from citeverify._verifier import CitationVerifier
 
     __version__: str
@@ -59,6 +60,7 @@ _LAZY = {
     "VerificationDetails": "citeverify._result",
     "VerificationReport": "citeverify._result",
     "VerificationResult": "citeverify._result",
+    "SemanticScorer": "citeverify._semantic",
 }
 
 
@@ -107,6 +109,7 @@ __all__ = [
     "PolicyError",
     "QuoteResult",
     "RateLimitError",
+    "SemanticScorer",
     "ServiceError",
     "ServiceUnavailableError",
     "VerificationDetails",

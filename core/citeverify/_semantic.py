@@ -24,7 +24,6 @@ itself: one longer than ``max_passage_chars`` is not sent.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import heapq
 import inspect
@@ -313,6 +312,8 @@ class SemanticTier:
         Never raises for what the scorer does: a failure leaves the items concerned without a
         score and adds a note.
         """
+        import asyncio  # noqa: PLC0415 (`import citeverify` and its names stay off asyncio)
+
         if not items:
             return SemanticOutcome({}, [])
         stop: list[bool] = []  # set on timeout: a sync scorer in its thread stops between claims
@@ -335,6 +336,8 @@ class SemanticTier:
     async def _score_calls(
         self, items: list[Passages], stop: list[bool]
     ) -> tuple[dict[int, float], list[str]]:
+        import asyncio  # noqa: PLC0415 (`import citeverify` and its names stay off asyncio)
+
         call = self._call
         assert call is not None
         scores: dict[int, float] = {}
@@ -378,6 +381,8 @@ class SemanticTier:
         return scores, notes
 
     async def _score_embeddings(self, items: list[Passages]) -> tuple[dict[int, float], list[str]]:
+        import asyncio  # noqa: PLC0415 (`import citeverify` and its names stay off asyncio)
+
         texts = list(dict.fromkeys(t for it in items for t in (it.text, *it.passages)))
         if self._aembed is not None:
             raw = await self._aembed(texts)

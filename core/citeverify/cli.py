@@ -252,14 +252,29 @@ def check(
 @app.command()
 @_one_line_errors
 def lint(
-    file: Annotated[Path, typer.Argument(help="Policy pack YAML file.")],
+    file: Annotated[
+        Path | None, typer.Argument(help="Policy pack YAML file (optional with --suggest).")
+    ] = None,
     strict: Annotated[
         bool, typer.Option(help="Treat warnings (e.g. seed-lint incompatibilities) as errors.")
     ] = False,
+    suggest: Annotated[
+        bool,
+        typer.Option(
+            help="Without FILE: print the recommended policy pack (redirect it to a file). With "
+            "FILE: also list the settings where FILE differs from it."
+        ),
+    ] = False,
 ) -> None:
     """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
-    from citeverify._policy import load_policy_pack  # noqa: PLC0415
+    from citeverify._policy import bundled_policy_path, load_policy_pack  # noqa: PLC0415
 
+    if file is None:
+        if not suggest:
+            _fail("give a policy pack FILE to check, or --suggest for the recommended pack")
+        # The pack as shipped, comments (its measured figures) included: `> policy-config.yaml`.
+        typer.echo(bundled_policy_path(SUGGESTED_POLICY).read_text("utf-8"), nl=False)
+        return
     config: PolicyConfig
     config, notes = load_policy_pack(file)
     warnings = []
@@ -281,6 +296,49 @@ def lint(
         f"min_confidence={config.min_confidence}, min_groundedness={config.min_groundedness}, "
         f"min_context_overlap={overlap})"
     )
+    if suggest:
+        current = config.model_dump(mode="json")
+        current["rag_context"]["min_context_overlap"] = overlap  # as applied, not as written
+        changes = _suggestions(current)
+        if not changes:
+            typer.echo(f"suggest: none, {file} has the settings of the recommended pack")
+        for key, yours, recommended in changes:
+            typer.echo(f"suggest: {key}: {yours} -> {recommended}")
+        if changes:
+            typer.echo(
+                f"suggest: the recommended pack is `citeverify lint --suggest`, or "
+                f"--policy {SUGGESTED_POLICY} (its figures: docs/semantics.md)"
+            )
+
+
+#: The bundled pack that ``lint --suggest`` recommends (``citeverify/policies/``, issue 16).
+SUGGESTED_POLICY = "recommended"
+
+
+def _suggestions(current: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The settings of the recommended pack that ``current`` (a dumped policy) does not share.
+
+    Each is ``(key path, current value, recommended value)``, values as JSON. Only the settings
+    the pack writes are compared: a user's other choices (the action, the citation types, the
+    lookups) are never "corrected".
+    """
+    import yaml  # noqa: PLC0415
+
+    from citeverify._policy import bundled_policy_path  # noqa: PLC0415
+
+    pack = yaml.safe_load(bundled_policy_path(SUGGESTED_POLICY).read_text("utf-8"))
+    changes: list[tuple[str, str, str]] = []
+
+    def walk(recommended: dict[str, Any], mine: dict[str, Any] | None, prefix: str) -> None:
+        for key, value in recommended.items():
+            have = (mine or {}).get(key)
+            if isinstance(value, dict):
+                walk(value, have if isinstance(have, dict) else None, f"{prefix}{key}.")
+            elif have != value:
+                changes.append((f"{prefix}{key}", json.dumps(have), json.dumps(value)))
+
+    walk(pack["policy"]["citation-verifier"], current, "")
+    return changes
 
 
 @app.command()
