@@ -1,6 +1,7 @@
 """Readable results: the plain-text report and the HTML view for notebooks."""
 
 from citeverify import CitationVerifier
+from citeverify._render import render_text
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 
@@ -60,3 +61,20 @@ def test_a_misattributed_claim_is_marked_differently_from_a_supported_one():
     assert '<span class="mis"' in page  # supported by document 1, but it cites document 2
     assert page.count('<span class="ok"') == 1
     assert "wrong source" in page  # shown, not only in the hover text
+
+
+def test_reports_say_which_claims_the_semantic_tier_decided():
+    def scorer(claim: str, passages: list[str]) -> float:
+        return 0.95 if "9 am" in claim else 0.1
+
+    verifier = CitationVerifier({"extensions": {"semantic": {"min_score": 0.8}}}, semantic=scorer)
+    result = verifier.verify(
+        "The museum opens at 9 am. Penguins fly south.", ["The museum opens at nine."]
+    )
+    text = render_text(result)
+    assert "decided by the semantic tier: 0.95" in text
+    assert "decided by the semantic tier: 0.10" in text  # failed on words, then on meaning too
+    assert "semantic score 0.95 (semantic tier decided)" in result._repr_html_()
+    # Without a scorer, nothing about a tier.
+    plain = CitationVerifier().verify("The museum opens at 9 am.", ["The museum opens at nine."])
+    assert "semantic" not in render_text(plain) and "semantic" not in plain._repr_html_()

@@ -50,6 +50,9 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
                 state = "MISATTRIBUTED" if c.misattributed else "supports it"
                 share = _pct(c.cited_groundedness).strip()
                 lines.append(f"{pad}cites {cited}: {state} ({share} of its words)")
+            if c.semantic_score is not None:
+                decided = "decided by" if c.tier == "semantic" else "scored by"
+                lines.append(f"{pad}{decided} the semantic tier: {c.semantic_score:.2f}")
             lines.extend(f"{pad}{p}" for p in c.problems)
     if d.quotes:
         lines.append("")
@@ -135,6 +138,8 @@ def render_html(result: VerificationResult) -> str:
             title = f"groundedness {_pct(c.groundedness).strip()}"
             if c.missing_words:
                 title += "; not in context: " + ", ".join(c.missing_words[:10])
+            if c.semantic_score is not None:
+                title += f"; semantic score {c.semantic_score:.2f} ({c.tier} tier decided)"
             if c.misattributed:
                 # Visible, not only in the hover text: a claim its cited source does not support
                 # (issue 11), even when other documents do.
