@@ -149,6 +149,7 @@ def test_refs_batch_a_killed_worker_loses_and_duplicates_no_row(
     again = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, again.stderr
     assert f"{len(references):,} references" in again.stdout
+    assert f"note: resuming: {written} parts of {out} were written before" in again.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["id"] for r in rows] == [r["id"] for r in references]  # every row once, in order
     by_id = {r["id"]: r for r in (json.loads(x) for x in expected.read_text().splitlines())}

@@ -539,7 +539,13 @@ def refs(
         from citeverify.batch import default_workers  # noqa: PLC0415
         from citeverify.batch._refs import run_refs_batch  # noqa: PLC0415
 
-        done = run_refs_batch(batch_input, output, index, workers=workers or default_workers())
+        done = run_refs_batch(
+            batch_input,
+            output,
+            index,
+            workers=workers or default_workers(),
+            note=lambda message: typer.echo(f"note: {message}", err=True),  # "resuming: N parts"
+        )
         counts = ", ".join(f"{n:,} {status}" for status, n in sorted(done.statuses.items()))
         typer.echo(f"{done.output}: {done.rows:,} references ({counts}) in {done.seconds:.1f} s")
         return
