@@ -53,6 +53,16 @@ _PRELOAD = ["__main__", "citeverify.batch._local", "citeverify._verifier"]
 class BatchInterruptedError(CiteVerifyError):
     """The run stopped before every part was written; the written parts are kept."""
 
+    @classmethod
+    def worker_died(cls, folder: Path) -> BatchInterruptedError:
+        """The error for a pool that lost a worker: the parts in ``folder`` serve a re-run."""
+        written = sum(1 for _ in folder.glob("*.jsonl"))
+        msg = (
+            f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
+            f"{folder}: run the same command again to resume"
+        )
+        return cls(msg)
+
 
 @dataclass
 class BatchSummary:
@@ -65,6 +75,19 @@ class BatchSummary:
     seconds: float
     skipped_parts: int = 0
     stats: Stats = field(default_factory=Stats)
+
+    @classmethod
+    def of(cls, output: Path, stats: Stats, started: float, skipped_parts: int) -> BatchSummary:
+        """The summary of a finished run, from its assembler's ``stats``."""
+        return cls(
+            output=output,
+            errors_file=errors_path(output),
+            rows=stats.rows,
+            errors=stats.errors,
+            seconds=time.monotonic() - started,
+            skipped_parts=skipped_parts,
+            stats=stats,
+        )
 
     @property
     def records_per_second(self) -> float:
@@ -302,12 +325,7 @@ def run_local(
                 pending[pool.submit(_write_part, task, str(target))] = size
             collect(list(pending))
         except BrokenProcessPool:
-            written = sum(1 for _ in folder.glob("*.jsonl"))
-            msg = (
-                f"a worker process died (killed, or out of memory); {written:,} parts are kept "
-                f"in {folder}: run the same command again to resume"
-            )
-            raise BatchInterruptedError(msg) from None
+            raise BatchInterruptedError.worker_died(folder) from None
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         progress.update(0, done_bytes, force=True)
@@ -317,16 +335,7 @@ def run_local(
         assembler.abort()
         raise
     shutil.rmtree(folder, ignore_errors=True)
-    stats = assembler.stats
-    return BatchSummary(
-        output=output,
-        errors_file=errors_path(output),
-        rows=stats.rows,
-        errors=stats.errors,
-        seconds=time.monotonic() - started,
-        skipped_parts=skipped,
-        stats=stats,
-    )
+    return BatchSummary.of(output, assembler.stats, started, skipped)
 
 
 # --- the notebook API ----------------------------------------------------------------------------

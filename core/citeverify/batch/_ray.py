@@ -42,7 +42,7 @@ from citeverify.batch._core import (
     verify_record,
 )
 from citeverify.batch._local import BatchSummary, _prepare_parts, parts_dir
-from citeverify.batch._output import Assembler, errors_path, read_entries
+from citeverify.batch._output import Assembler, read_entries
 from citeverify.batch._read import (
     Shard,
     check_input,
@@ -271,16 +271,7 @@ def run_ray(
         assembler.abort()
         raise
     shutil.rmtree(folder, ignore_errors=True)
-    stats = assembler.stats
-    return BatchSummary(
-        output=output,
-        errors_file=errors_path(output),
-        rows=stats.rows,
-        errors=stats.errors,
-        seconds=time.monotonic() - started,
-        skipped_parts=len(shards) - len(todo),
-        stats=stats,
-    )
+    return BatchSummary.of(output, assembler.stats, started, len(shards) - len(todo))
 
 
 def _verify_on_ray(

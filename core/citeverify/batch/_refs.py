@@ -204,12 +204,7 @@ def run_refs_batch(
         for future in pending:
             future.result()
     except BrokenProcessPool:
-        written = sum(1 for _ in folder.glob("*.jsonl"))
-        msg = (
-            f"a worker process died (killed, or out of memory); {written:,} parts are kept in "
-            f"{folder}: run the same command again to resume"
-        )
-        raise BatchInterruptedError(msg) from None
+        raise BatchInterruptedError.worker_died(folder) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
