@@ -10,7 +10,7 @@ from citeverify._context import ContextSearch
 from citeverify._extract import Found, NumberIndex
 from citeverify._lookup import Target
 from citeverify._policy import PolicyConfig
-from citeverify._result import Citation, LookupRecord
+from citeverify._result import Citation, LookupRecord, trusted
 from citeverify._text import match_normalize, words
 
 __all__ = ["check_found", "lookup_target", "title_mismatch"]
@@ -106,15 +106,18 @@ def check_found(
             reason = "not checked: lookups are disabled (extensions.lookups.enabled)"
         else:
             reason = "not checked: over the lookup limit (extensions.lookups.max_lookups)"
-    return Citation(
-        type=found.type,
-        kind=found.kind,
-        text=found.text,
-        span=(found.start, found.end),
-        normalized=found.normalized,
-        verified=verified,
-        status=status,
-        reason=reason,
+    return trusted(
+        Citation,
+        {
+            "type": found.type,
+            "kind": found.kind,
+            "text": found.text,
+            "span": (found.start, found.end),
+            "normalized": found.normalized,
+            "verified": verified,
+            "status": status,
+            "reason": reason,
+        },
     )
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import string
 import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
+    "ASCII_NON_WORD",
     "MARKER_RE",
     "WORD_RE",
     "Piece",
@@ -42,7 +45,7 @@ def normalize(text: str) -> str:
 # ASCII fast path: on ASCII text NFKC is the identity, casefold is lower(), and ``[^\W_]`` is
 # ``[A-Za-z0-9]``; so mapping every other ASCII character to a space and splitting gives exactly
 # the regex's words, about 2.5x faster (tests/test_properties.py checks the equivalence).
-_ASCII_NON_WORD = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
+ASCII_NON_WORD = str.maketrans({chr(i): " " for i in range(128) if not chr(i).isalnum()})
 
 
 def words(text: str) -> list[str]:
@@ -51,7 +54,7 @@ def words(text: str) -> list[str]:
     Hot path: benchmark if changing (bench/bench_grounding.py).
     """
     if text.isascii():
-        return text.lower().translate(_ASCII_NON_WORD).split()
+        return text.lower().translate(ASCII_NON_WORD).split()
     return WORD_RE.findall(normalize(text))
 
 
@@ -172,17 +175,26 @@ def _period_ends_claim(text: str, pos: int) -> bool:
     if after and (after.isalnum() or after == "_"):
         # "3.5", "Node.js", "e.g.x": a period glued to the next word never ends a sentence.
         return False
-    # The token before the period: letters and inner periods ("e.g", "U.S", "T", "Kuhn").
-    start = pos
-    while start > 0 and pos - start < 24 and (text[start - 1].isalpha() or text[start - 1] == "."):
-        start -= 1
-    ends = _token_ends_claim(text[start:pos])
+    # The token before the period: letters and inner periods ("e.g", "U.S", "T", "Kuhn"), at
+    # most 24 characters. In ASCII the letters are [A-Za-z]: the run is found at C speed.
+    before = text[max(0, pos - 24) : pos]
+    if before.isascii():
+        token = before[len(before.rstrip(_ASCII_TOKEN)) :]
+    else:
+        start = pos
+        while (
+            start > 0 and pos - start < 24 and (text[start - 1].isalpha() or text[start - 1] == ".")
+        ):
+            start -= 1
+        token = text[start:pos]
+    ends = _token_ends_claim(token)
     if ends is None:  # "No." ends a claim unless a number follows ("No. 5")
         return not _NUMBER_AFTER.match(text, pos + 1, pos + 8)
     return ends
 
 
 _NUMBER_AFTER = re.compile(r"\s*\d")
+_ASCII_TOKEN = string.ascii_letters + "."
 
 
 @functools.lru_cache(maxsize=4096)
@@ -204,9 +216,12 @@ def _token_ends_claim(token: str) -> bool | None:
     return key not in ABBREVIATIONS
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """A claim's text and its ``[start, end)`` span in the answer."""
+class Piece(NamedTuple):
+    """A claim's text and its ``[start, end)`` span in the answer.
+
+    A named tuple: immutable, and made several times faster than a frozen dataclass (one per
+    claim; issue 14).
+    """
 
     start: int
     end: int
