@@ -2,20 +2,30 @@
 
 Best documents by byte lanes against every claim compared with every document; the bytes
 tokenization of many small documents; quote normalization without the regex; the ASCII offset
-mapper against the window walk; and the context cache in each of its admission modes.
+mapper against the window walk; the context cache in each of its admission modes; and for small
+answers, result objects built without validation, claim words from one lowered answer and the
+token before a period found by ``rstrip``.
 """
 
 from __future__ import annotations
 
 import string
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeverify import CitationVerifier, ContextCache
+from citeverify import CitationVerifier, ContextCache, _text
 from citeverify._context import ContextDocument, document_hits
-from citeverify._text import _SPACES, _VARIANTS, match_normalize, normalize, words
-from citeverify._verifier import _best_document_reference, _BestDocuments
+from citeverify._extract import find_markers
+from citeverify._text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
+from citeverify._verifier import (
+    _best_document_reference,
+    _BestDocuments,
+    _claim_words,
+    _claim_words_reference,
+    _markers_by_claim,
+)
 
 _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
 
@@ -150,3 +160,107 @@ def test_a_full_cache_with_few_hits_keeps_what_it_has():
         cache.get(f"doc {i}")
     assert [cache.get(f"doc {i}").words is not None for i in range(10)] == [True] * 10
     assert cache.hits == 10
+
+
+# --- small answers (issue 14) ----------------------------------------------------------------
+
+_ANSWER_PARTS = st.sampled_from(
+    [
+        "The museum opens at nine.", "Entry is free", " [1]", " [2, 3]", " [Source 9]", "【2】",
+        ' "opens at nine"', " “Dragons”", " 12%", " $3.5 million", " doi:10.1234/abc.def",
+        " Smith v. Jones, 5 U.S. 137 (1803)", " 42 U.S.C. § 1983", " e.g.", " Dr.", " No. 5",
+        "\n", ". ", "! ", "Straße", " ⒜", " café", " x_y", " (n = 40)", " p < 0.05",
+    ]
+)  # fmt: skip
+_DOCS = st.lists(
+    st.sampled_from(
+        [
+            "The museum opens at nine. Entry is free on Sundays.",
+            "Revenue rose 12 percent to $3,500,000 in 2023. See doi:10.1234/abc.def.",
+            "Smith v. Jones, 5 U.S. 137 (1803) held it. 42 U.S.C. § 1983 applies.",
+            "Dragons guard the entrance of the café, (n = 40).",
+        ]
+    ),
+    max_size=4,
+)
+
+
+def _validated(cls, values):
+    return cls(**values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(_ANSWER_PARTS, max_size=12),
+    docs=_DOCS,
+    action=st.sampled_from(["block", "redact", "flag"]),
+    strict=st.booleans(),
+)
+def test_results_built_without_validation_equal_the_validated_ones(parts, docs, action, strict):
+    policy = {
+        "require_sources": False,
+        "output_action": {"unverified_action": action},
+        "extensions": {
+            "lookups": {"enabled": False},
+            "strict_quotes": strict,
+            "strict_statistics": strict,
+        },
+    }
+    answer = "".join(parts)
+    verifier = CitationVerifier(policy)
+    fast = verifier.verify(answer, docs or None)
+    with (
+        mock.patch("citeverify._verifier.trusted", _validated),
+        mock.patch("citeverify._checks.trusted", _validated),
+    ):
+        reference = verifier.verify(answer, docs or None)
+    assert fast == reference
+    assert fast.to_dict() == reference.to_dict()
+    d, r = fast.details, reference.details
+    for mine, theirs in [
+        (d.claims, r.claims),
+        (d.quotes, r.quotes),
+        (d.citations, r.citations),
+        (d.unverified_claims, r.unverified_claims),
+    ]:
+        assert [m.model_fields_set for m in mine or []] == [
+            t.model_fields_set for t in theirs or []
+        ]
+        assert [list(vars(m)) for m in mine or []] == [list(vars(t)) for t in theirs or []]
+
+
+@settings(max_examples=300)
+@given(parts=st.lists(_ANSWER_PARTS, max_size=16))
+def test_claim_words_equal_the_words_of_each_claim(parts):
+    answer = "".join(parts)
+    pieces = split_claims(answer)
+    markers = _markers_by_claim(pieces, find_markers(answer))
+    assert _claim_words(answer, pieces, markers) == _claim_words_reference(pieces, markers)
+
+
+def _period_ends_claim_reference(text, pos):
+    """_period_ends_claim with the token before the period found character by character."""
+    after = text[pos + 1 : pos + 2]
+    if after and (after.isalnum() or after == "_"):
+        return False
+    start = pos
+    while start > 0 and pos - start < 24 and (text[start - 1].isalpha() or text[start - 1] == "."):
+        start -= 1
+    ends = _text._token_ends_claim(text[start:pos])
+    if ends is None:
+        return not _text._NUMBER_AFTER.match(text, pos + 1, pos + 8)
+    return ends
+
+
+_PERIOD_TEXT = st.lists(
+    st.sampled_from([".", " ", "a", "B", "e.g", "U.S", "No", "5", "é", "ß", "_", "Kuhn", "x" * 30]),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=500)
+@given(text=_PERIOD_TEXT)
+def test_the_token_before_a_period_is_found_as_character_by_character(text):
+    for pos, char in enumerate(text):
+        if char == ".":
+            assert _text._period_ends_claim(text, pos) == _period_ends_claim_reference(text, pos)
