@@ -39,8 +39,13 @@ _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
 )
 def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_documents):
     best = _BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
+    supported = set().union(*hits)
     for claim in claims:
         assert best(claim) == _best_document_reference(claim, hits)
+        unique = list(dict.fromkeys(claim))  # the claim words of a verification
+        most = len(supported.intersection(unique))
+        if most:  # the scan that stops at a document holding every supported word
+            assert best.best(unique, most) == _best_document_reference(unique, hits)
 
 
 @settings(max_examples=30)
@@ -185,6 +190,10 @@ _DOCS = st.lists(
 )
 
 
+class _Text(str):
+    """A subclass of str: validation made the result's texts plain str."""
+
+
 def _validated(cls, values):
     return cls(**values)
 
@@ -195,8 +204,12 @@ def _validated(cls, values):
     docs=_DOCS,
     action=st.sampled_from(["block", "redact", "flag"]),
     strict=st.booleans(),
+    subclass=st.booleans(),
+    report=st.booleans(),
 )
-def test_results_built_without_validation_equal_the_validated_ones(parts, docs, action, strict):
+def test_results_built_without_validation_equal_the_validated_ones(
+    parts, docs, action, strict, subclass, report
+):
     policy = {
         "require_sources": False,
         "output_action": {"unverified_action": action},
@@ -205,8 +218,9 @@ def test_results_built_without_validation_equal_the_validated_ones(parts, docs, 
             "strict_quotes": strict,
             "strict_statistics": strict,
         },
+        "response": {"include_verification_report": report},
     }
-    answer = "".join(parts)
+    answer = _Text("".join(parts)) if subclass else "".join(parts)
     verifier = CitationVerifier(policy)
     fast = verifier.verify(answer, docs or None)
     with (
@@ -216,6 +230,8 @@ def test_results_built_without_validation_equal_the_validated_ones(parts, docs, 
         reference = verifier.verify(answer, docs or None)
     assert fast == reference
     assert fast.to_dict() == reference.to_dict()
+    assert type(fast.answer) is type(fast.original_answer) is str
+    assert fast.details.model_fields_set == reference.details.model_fields_set
     d, r = fast.details, reference.details
     for mine, theirs in [
         (d.claims, r.claims),

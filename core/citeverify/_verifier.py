@@ -104,7 +104,7 @@ def resolve_policy(policy: PolicyLike) -> PolicyConfig:
     raise PolicyError(msg)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made once per answer, a frozen one costs more
 class _Analysis:
     answer: str
     empty: bool
@@ -514,19 +514,22 @@ class CitationVerifier:
 
         report = _Report(a, claims, citations, passing, evidence)
         details = self._details(report, verified, claim_confidence, lookups, unverified)
-        return VerificationResult(
-            verdict="block" if action == "block" else "allow",
-            reason_code="citation.verified" if verified else "citation.unverified",
-            action=action,
-            answer=answer,
-            original_answer=original,
-            details=details,
-            reasons=reasons,
-            notes=[
-                *policy.notes(),
-                *(_TRUNCATED[t] for t in sorted(a.truncated)),
-                *a.semantic_notes,
-            ],
+        return trusted(
+            VerificationResult,
+            {
+                "verdict": "block" if action == "block" else "allow",
+                "reason_code": "citation.verified" if verified else "citation.unverified",
+                "action": action,
+                "answer": answer,
+                "original_answer": original,
+                "details": details,
+                "reasons": reasons,
+                "notes": [
+                    *policy.notes(),
+                    *(_TRUNCATED[t] for t in sorted(a.truncated)),
+                    *a.semantic_notes,
+                ],
+            },
         )
 
     def _details(
@@ -550,38 +553,44 @@ class CitationVerifier:
                 + (f", overlap {a.groundedness:.2f}" if a.groundedness is not None else "")
             )
             extra = {
-                "verification_report": VerificationReport(
-                    summary=summary,
-                    claim_count=len(r.claims),
-                    passing_claim_count=len(r.passing),
-                    quote_count=len(a.quotes),
-                    matched_quote_count=sum(1 for q in a.quotes if q.matched),
-                    citation_count=len(r.citations),
-                    context_document_count=a.document_count,
-                    source_evidence=r.evidence,
-                    thresholds={
-                        "min_confidence": policy.min_confidence,
-                        "min_groundedness": policy.min_groundedness,
-                        "min_context_overlap": policy.effective_min_context_overlap,
-                    }
-                    | (
-                        {"semantic_min_score": policy.extensions.semantic.min_score}
-                        if a.semantic
-                        else {}
-                    ),
+                "verification_report": trusted(
+                    VerificationReport,
+                    {
+                        "summary": summary,
+                        "claim_count": len(r.claims),
+                        "passing_claim_count": len(r.passing),
+                        "quote_count": len(a.quotes),
+                        "matched_quote_count": sum(1 for q in a.quotes if q.matched),
+                        "citation_count": len(r.citations),
+                        "context_document_count": a.document_count,
+                        "source_evidence": list(r.evidence),
+                        "thresholds": {
+                            "min_confidence": float(policy.min_confidence),
+                            "min_groundedness": float(policy.min_groundedness),
+                            "min_context_overlap": float(policy.effective_min_context_overlap),
+                        }
+                        | (
+                            {"semantic_min_score": float(policy.extensions.semantic.min_score)}
+                            if a.semantic
+                            else {}
+                        ),
+                    },
                 )
             }
         else:
             extra = {"unverified_claims": unverified, "unverified_claim_count": len(unverified)}
-        return VerificationDetails(
-            verified=verified,
-            groundedness=a.groundedness,
-            claim_confidence=claim_confidence,
-            claims=r.claims,
-            quotes=a.quotes,
-            citations=r.citations,
-            external_lookup=lookups,
-            **extra,
+        return trusted(
+            VerificationDetails,
+            {
+                "verified": verified,
+                "groundedness": a.groundedness,
+                "claim_confidence": claim_confidence,
+                "claims": list(r.claims),
+                "quotes": list(a.quotes),
+                "citations": list(r.citations),
+                "external_lookup": list(lookups),
+                **extra,
+            },
         )
 
 
@@ -602,7 +611,9 @@ def _check_answer(answer: Any) -> str:
     if len(answer) > MAX_ANSWER_CHARS:
         msg = f"answer is {len(answer):,} characters; the limit is {MAX_ANSWER_CHARS:,}"
         raise InputError(msg, path="answer")
-    return answer
+    # A subclass of str becomes a str, as validating the result's fields made it (the results
+    # are built without validation, from the answer and its slices).
+    return answer if type(answer) is str else str.__str__(answer)
 
 
 _Marker = tuple[int, int, list[int]]
@@ -703,10 +714,9 @@ class _BestDocuments:
         self._postings: dict[str, list[int]] = {}
         self._sets: dict[str, set[int]] = {}
         self._scan_documents = scan_documents
-        #: The words some document holds (the postings' keys past a few documents).
+        #: The words some document holds (the postings' keys; only used past a few documents).
         self._words: Container[str] = self._postings
         if n <= scan_documents:
-            self._words = set().union(*hits)
             return
         postings: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
         for i, h in enumerate(hits):
@@ -727,6 +737,26 @@ class _BestDocuments:
                 if count > best_count:
                     best, best_count = i, count
             return best, best_count
+        return self._indexed(claim_words)
+
+    def best(self, claim_words: list[str], most: int) -> tuple[int | None, int]:
+        """``self(claim_words)``, knowing that ``most`` of the words are in some document.
+
+        A scan of a few documents stops at the first one holding ``most`` words: no later one
+        can hold more (the claim's words must be distinct).
+        """
+        if self._n > self._scan_documents:
+            return self._indexed(claim_words)
+        best, best_count = None, 0
+        for i, h in enumerate(self._hits):
+            count = len(h.intersection(claim_words))
+            if count > best_count:
+                best, best_count = i, count
+                if count >= most:
+                    break
+        return best, best_count
+
+    def _indexed(self, claim_words: Iterable[str]) -> tuple[int | None, int]:
         present = frozenset(w for w in claim_words if w in self._words)
         if not present:
             return None, 0
@@ -820,10 +850,11 @@ def _score_claim(
                 "cited_documents": cited,
             },
         )
-    missing = [w for w in claim_words if w not in supported]
+    missing = list(itertools.filterfalse(supported.__contains__, claim_words))
     shown = [written[w] for w in missing] if written is not None else missing  # stems: as written
-    best, best_count = best_documents(claim_words) if len(missing) < n else (None, 0)
-    score = (n - len(missing)) / n
+    found = n - len(missing)
+    best, best_count = best_documents.best(claim_words, found) if found else (None, 0)
+    score = found / n
     cited_score: float | None = None
     misattributed: bool | None = None
     if cited:
