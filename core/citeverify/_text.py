@@ -126,6 +126,7 @@ _TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
 # One character class first: an alternation here made the scan 4x slower (benchmark if changing).
 # A line break absorbs no following punctuation of its own; "\r\n" gives an empty piece, dropped.
 _TERMINATOR = re.compile(r"[.!?\n\r\v\f\x1c-\x1e\x85\u2028\u2029][.!?]*")
+_CLOSER_CHARS = "\"'”’»)]}"
 _CLOSERS = re.compile(r"[\"'”’»)\]}]*")
 
 #: Inline source markers as citation prompts and LlamaIndex's CitationQueryEngine write them:
@@ -248,12 +249,14 @@ def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
     plain = text.isascii()  # then words need no NFKC to be found
     raw_word = _next_word(text, 0)
     next_word = raw_word if plain else _next_nfkc_word(text, 0, raw_word)
+    n = len(text)
     for m in _TERMINATOR.finditer(text):
-        pos = m.start()
-        while p_index < len(protected) and protected[p_index][1] <= pos:
-            p_index += 1
-        if p_index < len(protected) and protected[p_index][0] <= pos < protected[p_index][1]:
-            continue
+        pos, end = m.span()
+        if protected:
+            while p_index < len(protected) and protected[p_index][1] <= pos:
+                p_index += 1
+            if p_index < len(protected) and protected[p_index][0] <= pos < protected[p_index][1]:
+                continue
         if next_word < start:
             if raw_word < start:
                 raw_word = _next_word(text, start)
@@ -261,13 +264,13 @@ def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
                 next_word = raw_word  # the usual gap: a space, a quote
             else:
                 next_word = _next_nfkc_word(text, start, raw_word)
-        wordless = next_word > m.end()  # no word in text[start:end], none glued after it
+        wordless = next_word > end  # no word in text[start:end], none glued after it
         group = m.group()
         if group == "." and not wordless and not _period_ends_claim(text, pos):
             continue
-        end = m.end()
         if group[0] in ".!?":
-            end = _CLOSERS.match(text, end).end()  # type: ignore[union-attr]
+            if end < n and text[end] in _CLOSER_CHARS:  # the regex only when one follows
+                end = _CLOSERS.match(text, end).end()  # type: ignore[union-attr]
             if has_markers:
                 markers = _TRAILING_MARKERS.match(text, end)
                 if markers:
@@ -311,18 +314,13 @@ def _next_nfkc_word(text: str, start: int, end: int) -> int:
     return end
 
 
-def _has_word(chunk: str) -> bool:
-    """Whether ``chunk`` holds a word once NFKC-normalized (the raw check first, at C speed)."""
-    return WORD_RE.search(chunk) is not None or (
-        not chunk.isascii() and WORD_RE.search(normalize(chunk)) is not None
-    )
-
-
 def _add_piece(text: str, start: int, end: int, pieces: list[Piece]) -> None:
     if start >= end:
         return
     chunk = text[start:end]
-    if not _has_word(chunk):
+    if WORD_RE.search(chunk) is None and (  # a word once NFKC-normalized (raw first)
+        chunk.isascii() or WORD_RE.search(normalize(chunk)) is None
+    ):
         return
     left = len(chunk) - len(chunk.lstrip())
     right = len(chunk.rstrip())

@@ -955,7 +955,7 @@ def _claim_words(
         return _claim_words_reference(pieces, claim_markers)
     folded = answer.lower().translate(ASCII_NON_WORD)
     return [
-        list(dict.fromkeys(_without_markers(p, m, folded).split()))
+        list(dict.fromkeys((_without_markers(p, m, folded) if m else folded[p[0] : p[1]]).split()))
         for p, m in zip(pieces, claim_markers, strict=True)
     ]
 
