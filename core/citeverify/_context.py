@@ -448,7 +448,12 @@ def document_hits(
     if matcher is not None and not matcher.exact:
         return [d.key_hits(answer_words, matcher) for d in docs]
     if len(docs) <= 16:  # encoding the answer's words costs more than it saves
-        return [d.hits(answer_words) for d in docs]
+        return [
+            answer_words.intersection(words(d.text))  # d.hits: a document of one chunk
+            if d.words is None and len(d.text) <= CHUNK_CHARS
+            else d.hits(answer_words)
+            for d in docs
+        ]
     encoded = {w.encode("ascii"): w for w in answer_words if w.isascii()}
     wanted = frozenset(encoded)
     decode = encoded.__getitem__
