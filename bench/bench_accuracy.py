@@ -28,8 +28,8 @@ min_score`` is chosen on the dev subsets over a grid and reported on begin-wow-t
 same policy without the tier (``--semantic-scope all`` scores every claim; ``--fields JSON`` sets
 top-level policy fields such as ``min_groundedness``). No model is needed: ``--scorer
 bench/bench_accuracy.py:char_trigram_scorer`` runs the plumbing with a lexical stand-in (character
-trigram cosine, not a model). No embedding or NLI model is available offline on the machine these
-figures were measured on, so bench/README.md has no figure for a real model.
+trigram cosine, not a model); ``--scorer bench/scorers.py:minilm`` measures a real embedding model
+(all-MiniLM-L6-v2, in a virtualenv of its own: bench/scorers.py says how).
 """
 
 from __future__ import annotations
@@ -412,13 +412,18 @@ class MemoScorer:
 
 
 class MemoEmbeddings:
-    """An embedding model (LangChain's or LlamaIndex's shape) whose texts are embedded once."""
+    """An embedding model (LangChain's, LlamaIndex's or sentence-transformers' shape) whose texts
+    are embedded once."""
 
     def __init__(self, model: Any) -> None:
         self.model = model
         self.memo: dict[str, Any] = {}
         self.calls = 0
-        embed = getattr(model, "embed_documents", None) or model.get_text_embedding_batch
+        embed = (
+            getattr(model, "embed_documents", None)
+            or getattr(model, "get_text_embedding_batch", None)
+            or model.encode  # sentence-transformers: encode(list) -> array, one row per text
+        )
         self._embed = embed
 
     def embed_documents(self, texts: list[str]) -> list[Any]:
@@ -431,7 +436,10 @@ class MemoEmbeddings:
 
 def memoized(scorer: Any) -> MemoScorer | MemoEmbeddings:
     """The scorer behind a memo (callables per claim, embedding models per text)."""
-    if hasattr(scorer, "embed_documents") or hasattr(scorer, "get_text_embedding_batch"):
+    if any(
+        callable(getattr(scorer, name, None))
+        for name in ("embed_documents", "get_text_embedding_batch", "encode")
+    ):
         return MemoEmbeddings(scorer)
     return MemoScorer(scorer)
 

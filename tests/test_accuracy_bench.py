@@ -146,6 +146,29 @@ def test_memo_scorers_ask_each_question_once():
     assert emb.calls == 1
 
 
+def test_memo_takes_a_sentence_transformers_shaped_encoder():
+    # bench/scorers.py:minilm returns a SentenceTransformer: an nn.Module whose __call__ is not a
+    # (claim, passages) scorer, so the memo must embed through encode, as the core does.
+    class Encoder:
+        def __init__(self):
+            self.asked = []
+
+        def __call__(self, *args):
+            raise AssertionError("an encoder is not a per-claim scorer")
+
+        def encode(self, texts):
+            self.asked.append(list(texts))
+            return [[float(len(t)), 1.0] for t in texts]
+
+    enc = Encoder()
+    memo = BENCH.memoized(enc)
+    assert isinstance(memo, BENCH.MemoEmbeddings)
+    assert memo.embed_documents(["ab", "c", "ab"]) == [[2.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    memo.embed_documents(["c", "def"])
+    assert enc.asked == [["ab", "c"], ["def"]]
+    assert memo.calls == 2
+
+
 def _write_rows(path: Path) -> Path:
     doc = "The museum opens at nine. Entry costs nothing on Sundays."
     rows = [
