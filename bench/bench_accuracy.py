@@ -179,6 +179,8 @@ class Scored:
     claim_problems: bool  # a strict option failed some claim
     verified: bool
     rouge1: float
+    semantic_scored: int = 0  # claims the semantic tier gave a score
+    semantic_failure: str | None = None  # the tier's note when the scorer failed
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -213,9 +215,20 @@ def score(
                 claim_problems=any(c.problems for c in claims),
                 verified=bool(d.verified),
                 rouge1=rouge1_recall(row["response"], row["context"]),
+                semantic_scored=sum(c.semantic_score is not None for c in d.claims),
+                semantic_failure=next((n for n in r.notes if n.startswith("semantic tier")), None),
             )
         )
     return out
+
+
+def check_tier(items: Sequence[Scored]) -> None:
+    """Stop when the scorer scored nothing and failed: a broken scorer must not look like a
+    measurement of a tier that changed nothing."""
+    failures = [s.semantic_failure for s in items if s.semantic_failure]
+    if failures and not any(s.semantic_scored for s in items):
+        msg = f"the semantic scorer failed on every response it was asked about: {failures[0]}"
+        raise SystemExit(msg)
 
 
 def offline_verdict(s: Scored, overlap: float, groundedness: float, confidence: float) -> bool:
@@ -483,9 +496,9 @@ def semantic_bench(
     t0 = time.perf_counter()
     best: tuple[float, Confusion] | None = None
     for m in SEMANTIC_GRID:
-        c = Confusion.of(
-            [s.verified for s in score(dev_rows, with_tier(m), memo)], _labels(dev_rows)
-        )
+        scored = score(dev_rows, with_tier(m), memo)
+        check_tier(scored)
+        c = Confusion.of([s.verified for s in scored], _labels(dev_rows))
         print(
             f"dev, min_score {m:<4g}: BA {c.balanced_accuracy:.3f}, faithful blocked "
             f"{100 * c.faithful_blocked:.1f}%, unattributable passed "
@@ -499,6 +512,7 @@ def semantic_bench(
     base = score(test_rows, policy)
     t1 = time.perf_counter()
     tiered = score(test_rows, with_tier(m), memo)
+    check_tier(tiered)
     tier_time = time.perf_counter() - t1
     labels = _labels(test_rows)
     print(
@@ -506,6 +520,8 @@ def semantic_bench(
         f"dev (dev BA {base_dev.balanced_accuracy:.3f} without the tier, "
         f"{best[1].balanced_accuracy:.3f} with it) =="
     )
+    if best[1].balanced_accuracy <= base_dev.balanced_accuracy:
+        print("note: on dev no min_score does better than the policy without the tier")
     for name, items in (("without the tier", base), ("with the tier", tiered)):
         c = Confusion.of([s.verified for s in items], labels)
         print(

@@ -203,3 +203,16 @@ def test_load_scorer_refuses_a_bad_spec():
     with pytest.raises(SystemExit, match="MODULE:NAME"):
         BENCH.load_scorer("no-colon")
     assert BENCH.load_scorer("json:dumps") is json.dumps
+
+
+def broken_scorer(claim: str, passages: list[str]) -> float:
+    raise RuntimeError("model not loaded")
+
+
+def test_a_scorer_that_fails_everywhere_stops_the_bench(tmp_path):
+    # A broken scorer leaves every word verdict as it was; the bench must say so, not print an
+    # unchanged "measurement" of the tier.
+    data = _write_rows(tmp_path / "rows.jsonl")
+    spec = f"{Path(__file__)}:broken_scorer"
+    with pytest.raises(SystemExit, match=r"failed on every response.*model not loaded"):
+        BENCH.main(["--data", str(data), "--scorer", spec])
