@@ -410,8 +410,12 @@ def test_the_recommended_pack_keeps_its_measured_figures():
     test = [r for r in module.load(module.DATA) if r["subset"] == module.TEST]
     items = module.score(test, policy)
     c = module.Confusion.of([s.verified for s in items], [s.label for s in items])
-    assert (c.blocked_pos, c.pos, c.passed_neg, c.neg) == (299, 1392, 157, 2209)
-    assert round(c.balanced_accuracy, 3) == 0.857
+    assert (c.pos, c.neg) == (1392, 2209)
+    # The file says 299 blocked and 157 let through (PyStemmer 3.x). The lowest PyStemmer the
+    # package accepts (2.2) stems a word or two differently: 300 blocked there. A drift of more
+    # than that is a change of the matching, and the file's figures must be measured again.
+    assert abs(c.blocked_pos - 299) <= 2 and abs(c.passed_neg - 157) <= 2
+    assert abs(c.balanced_accuracy - 0.857) <= 0.0015
 
 
 # --- words after NFKC, in claims too (a hypothesis find of tests/test_properties.py) -------------
