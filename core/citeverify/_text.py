@@ -735,7 +735,10 @@ class _Stems:
         except ImportError:  # pragma: no cover - the extra is installed in tests
             from citeverify._errors import PolicyError  # noqa: PLC0415
 
-            msg = "extensions.words: stem needs PyStemmer: pip install 'citeverify-core[stem]'"
+            msg = (
+                "extensions.words: stem needs PyStemmer: the stem extra (from a clone, "
+                "python -m pip install '.[stem]')"
+            )
             raise PolicyError(msg, path="extensions.words") from None
         try:
             self._stemmer = Stemmer.Stemmer(language)

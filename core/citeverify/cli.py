@@ -846,7 +846,7 @@ def serve(
 
         from citeverify.service import create_app  # noqa: PLC0415
     except ImportError as exc:
-        extra = "pip install 'citeverify-core[server]'"
+        extra = "from a clone, python -m pip install '.[server]'"
         _fail(f"citeverify serve needs the server extra: {extra} ({exc})")
     from citeverify.references import JobStore, LocalIndex, ReferenceVerifier  # noqa: PLC0415
 

@@ -241,7 +241,7 @@ def run_ray(
         import ray  # noqa: PLC0415
         import ray.data  # noqa: PLC0415
     except ImportError:
-        msg = "--engine ray needs Ray: pip install 'citeverify-core[ray]'"
+        msg = "--engine ray needs Ray: the ray extra (from a clone, python -m pip install '.[ray]')"
         raise InputError(msg, path="--engine") from None
     started = time.monotonic()
     say = note or (lambda _message: None)

@@ -265,7 +265,10 @@ def _parquet_file(shard: Shard) -> Any:
     try:
         import pyarrow.parquet as pq  # noqa: PLC0415
     except ImportError:
-        msg = "reading Parquet needs pyarrow: pip install 'citeverify-core[batch]'"
+        msg = (
+            "reading Parquet needs pyarrow: the batch extra (from a clone, "
+            "python -m pip install '.[batch]')"
+        )
         raise InputError(msg, path="INPUT") from None
     try:
         return pq.ParquetFile(shard.path)
