@@ -235,6 +235,23 @@ def _workers_of(pid: int) -> list[int]:
     return found
 
 
+def kill_a_worker_mid_run(command: list[str], parts: Path) -> tuple[int, str]:
+    """Run ``command`` (a batch run with 2 workers), SIGKILL one worker once the first part is
+    written, and return the run's exit code and stderr."""
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.monotonic() + 120
+    while killed is None and time.monotonic() < deadline and run.poll() is None:
+        workers = _workers_of(run.pid)
+        if len(workers) == 2 and parts.is_dir() and any(parts.glob("*.jsonl")):
+            killed = workers[0]
+            os.kill(killed, signal.SIGKILL)
+        time.sleep(0.01)
+    _stdout, stderr = run.communicate(timeout=120)
+    assert killed is not None, f"the run ended before a worker could be killed: {stderr}"
+    return run.returncode, stderr
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
 def test_a_killed_worker_loses_and_duplicates_no_row_on_the_rerun(tmp_path: Path) -> None:
     records = make_records(3000, seed=5, docs=6)
@@ -246,18 +263,8 @@ def test_a_killed_worker_loses_and_duplicates_no_row_on_the_rerun(tmp_path: Path
     command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
     command += ["--workers", "2", "--batch-size", "50"]
     parts = tmp_path / "out.jsonl.parts"
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and time.monotonic() < deadline and run.poll() is None:
-        workers = _workers_of(run.pid)
-        if len(workers) == 2 and parts.is_dir() and any(parts.glob("*.jsonl")):
-            killed = workers[0]
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.02)
-    _stdout, stderr = run.communicate(timeout=120)
-    assert killed is not None, f"the run ended before a worker could be killed: {stderr}"
-    assert run.returncode == 2, stderr
+    returncode, stderr = kill_a_worker_mid_run(command, parts)
+    assert returncode == 2, stderr
     assert "a worker process died" in stderr and "run the same command again" in stderr
     assert len(stderr.strip().splitlines()) == 1
     written = len(list(parts.glob("*.jsonl")))

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -25,7 +22,7 @@ from citeverify.references import ReferenceVerifier
 
 from .service import FAKE, KUHN, LECUN_WRONG_YEAR, build_index
 from .test_batch import _unix_sockets  # noqa: F401 - an autouse fixture: the fork server's socket
-from .test_batch_engines import _workers_of
+from .test_batch_engines import kill_a_worker_mid_run
 
 REFERENCES = [KUHN, FAKE, LECUN_WRONG_YEAR] * 7
 
@@ -129,18 +126,8 @@ def test_refs_batch_a_killed_worker_loses_and_duplicates_no_row(
     command += ["--index", str(index), "--workers", "2"]
     parts = tmp_path / "out.jsonl.parts"
     # The command's batch size is 200: 8 parts, of which the first is written before the kill.
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killed = None
-    deadline = time.monotonic() + 120
-    while killed is None and time.monotonic() < deadline and run.poll() is None:
-        workers = _workers_of(run.pid)
-        if len(workers) == 2 and parts.is_dir() and any(parts.glob("*.jsonl")):
-            killed = workers[0]
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.01)
-    _stdout, stderr = run.communicate(timeout=120)
-    assert killed is not None, f"the run ended before a worker could be killed: {stderr}"
-    assert run.returncode == 2, stderr
+    returncode, stderr = kill_a_worker_mid_run(command, parts)
+    assert returncode == 2, stderr
     assert "a worker process died" in stderr and "run the same command again" in stderr
     written = len(list(parts.glob("*.jsonl")))
     assert 0 < written < 8
