@@ -213,13 +213,8 @@ class CitationVerifier:
         if self._semantic is None:  # the default: nothing more than the seed's steps
             records = run_sync(self.lookups.run(targets)) if targets else []
             return self._decide(analysis, records)
-        requests, notes = self._semantic_requests(analysis)
-        if requests:
-            records, analysis = run_sync(self._io(analysis, targets, requests, notes))
-        else:
-            records = run_sync(self.lookups.run(targets)) if targets else []
-            analysis = _apply_semantic(analysis, {}, 1.0)
-        return self._decide(dataclasses.replace(analysis, semantic_notes=tuple(notes)), records)
+        records, analysis = run_sync(self._with_tier(analysis, targets))
+        return self._decide(analysis, records)
 
     async def averify(
         self, answer: str, context_documents: Iterable[str | Mapping[str, Any]] | None = None
@@ -230,15 +225,22 @@ class CitationVerifier:
         if self._semantic is None:
             records = await self.lookups.run(targets) if targets else []
             return self._decide(analysis, records)
+        records, analysis = await self._with_tier(analysis, targets)
+        return self._decide(analysis, records)
+
+    # --- the semantic tier (issue 16) -----------------------------------------------------------
+
+    async def _with_tier(
+        self, analysis: _Analysis, targets: list[Target]
+    ) -> tuple[list[LookupRecord], _Analysis]:
+        """The lookups and the semantic tier's scores (concurrently), applied to ``analysis``."""
         requests, notes = self._semantic_requests(analysis)
         if requests:
             records, analysis = await self._io(analysis, targets, requests, notes)
         else:
             records = await self.lookups.run(targets) if targets else []
             analysis = _apply_semantic(analysis, {}, 1.0)
-        return self._decide(dataclasses.replace(analysis, semantic_notes=tuple(notes)), records)
-
-    # --- the semantic tier (issue 16) -----------------------------------------------------------
+        return records, dataclasses.replace(analysis, semantic_notes=tuple(notes))
 
     def _semantic_requests(self, a: _Analysis) -> tuple[list[Passages], list[str]]:
         """The claims that failed on words, with their passages; notes on the ones left out."""
