@@ -667,3 +667,16 @@ def test_scope_failing_only_ever_passes_more(answer, docs, score):
     for before, after in zip(base.details.claims, got.details.claims, strict=True):
         assert after.verified >= before.verified
         assert after.verified == (before.verified or score >= 0.8)
+
+
+def test_the_public_scorer_protocol_types_a_plain_function():
+    from citeverify import SemanticScorer
+
+    def paraphrase(claim: str, passages: list[str]) -> float:
+        return 0.9 if "admission is free" in claim else 0.0
+
+    scorer: SemanticScorer = paraphrase  # what a user's type checker sees
+    assert isinstance(scorer, SemanticScorer)
+    result = CitationVerifier(OFFLINE, semantic=scorer).verify(PARAPHRASE, DOCS)
+    assert [c.tier for c in result.details.claims] == ["words", "semantic"]
+    assert result.verified
