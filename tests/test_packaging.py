@@ -63,7 +63,7 @@ def test_core_wheel_holds_the_engine_and_its_data_and_no_adapter(wheels):
     assert not any(n.startswith(("core/", "tests/", "langchain_", "llamaindex_")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheels["citeverify-core"]).read(entry_points).decode()
-    assert "citeverify = citeverify.cli:main" in text
+    assert "citeverify = citeverify._check:main" in text  # typer-free start (issue 14)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""``python -m citeverify``: the command line."""
+"""``python -m citeverify``: the command line, started as the ``citeverify`` script starts it."""
 
-from citeverify.cli import main
+from citeverify._check import main
 
 main()

@@ -9,7 +9,6 @@ one line on stderr, never a traceback.
 # module and building the command line took 13 ms with it, 8 ms without (issue 14).
 
 import functools
-import io
 import json
 import logging
 import os
@@ -20,6 +19,19 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 
+from citeverify._check import (
+    EXIT_ALLOWED,
+    EXIT_BAD_INPUT,
+    EXIT_BLOCKED,
+    UsageError,
+    error_line,
+    error_message,
+    read_documents,
+    read_json,
+    read_text,
+    reconfigure_output,
+    run_check,
+)
 from citeverify._errors import CiteVerifyError, InputError
 
 if TYPE_CHECKING:
@@ -27,11 +39,11 @@ if TYPE_CHECKING:
 
 # The engine (pydantic, the extractors) is imported inside the commands that use it (issue 14):
 # `citeverify --version`, `--help` and the reference commands do not pay for it, and
-# tests/test_startup.py keeps it that way.
+# tests/test_startup.py keeps it that way. The console script itself starts in
+# citeverify._check, which runs the plain form of `check` without typer and comes here for the
+# rest; what `check` prints, how files are read and how errors become one line live there, once.
 
-__all__ = ["app", "main"]
-
-EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
+__all__ = ["EXIT_ALLOWED", "EXIT_BAD_INPUT", "EXIT_BLOCKED", "app", "main"]
 
 app = typer.Typer(
     name="citeverify",
@@ -64,8 +76,7 @@ def _main(
 
 
 def _fail(message: str) -> NoReturn:
-    line = " ".join(message.split())  # one line, whatever the message holds
-    typer.echo(f"citeverify: error: {line}", err=True)
+    typer.echo(error_line(message), err=True)  # one line, whatever the message holds
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -91,63 +102,40 @@ def _one_line_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(command)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        for stream in (sys.stdout, sys.stderr):
-            if isinstance(stream, io.TextIOWrapper):
-                stream.reconfigure(errors="backslashreplace")
+        reconfigure_output()
         try:
             return command(*args, **kwargs)
         except (typer.Exit, typer.Abort, _CLICK_EXCEPTION):
             raise
-        except CiteVerifyError as exc:
-            _fail(str(exc))
-        except RecursionError:
-            _fail("the input is nested too deeply")
-        except MemoryError:
-            _fail("out of memory")
-        except Exception as exc:
-            if os.environ.get("CITEVERIFY_DEBUG"):
+        except Exception as exc:  # the message is citeverify._check's, as on the fast path
+            message = error_message(exc)
+            if message is None:  # CITEVERIFY_DEBUG: the traceback
                 raise
-            _fail(
-                f"internal error ({type(exc).__name__}: {exc}); please report it "
-                "(CITEVERIFY_DEBUG=1 shows the traceback)"
-            )
+            _fail(message)
 
     return run
 
 
 def _read_text(path: Path) -> str:
     try:
-        if str(path) == "-":
-            return sys.stdin.read()
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        _fail(f"cannot read {path}: {exc.strerror or exc}")
-    except UnicodeDecodeError:
-        _fail(f"{path} is not UTF-8 text")
+        return read_text(path)
+    except UsageError as exc:
+        _fail(str(exc))
 
 
 def _read_json(path: Path) -> Any:
-    text = _read_text(path)
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        _fail(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}")
-    except RecursionError:
-        _fail(f"{path} is JSON nested too deeply")
-    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
-        _fail(f"{path} is not usable JSON: {exc}")
+        return read_json(path)
+    except UsageError as exc:
+        _fail(str(exc))
 
 
 def _read_documents(paths: list[Path]) -> list[Any]:
     """A ``.json`` file holds one document or a list of them; any other file is one document."""
-    docs: list[Any] = []
-    for path in paths:
-        if path.suffix.lower() == ".json":
-            data = _read_json(path)
-            docs.extend(data if isinstance(data, list) else [data])
-        else:
-            docs.append(_read_text(path))
-    return docs
+    try:
+        return read_documents(paths)
+    except UsageError as exc:
+        _fail(str(exc))
 
 
 def _load_policy(
@@ -210,42 +198,49 @@ def check(
     ] = True,
 ) -> None:
     """Verify an answer against context documents (or a gateway request/response pair)."""
-    from citeverify._render import render_text  # noqa: PLC0415
-    from citeverify._verifier import CitationVerifier  # noqa: PLC0415
-
-    # Library errors become one line and exit 2 in _one_line_errors.
+    # Library errors become one line and exit 2 in _one_line_errors. The policy first: a bad
+    # --action is reported before any file is read (citeverify._check.fast_main leaves it here).
     config, notes = _load_policy(policy, action, lookups=lookups)
-    if request is not None or response is not None:
-        from citeverify.gateway import verify_exchange  # noqa: PLC0415
-
-        if request is None or response is None or answer is not None or context:
-            _fail("use --request with --response, or --answer with --context, not both")
-        decision = verify_exchange(
-            _read_json(request), _read_json(response), verifier=CitationVerifier(config)
-        )
-        status, body = decision.to_http()
-        if as_json:
-            typer.echo(json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False))
-        elif decision.result is not None:
-            typer.echo(render_text(decision.result))
-            typer.echo(f"\nHTTP {status}")
-        else:
-            typer.echo(f"Verdict: ALLOW (not enforced)\nNote: {'; '.join(decision.notes)}")
-        verified = decision.result is None or decision.result.verified
-        blocked = decision.verdict == "block"
-    else:
+    if request is None and response is None:
         if answer is None:
             _fail("give --answer FILE (or - for stdin), or --request and --response")
-        text = _read_text(answer)
-        result = CitationVerifier(config).verify(text, _read_documents(context or []))
-        if as_json:
-            typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-        else:
-            typer.echo(render_text(result))
-        verified, blocked = result.verified, result.verdict == "block"
+        # The plain form (no --policy) is what the console script runs without typer: both go
+        # through run_check, which verifies under the default policy the same way.
+        code = run_check(
+            _read_text(answer),
+            _read_documents(context or []),
+            action=action,
+            as_json=as_json,
+            strict=strict,
+            lookups=lookups,
+            config=None if policy is None else config,
+            notes=notes,
+            echo=typer.echo,
+        )
+        if code != EXIT_ALLOWED:
+            raise typer.Exit(code)
+        return
+    from citeverify._render import render_text  # noqa: PLC0415
+    from citeverify._verifier import CitationVerifier  # noqa: PLC0415
+    from citeverify.gateway import verify_exchange  # noqa: PLC0415
+
+    if request is None or response is None or answer is not None or context:
+        _fail("use --request with --response, or --answer with --context, not both")
+    decision = verify_exchange(
+        _read_json(request), _read_json(response), verifier=CitationVerifier(config)
+    )
+    status, body = decision.to_http()
+    if as_json:
+        typer.echo(json.dumps({"status": status, "body": body}, indent=2, ensure_ascii=False))
+    elif decision.result is not None:
+        typer.echo(render_text(decision.result))
+        typer.echo(f"\nHTTP {status}")
+    else:
+        typer.echo(f"Verdict: ALLOW (not enforced)\nNote: {'; '.join(decision.notes)}")
     for note in notes:
         typer.echo(f"Note: {note}", err=True)
-    if blocked or (strict and not verified):
+    verified = decision.result is None or decision.result.verified
+    if decision.verdict == "block" or (strict and not verified):
         raise typer.Exit(EXIT_BLOCKED)
 
 
