@@ -213,9 +213,7 @@ def run_check(
     else:
         from citeverify._plain import verify_default  # noqa: PLC0415
 
-        result = verify_default(
-            answer_text, documents, action=action, lookups=lookups, plain=not as_json
-        )
+        result = verify_default(answer_text, documents, action=action, lookups=lookups)
     if as_json:
         import json  # noqa: PLC0415
 

@@ -6,12 +6,17 @@ lookup records into :class:`~citeverify.Citation` results with a status and a re
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from citeverify._context import ContextSearch
 from citeverify._extract import Found, NumberIndex
 from citeverify._lookup import Target
-from citeverify._policy import PolicyConfig
-from citeverify._result import Citation, LookupRecord, trusted
+from citeverify._plain import trusted
 from citeverify._text import match_normalize, words
+
+if TYPE_CHECKING:  # pydantic: not imported by a verification that makes no lookup (issue 14)
+    from citeverify._policy import PolicyConfig
+    from citeverify._result import Citation, LookupRecord
 
 __all__ = ["check_found", "lookup_target", "title_mismatch"]
 
@@ -83,8 +88,9 @@ def check_found(
     context_numbers: NumberIndex | None,
     record: LookupRecord | None,
     policy: PolicyConfig,
+    cls: type[Citation],
 ) -> Citation:
-    """Decide ``verified``, ``status`` and ``reason`` for one found citation."""
+    """Decide ``verified``, ``status`` and ``reason`` for one found citation (a ``cls``)."""
     verified: bool | None = None
     status, reason = "unchecked", "not checked"
     if found.type == "statistic":
@@ -107,7 +113,7 @@ def check_found(
         else:
             reason = "not checked: over the lookup limit (extensions.lookups.max_lookups)"
     return trusted(
-        Citation,
+        cls,
         {
             "type": found.type,
             "kind": found.kind,

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any, TypeVar
 
-from citeverify._policy import CitationType
+from citeverify._plain import CitationType
 from citeverify._text import MARKER_RE
 
 __all__ = ["MAX_CITATIONS", "Extracted", "Found", "NumberIndex", "extract", "find_markers"]

@@ -37,11 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
-import pydantic
-
 from citeverify._errors import InputError
-from citeverify._policy import LookupSettings
-from citeverify._result import LookupRecord
 from citeverify._runner import on_background_loop
 
 __all__ = [
@@ -60,6 +56,9 @@ if TYPE_CHECKING:
     import sqlite3
 
     import httpx
+
+    from citeverify._policy import LookupSettings
+    from citeverify._result import LookupRecord
 
     LOOKUP_ERRORS: tuple[type[BaseException], ...]
 else:
@@ -790,6 +789,8 @@ class _Outcome:
         metadata: dict[str, Any] | None = None,
         definitive: bool = False,
     ) -> _Outcome:
+        from citeverify._result import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
+
         record = LookupRecord(
             service=target.service,
             target=target.key,
@@ -811,6 +812,10 @@ def _cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
     """A record from the cache, or None (a miss) when the payload is not one (a damaged file)."""
     if payload is None:
         return None
+    import pydantic  # noqa: PLC0415 - only with lookups (issue 14)
+
+    from citeverify._result import LookupRecord  # noqa: PLC0415
+
     try:
         return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})
     except pydantic.ValidationError:

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from citeverify._errors import PolicyError
+from citeverify._plain import DEFAULT_EXTRACT_PATTERNS, DEFAULT_MIN_CONTEXT_OVERLAP, CitationType
 from citeverify._text import STEM_LANGUAGES, STOPWORDS, WordMatcher
 
 __all__ = [
@@ -34,21 +35,6 @@ __all__ = [
     "load_policy_pack",
     "policy_with_options",
 ]
-
-CitationType = Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"]
-
-#: The seed's runtime default: all six types, ``regulatory`` included (seed: "Fields").
-DEFAULT_EXTRACT_PATTERNS: tuple[CitationType, ...] = (
-    "case_law",
-    "academic",
-    "url",
-    "quote",
-    "statistic",
-    "regulatory",
-)
-
-#: ``rag_context.min_context_overlap`` when neither it nor ``min_groundedness`` is set.
-DEFAULT_MIN_CONTEXT_OVERLAP = 0.7
 
 #: Where the citation-verifier block lives in a policy pack.
 PACK_PREFIX = "policy.citation-verifier"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticUndefined
+
+from citeverify._plain import Plan
 
 __all__ = [
     "Citation",
@@ -19,52 +21,21 @@ __all__ = [
 ]
 
 Span = tuple[int, int]
-_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-
-#: Per model class: every field with its default (in field order), and the fields whose default
-#: is made by a factory (a fresh list for each object).
-_PLANS: dict[type[BaseModel], tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]] = {}
-_set_attribute = object.__setattr__
-
-
-def _plan(cls: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]:
-    template: dict[str, Any] = {}
-    factories: list[tuple[str, Callable[[], Any]]] = []
-    for name, field in cls.model_fields.items():
-        template[name] = None if field.default is PydanticUndefined else field.default
-        if field.default_factory is not None:
-            factories.append((name, field.default_factory))  # type: ignore[arg-type]
-    plan = template, tuple(factories)
-    _PLANS[cls] = plan
-    return plan
-
-
-def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
-    """``cls(**values)`` without validation, for values that already have the fields' types.
-
-    For the result objects the verifier builds from its own values (issue 14: validating some
-    27 objects per answer was 5% of a small verification). The object is the one validation
-    gives: the same fields in the same order, the defaults of the fields not given (a fresh list
-    for a list), and the same set fields, which ``to_dict`` reads (``exclude_unset``). Every
-    field without a default must be in ``values``, and nothing else; tests/test_speed_equivalence.py
-    checks the results against validation.
-    """
-    plan = _PLANS.get(cls) or _plan(cls)
-    state = {**plan[0], **values}
-    for name, factory in plan[1]:
-        if name not in values:
-            state[name] = factory()
-    obj = cls.__new__(cls)
-    _set_attribute(obj, "__dict__", state)
-    _set_attribute(obj, "__pydantic_fields_set__", set(values))
-    _set_attribute(obj, "__pydantic_extra__", None)
-    _set_attribute(obj, "__pydantic_private__", None)
-    return obj
+    @classmethod
+    def _field_plan(cls) -> Plan:
+        """Every field with its default (in order), and the fields made by a default factory."""
+        template: dict[str, Any] = {}
+        factories: list[tuple[str, Callable[[], Any]]] = []
+        for name, field in cls.model_fields.items():
+            template[name] = None if field.default is PydanticUndefined else field.default
+            if field.default_factory is not None:
+                factories.append((name, field.default_factory))  # type: ignore[arg-type]
+        return template, tuple(factories)
 
 
 class ClaimResult(_Frozen):

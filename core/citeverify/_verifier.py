@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from citeverify._checks import check_found, lookup_target
 from citeverify._context import (
@@ -38,17 +38,7 @@ from citeverify._extract import (
     find_markers,
 )
 from citeverify._lookup import LookupCache, Lookups, Target
-from citeverify._policy import PolicyConfig
-from citeverify._result import (
-    Citation,
-    ClaimResult,
-    LookupRecord,
-    QuoteResult,
-    VerificationDetails,
-    VerificationReport,
-    VerificationResult,
-    trusted,
-)
+from citeverify._plain import PLAIN_KINDS, Kinds, PlainPolicy, model_kinds, trusted
 from citeverify._runner import run_sync
 from citeverify._text import (
     ASCII_NON_WORD,
@@ -65,6 +55,17 @@ from citeverify._text import (
 if TYPE_CHECKING:
     import httpx
 
+    # The models are imported when a verifier is made (pydantic), except for the plain twins of
+    # citeverify._plain (the CLI's fast path, issue 14).
+    from citeverify._policy import PolicyConfig
+    from citeverify._result import (
+        Citation,
+        ClaimResult,
+        LookupRecord,
+        QuoteResult,
+        VerificationDetails,
+        VerificationResult,
+    )
     from citeverify._semantic import Passages, SemanticTier
 
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
@@ -83,12 +84,17 @@ MAX_QUOTES = 500
 #: InputError before any claim is scored.
 MAX_CLAIMS = 10_000
 
-PolicyLike = PolicyConfig | Mapping[str, Any] | str | Path | None
+# A string for PolicyConfig: pydantic is imported when a policy needs it, not with this module.
+PolicyLike = Union["PolicyConfig", Mapping[str, Any], str, Path, None]
 _T = TypeVar("_T")
 
 
 def resolve_policy(policy: PolicyLike) -> PolicyConfig:
     """Accept a PolicyConfig, the inner mapping, or the path of a policy pack."""
+    if isinstance(policy, PlainPolicy):  # the defaults without pydantic (citeverify._plain)
+        return cast("PolicyConfig", policy)
+    from citeverify._policy import PolicyConfig  # noqa: PLC0415
+
     if policy is None:
         return PolicyConfig()
     if isinstance(policy, PolicyConfig):
@@ -177,6 +183,8 @@ class CitationVerifier:
         semantic: Any = None,
     ) -> None:
         self.policy = resolve_policy(policy)
+        # The classes of the results: the models, or with the plain default policy their twins.
+        self._kinds: Kinds = PLAIN_KINDS if isinstance(policy, PlainPolicy) else model_kinds()
         self.include_original = include_original
         self._semantic: SemanticTier | None = None
         if semantic is not None:
@@ -364,8 +372,9 @@ class CitationVerifier:
             supported = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
         best = _BestDocuments(hits)
+        claim_cls, n, min_groundedness = self._kinds.claim, len(texts), policy.min_groundedness
         claims = [
-            _score_claim(p, cw, hits, supported, m, best, len(texts), policy.min_groundedness, w)
+            _score_claim(claim_cls, p, cw, hits, supported, m, best, n, min_groundedness, w)
             for p, cw, m, w in zip(pieces, claim_words, claim_markers, written, strict=True)
         ]
         missing_numbers: list[tuple[int, str]] = []
@@ -385,7 +394,7 @@ class CitationVerifier:
             spans = _capped(
                 find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
             )
-            quotes = _match_quotes(spans, docs if texts else None)
+            quotes = _match_quotes(self._kinds.quote, spans, docs if texts else None)
         found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
         truncated |= found.truncated
         context_numbers = NumberIndex(texts) if texts else None
@@ -414,7 +423,7 @@ class CitationVerifier:
     def _decide(self, a: _Analysis, lookups: list[LookupRecord]) -> VerificationResult:
         policy = self.policy
         by_target = {(r.service, r.target): r for r in lookups}
-        citations = [_quote_citation(q) for q in a.quotes]
+        citations = [_quote_citation(self._kinds.citation, q) for q in a.quotes]
         search = ContextSearch(a.docs)
         for f, target in zip(a.found, a.targets, strict=True):
             record = by_target.get((target.service, target.key)) if target else None
@@ -427,6 +436,7 @@ class CitationVerifier:
                     context_numbers=a.context_numbers,
                     record=record,
                     policy=policy,
+                    cls=self._kinds.citation,
                 )
             )
         citations.sort(key=lambda c: c.span)
@@ -517,7 +527,7 @@ class CitationVerifier:
         report = _Report(a, claims, citations, passing, evidence)
         details = self._details(report, verified, claim_confidence, lookups, unverified)
         return trusted(
-            VerificationResult,
+            self._kinds.result,
             {
                 "verdict": "block" if action == "block" else "allow",
                 "reason_code": "citation.verified" if verified else "citation.unverified",
@@ -545,7 +555,9 @@ class CitationVerifier:
         policy = self.policy
         a = r.analysis
         if not policy.response.include_verification_report:
-            return VerificationDetails(verified=verified, groundedness=a.groundedness)
+            return trusted(
+                self._kinds.details, {"verified": verified, "groundedness": a.groundedness}
+            )
         extra: dict[str, Any]
         if verified:
             summary = (
@@ -556,7 +568,7 @@ class CitationVerifier:
             )
             extra = {
                 "verification_report": trusted(
-                    VerificationReport,
+                    self._kinds.report,
                     {
                         "summary": summary,
                         "claim_count": len(r.claims),
@@ -582,7 +594,7 @@ class CitationVerifier:
         else:
             extra = {"unverified_claims": unverified, "unverified_claim_count": len(unverified)}
         return trusted(
-            VerificationDetails,
+            self._kinds.details,
             {
                 "verified": verified,
                 "groundedness": a.groundedness,
@@ -824,6 +836,7 @@ def _lane(documents: list[int], n: int) -> int:
 
 
 def _score_claim(
+    cls: type[ClaimResult],
     piece: Piece,
     claim_words: list[str],
     hits: list[set[str]],
@@ -839,7 +852,7 @@ def _score_claim(
     cited = sorted({num - 1 for _, _, nums in markers for num in nums}) if markers else []
     if not hits:  # context not checked
         return trusted(
-            ClaimResult,
+            cls,
             {
                 "text": piece.text,
                 "span": (piece.start, piece.end),
@@ -865,7 +878,7 @@ def _score_claim(
         cited_score = sum(1 for w in claim_words if w in cited_hits) / n
         misattributed = len(in_range) < len(cited) or cited_score < min_groundedness
     return trusted(
-        ClaimResult,
+        cls,
         {
             "text": piece.text,
             "span": (piece.start, piece.end),
@@ -1101,7 +1114,9 @@ def _apply_strict(
     ]
 
 
-def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -> list[QuoteResult]:
+def _match_quotes(
+    cls: type[QuoteResult], quotes: list[QuoteSpan], docs: list[ContextDocument] | None
+) -> list[QuoteResult]:
     """Each quote against the documents (``matched`` None: no documents to check against).
 
     Searched through the same :class:`ContextSearch` as case law and statutes; the same quote is
@@ -1125,7 +1140,7 @@ def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -
                 document, document_span = hit
         results.append(
             trusted(
-                QuoteResult,
+                cls,
                 {
                     "text": q.text,
                     "span": (q.start, q.end),
@@ -1139,7 +1154,7 @@ def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -
     return results
 
 
-def _quote_citation(q: QuoteResult) -> Citation:
+def _quote_citation(cls: type[Citation], q: QuoteResult) -> Citation:
     if q.matched is None:
         status, reason = "unchecked", "not checked: no context documents to compare with"
     elif q.matched:
@@ -1147,7 +1162,7 @@ def _quote_citation(q: QuoteResult) -> Citation:
     else:
         status, reason = "not_found", "not found in any context document"
     return trusted(
-        Citation,
+        cls,
         {
             "type": "quote",
             "kind": "quote",
