@@ -35,6 +35,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -140,21 +141,51 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
     return elapsed * 1000
 
 
+def script_entry(rev: str) -> list[str]:
+    """What the ``citeverify`` script runs at ``rev``, as a command line of this interpreter.
+
+    The installed script imports the entry point of the current tree (``citeverify._check:main``
+    since issue 14), which an older revision may not have: its cases run that revision's own
+    entry point from ``[project.scripts]`` instead, as its generated script would.
+    """
+    pyproject = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{rev}:pyproject.toml"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    entry = tomllib.loads(pyproject)["project"]["scripts"]["citeverify"]
+    module, func = entry.split(":")
+    code = (
+        f"import sys; from {module} import {func}; sys.argv[0] = 'citeverify'; sys.exit({func}())"
+    )
+    return [PYTHON, "-c", code]
+
+
 def measure(
-    all_cases: list[Case], runs: int, envs: dict[str, dict[str, str]]
+    all_cases: list[Case],
+    runs: int,
+    envs: dict[str, dict[str, str]],
+    entries: dict[str, list[str]],
 ) -> dict[tuple[str, str], float]:
+    """Median wall time of each case in each variant; ``entries``: a variant's script command."""
     jobs = [
-        (case, variant, env)
+        (case, variant, env, argv)
         for case in all_cases
         for variant, env in envs.items()
         if variant == "after" or case.ours
+        for argv in [
+            [*entries[variant], *case.argv[1:]]
+            if case.argv[0] == SCRIPT and variant in entries
+            else case.argv
+        ]
     ]
-    times: dict[tuple[str, str], list[float]] = {(c.name, v): [] for c, v, _ in jobs}
-    for case, _, env in jobs:  # warm the OS caches (and write the .pyc files) once, untimed
-        run_once(case.argv, env)
+    times: dict[tuple[str, str], list[float]] = {(c.name, v): [] for c, v, _, _ in jobs}
+    for _, _, env, argv in jobs:  # warm the OS caches (and write the .pyc files) once, untimed
+        run_once(argv, env)
     for _ in range(runs):
-        for case, variant, env in jobs:
-            times[case.name, variant].append(run_once(case.argv, env))
+        for case, variant, env, argv in jobs:
+            times[case.name, variant].append(run_once(argv, env))
     return {key: statistics.median(values) for key, values in times.items()}
 
 
@@ -216,12 +247,14 @@ def main() -> None:
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp, "pycache"))
         envs = {"after": env}
+        entries: dict[str, list[str]] = {}
         if args.baseline:
+            entries["before"] = script_entry(args.baseline)
             old = extract_baseline(args.baseline, Path(tmp, "baseline"))
             path = os.pathsep.join(p for p in (str(old), env.get("PYTHONPATH", "")) if p)
             envs["before"] = {**env, "PYTHONPATH": path}
         all_cases = cases(Path(tmp))
-        medians = measure(all_cases, args.runs, envs)
+        medians = measure(all_cases, args.runs, envs, entries)
     if not args.markdown:
         pyc = "no .pyc (compiled every run)" if args.no_bytecode else ".pyc cached"
         print(f"{PYTHON} (CPython {sys.version.split()[0]}), {pyc}, median of {args.runs} rounds")
