@@ -23,6 +23,7 @@ from citeverify import PolicyError, VerificationResult
 from citeverify._plain import PLAIN_KINDS, PlainPolicy, model_kinds, verify_default
 from citeverify._policy import PolicyConfig
 from citeverify._render import render_text
+from tests.answers import ANSWER_PARTS, DOCS
 
 
 @pytest.mark.parametrize("i", range(len(PLAIN_KINDS)), ids=list(PLAIN_KINDS._fields))
@@ -94,28 +95,6 @@ def test_an_unknown_option_of_a_plain_part_is_an_error() -> None:
         PlainPolicy().output_action.__class__(unverified="block")
 
 
-_PARTS = st.sampled_from(
-    [
-        "The museum opens at nine.", "Entry is free", " [1]", " [2, 3]", " [Source 9]", "【2】",
-        ' "opens at nine"', " “Dragons”", " 12%", " $3.5 million", " doi:10.1234/abc.def",
-        " Smith v. Jones, 5 U.S. 137 (1803)", " 42 U.S.C. § 1983", " e.g.", " PMID: 123456",
-        "\n", ". ", "! ", "Straße", " café", " (n = 40)", " p < 0.05", " https://example.org/a",
-    ]
-)  # fmt: skip
-_DOCS = st.lists(
-    st.sampled_from(
-        [
-            "The museum opens at nine. Entry is free on Sundays.",
-            "Revenue rose 12 percent to $3,500,000 in 2023. See doi:10.1234/abc.def.",
-            "Smith v. Jones, 5 U.S. 137 (1803) held it. 42 U.S.C. § 1983 applies.",
-            "Dragons guard the entrance of the café, (n = 40).",
-            {"content": "Entry is free on Sundays [1]."},
-        ]
-    ),
-    max_size=4,
-)
-
-
 def _same_object(plain: Any, model: Any, where: str = "result") -> None:
     """The twin holds the model's values, field by field (nested objects too), and set fields."""
     assert type(plain).__name__ == "Plain" + type(model).__name__, where
@@ -136,8 +115,8 @@ def _same_object(plain: Any, model: Any, where: str = "result") -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(
-    parts=st.lists(_PARTS, max_size=12),
-    docs=_DOCS,
+    parts=st.lists(ANSWER_PARTS, max_size=12),
+    docs=DOCS,
     action=st.sampled_from([None, "flag", "redact", "block"]),
 )
 def test_the_twins_decide_as_the_models(parts: list[str], docs: list[Any], action: str | None):

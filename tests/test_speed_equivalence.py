@@ -26,6 +26,7 @@ from citeverify._verifier import (
     _claim_words_reference,
     _markers_by_claim,
 )
+from tests.answers import ANSWER_PARTS, DOCS
 
 _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
 
@@ -169,26 +170,6 @@ def test_a_full_cache_with_few_hits_keeps_what_it_has():
 
 # --- small answers (issue 14) ----------------------------------------------------------------
 
-_ANSWER_PARTS = st.sampled_from(
-    [
-        "The museum opens at nine.", "Entry is free", " [1]", " [2, 3]", " [Source 9]", "【2】",
-        ' "opens at nine"', " “Dragons”", " 12%", " $3.5 million", " doi:10.1234/abc.def",
-        " Smith v. Jones, 5 U.S. 137 (1803)", " 42 U.S.C. § 1983", " e.g.", " Dr.", " No. 5",
-        "\n", ". ", "! ", "Straße", " ⒜", " café", " x_y", " (n = 40)", " p < 0.05",
-    ]
-)  # fmt: skip
-_DOCS = st.lists(
-    st.sampled_from(
-        [
-            "The museum opens at nine. Entry is free on Sundays.",
-            "Revenue rose 12 percent to $3,500,000 in 2023. See doi:10.1234/abc.def.",
-            "Smith v. Jones, 5 U.S. 137 (1803) held it. 42 U.S.C. § 1983 applies.",
-            "Dragons guard the entrance of the café, (n = 40).",
-        ]
-    ),
-    max_size=4,
-)
-
 
 class _Text(str):
     """A subclass of str: validation made the result's texts plain str."""
@@ -200,8 +181,8 @@ def _validated(cls, values):
 
 @settings(max_examples=150, deadline=None)
 @given(
-    parts=st.lists(_ANSWER_PARTS, max_size=12),
-    docs=_DOCS,
+    parts=st.lists(ANSWER_PARTS, max_size=12),
+    docs=DOCS,
     action=st.sampled_from(["block", "redact", "flag"]),
     strict=st.booleans(),
     subclass=st.booleans(),
@@ -246,7 +227,7 @@ def test_results_built_without_validation_equal_the_validated_ones(
 
 
 @settings(max_examples=300)
-@given(parts=st.lists(_ANSWER_PARTS, max_size=16))
+@given(parts=st.lists(ANSWER_PARTS, max_size=16))
 def test_claim_words_equal_the_words_of_each_claim(parts):
     answer = "".join(parts)
     pieces = split_claims(answer)

@@ -249,21 +249,26 @@ class PlainVerificationResult(_Record):
 
     def to_dict(self) -> dict[str, Any]:
         """``VerificationResult.to_dict()``: the same mapping (``details`` with its set keys)."""
-        return {
-            "verdict": self.verdict,
-            "reason_code": self.reason_code,
-            "action": self.action,
-            "answer": self.answer,
-            "original_answer": self.original_answer,
-            "details": _dump(self.details),
-            "reasons": list(self.reasons),
-            "notes": list(self.notes),
-        }
+        return result_dict(self, _dump(self.details))
 
     def __str__(self) -> str:
         from citeverify._render import render_text  # noqa: PLC0415
 
         return render_text(cast("VerificationResult", self))
+
+
+def result_dict(result: Any, details: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-ready mapping of a result (the model or its twin) around its ``details``."""
+    return {
+        "verdict": result.verdict,
+        "reason_code": result.reason_code,
+        "action": result.action,
+        "answer": result.answer,
+        "original_answer": result.original_answer,
+        "details": details,
+        "reasons": list(result.reasons),
+        "notes": list(result.notes),
+    }
 
 
 def _dump(value: Any) -> Any:
@@ -408,12 +413,7 @@ class PlainExtensions(_Settings):
         """How claims' words are compared with the context (as ``Extensions.matcher``)."""
         from citeverify._text import WordMatcher  # noqa: PLC0415
 
-        return WordMatcher(
-            stem=self.words == "stem",
-            stopwords=self.stopwords == "ignore",
-            numbers=self.numbers == "value",
-            language=self.language,
-        )
+        return WordMatcher.of(self)
 
 
 class PlainPolicy(_Settings):

@@ -267,12 +267,7 @@ class Extensions(_Strict):
 
     def matcher(self) -> WordMatcher:
         """How claims' words are compared with the context under these options."""
-        return WordMatcher(
-            stem=self.words == "stem",
-            stopwords=self.stopwords == "ignore",
-            numbers=self.numbers == "value",
-            language=self.language,
-        )
+        return WordMatcher.of(self)
 
 
 class PolicyConfig(_Strict):

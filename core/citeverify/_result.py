@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticUndefined
 
-from citeverify._plain import Plan
+from citeverify._plain import Plan, result_dict
 
 __all__ = [
     "Citation",
@@ -215,16 +215,7 @@ class VerificationResult(_Frozen):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping; ``details`` has exactly the seed's keys."""
-        return {
-            "verdict": self.verdict,
-            "reason_code": self.reason_code,
-            "action": self.action,
-            "answer": self.answer,
-            "original_answer": self.original_answer,
-            "details": self.details.to_dict(),
-            "reasons": list(self.reasons),
-            "notes": list(self.notes),
-        }
+        return result_dict(self, self.details.to_dict())
 
     def __str__(self) -> str:
         # Imported here: _render imports this module for its types.

@@ -14,7 +14,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "ASCII_NON_WORD",
@@ -804,6 +804,19 @@ class WordMatcher:
     stopwords: bool = False
     numbers: bool = False
     language: str = "english"
+
+    @classmethod
+    def of(cls, options: Any) -> WordMatcher:
+        """The matcher of a policy's ``extensions``: ``Extensions`` or its plain twin.
+
+        Reads ``words``, ``stopwords``, ``numbers`` and ``language``.
+        """
+        return cls(
+            stem=options.words == "stem",
+            stopwords=options.stopwords == "ignore",
+            numbers=options.numbers == "value",
+            language=options.language,
+        )
 
     @property
     def exact(self) -> bool:
