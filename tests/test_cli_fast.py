@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 import typing
 from pathlib import Path
 
@@ -60,6 +61,10 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "broken.json").write_text("[{")
     (tmp_path / "nocontent.json").write_text('[{"text": "x"}]')
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    # Deep enough that json.loads' own RecursionError would depend on the caller's stack (the
+    # typer path has a dozen more frames): the depth is bounded before parsing instead.
+    nested = "[" * 985 + "]" * 985
+    (tmp_path / "deep985.json").write_text(f'{{"content": "{CONTEXT}", "meta": {nested}}}')
     (tmp_path / "bigint.json").write_text("[" + "9" * 5000 + "]")
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00 not text")
     return tmp_path
@@ -123,6 +128,7 @@ CASES = [
     pytest.param(["check", "-a", "verified.txt", "-c", "broken.json"], id="broken-json"),
     pytest.param(["check", "-a", "verified.txt", "-c", "nocontent.json"], id="doc-without-content"),
     pytest.param(["check", "-a", "verified.txt", "-c", "deep.json"], id="deep-json"),
+    pytest.param(["check", "-a", "verified.txt", "-c", "deep985.json"], id="deep-json-985"),
     pytest.param(["check", "-a", "verified.txt", "-c", "bigint.json"], id="huge-int"),
     pytest.param(["check", "-a", "verified.txt", "-c", "doc.txt", "--action", "shout"], id="bad-action"),
     pytest.param(["check", "-a", "missing.txt", "--action", "shout"], id="bad-action-first"),
@@ -166,7 +172,29 @@ def test_undecodable_stdin(files: Path) -> None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(b"\xff\xfe bad"), encoding="utf-8")
         code = fast_main(args)
         fast = code, out.getvalue(), err.getvalue()
-    assert fast == (2, b"", b"citeverify: error: - is not UTF-8 text\n")
+    assert fast == (2, b"", b"citeverify: error: standard input is not UTF-8 text\n")
+
+
+@pytest.mark.parametrize("depth", [1, _check.MAX_JSON_DEPTH, _check.MAX_JSON_DEPTH + 1])
+def test_json_files_nest_at_most_max_json_depth_levels(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "doc.json"
+    meta = "[" * (depth - 1) + "0" + "]" * (depth - 1)  # the object and depth - 1 lists
+    path.write_text('{"content": "x", "meta": ' + meta + "}")
+    outcome: list[object] = []
+
+    def read() -> None:  # on a fresh thread: the stack of a command, not of pytest
+        try:
+            outcome.append(_check.read_json(path)["content"])
+        except _check.UsageError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join()
+    if depth <= _check.MAX_JSON_DEPTH:
+        assert outcome == ["x"]
+    else:
+        assert [str(e) for e in outcome] == [f"{path} is JSON nested too deeply"]
 
 
 def _crossref(request: httpx.Request) -> httpx.Response:
@@ -398,3 +426,52 @@ def test_the_script_runs_a_plain_check_without_typer(files: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "citeverify._check" in imported
     assert not {"typer", "click", "citeverify.cli"} & imported
+
+
+# --- the standard streams misbehaving: the same on both paths, never "please report it" ---------
+
+
+def _both(args: list[str], **popen: typing.Any) -> list[tuple[int, bytes]]:
+    """Exit code and stderr of the script and of the typer app, run with ``popen``'s streams."""
+    env = {k: v for k, v in os.environ.items() if k != "CITEVERIFY_DEBUG"}
+    out = []
+    for argv in ([str(SCRIPT), *args], [sys.executable, "-c", TYPER, *args]):
+        done = subprocess.run(
+            argv, stderr=subprocess.PIPE, check=False, timeout=120, env=env, **popen
+        )
+        out.append((done.returncode, done.stderr))
+    return out
+
+
+def test_a_closed_standard_input_is_a_usage_error(files: Path) -> None:
+    results = _both(["check", "-a", "-", "-c", "doc.txt"], preexec_fn=lambda: os.close(0))
+    assert results == [(2, b"citeverify: error: cannot read standard input: it is closed\n")] * 2
+
+
+def test_standard_input_must_be_utf8_as_a_file_must(files: Path) -> None:
+    # The locale's stdin (surrogateescape under C.UTF-8) would take the bytes as surrogates.
+    results = _both(["check", "-a", "-", "-c", "doc.txt"], input=b"The \xff museum.")
+    assert results == [(2, b"citeverify: error: standard input is not UTF-8 text\n")] * 2
+
+
+def test_a_closed_pipe_exits_1_quietly(files: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CITEVERIFY_DEBUG"}
+    for argv in ([str(SCRIPT)], [sys.executable, "-c", TYPER]):
+        reader, writer = os.pipe()
+        os.close(reader)  # whoever reads the report (| head) is gone before it is written
+        try:
+            done = subprocess.run(
+                [*argv, "check", "-a", "mixed.txt", "-c", "doc.txt"],
+                stdout=writer, stderr=subprocess.PIPE, check=False, timeout=120, env=env,
+            )  # fmt: skip
+        finally:
+            os.close(writer)
+        assert (done.returncode, done.stderr) == (1, b""), argv
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_disk_is_an_io_error_not_a_bug(files: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        results = _both(["check", "-a", "mixed.txt", "-c", "doc.txt"], stdout=full)
+    message = b"citeverify: error: input/output error: No space left on device\n"
+    assert results == [(2, message)] * 2

@@ -53,6 +53,13 @@ EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 ACTIONS = frozenset({"flag", "redact", "block"})
 
 
+#: The deepest JSON a file of the command line may nest (documents, requests, responses).
+#: ``json.loads`` takes a frame per level against the interpreter's limit of 1,000, so where it
+#: gives up depends on how deep the caller's stack is; a command's stack is under 50 frames.
+#: Providers' responses nest deeply in places (logprobs: tests/test_hostile.py reads 900).
+MAX_JSON_DEPTH = 950
+
+
 class UsageError(Exception):
     """A file of the command line cannot be used: its message is the one line to print."""
 
@@ -114,6 +121,9 @@ def error_message(exc: Exception) -> str | None:
         return "the input is nested too deeply"
     if isinstance(exc, MemoryError):
         return "out of memory"
+    if isinstance(exc, OSError):  # e.g. writing the output to a full disk: not a bug of ours
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"input/output error: {exc.strerror or exc}{where}"
     if os.environ.get("CITEVERIFY_DEBUG"):
         return None
     return (
@@ -133,14 +143,20 @@ def read_text(path: Path) -> str:
     Raises:
         UsageError: The file cannot be read or is not UTF-8.
     """
+    stdin = str(path) == "-"
     try:
-        if str(path) == "-":
-            return sys.stdin.read()
-        return path.read_text(encoding="utf-8")
+        if not stdin:
+            return path.read_text(encoding="utf-8")
+        if sys.stdin is None:
+            raise UsageError("cannot read standard input: it is closed")
+        # Bytes decoded as a file is: the locale's stdin would keep invalid UTF-8 as surrogates.
+        buffer = getattr(sys.stdin, "buffer", None)
+        return sys.stdin.read() if buffer is None else buffer.read().decode("utf-8")
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        name = "standard input" if stdin else path
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise UsageError(f"{path} is not UTF-8 text") from None
+        raise UsageError(f"{'standard input' if stdin else path} is not UTF-8 text") from None
 
 
 def read_json(path: Path) -> Any:
@@ -151,7 +167,13 @@ def read_json(path: Path) -> Any:
     """
     import json  # noqa: PLC0415
 
+    from citeverify._lookup import json_depth  # noqa: PLC0415
+
     text = read_text(path)
+    # json.loads recurses: where it fails depends on the caller's stack, so the depth is
+    # bounded before parsing, the same on every path (issue 14's fast path and typer's).
+    if json_depth(text.encode("utf-8", "surrogatepass")) > MAX_JSON_DEPTH:
+        raise UsageError(f"{path} is JSON nested too deeply")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -356,6 +378,8 @@ def fast_main(argv: Sequence[str]) -> int | None:
             )
         except KeyboardInterrupt:
             return 130  # typer: Exit(130), nothing printed
+        except BrokenPipeError:
+            raise  # below, as click does
         except Exception as exc:
             message = error_message(exc)
             if message is None:

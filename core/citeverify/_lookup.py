@@ -46,6 +46,7 @@ __all__ = [
     "Lookups",
     "Target",
     "decode_json",
+    "json_depth",
     "parse_payload",
     "quote_path",
 ]
@@ -1080,6 +1081,12 @@ _STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+def json_depth(body: bytes) -> int:
+    """How deep ``json.loads`` would nest in ``body``: found without recursion (see below)."""
+    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets))) if brackets else 0
+
+
 def decode_json(body: bytes) -> Any:
     """An untrusted JSON answer, decoded within bounds, or a ``ValueError``/``_Failure``.
 
@@ -1095,8 +1102,7 @@ def decode_json(body: bytes) -> Any:
     - Escaped lone surrogates (``"\ud800"``) become U+FFFD: they cannot be encoded as UTF-8,
       so the result could not be serialized.
     """
-    brackets = _JSON_STRING.sub(b"", body).translate(None, _NOT_BRACKETS)
-    if brackets and max(accumulate(map(_STEP.__getitem__, brackets))) > _MAX_JSON_DEPTH:
+    if json_depth(body) > _MAX_JSON_DEPTH:
         msg = f"malformed JSON in the response (nested deeper than {_MAX_JSON_DEPTH} levels)"
         raise _Failure(msg)
     text = body.decode("utf-8-sig")  # UnicodeDecodeError: mapped by _failure_reason

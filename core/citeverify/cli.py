@@ -105,8 +105,8 @@ def _one_line_errors(command: Callable[_P, _R]) -> Callable[_P, _R]:
         reconfigure_output()
         try:
             return command(*args, **kwargs)
-        except (typer.Exit, typer.Abort, _CLICK_EXCEPTION):
-            raise
+        except (typer.Exit, typer.Abort, _CLICK_EXCEPTION, BrokenPipeError):
+            raise  # a closed pipe: click exits 1 quietly
         except Exception as exc:  # the message is citeverify._check's, as on the fast path
             message = error_message(exc)
             if message is None:  # CITEVERIFY_DEBUG: the traceback
