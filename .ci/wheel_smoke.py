@@ -40,7 +40,7 @@ def _run(python: Path, code: str, cwd: Path) -> subprocess.CompletedProcess[str]
 
 
 def main() -> int:
-    """Build, install, run; 0 when every example, --version and the isolation hold."""
+    """Build, install, run; 0 when every example, --version, check and the isolation hold."""
     failed = total = 0
     with tempfile.TemporaryDirectory(prefix="citeverify-smoke-") as tmp:
         work = Path(tmp)
@@ -84,6 +84,20 @@ def main() -> int:
         print(version.stdout.strip() or version.stderr.strip())
         total += 1
         failed += bool(version.returncode)
+        # The plain `check` runs without typer (citeverify._check) from the installed wheel.
+        (work / "answer.txt").write_text("The museum opens at nine.\n", encoding="utf-8")
+        (work / "context.txt").write_text("The museum opens at nine.\n", encoding="utf-8")
+        check = subprocess.run(
+            [str(work / "langchain" / "bin" / "citeverify"), "check", "-a", "answer.txt",
+             "-c", "context.txt", "--no-lookups"],
+            capture_output=True, text=True, check=False, cwd=work,
+        )  # fmt: skip
+        ok = check.returncode == 0 and check.stdout.startswith("Verdict: ALLOW")
+        print(f"citeverify check from the wheel: {'ok' if ok else 'FAILED'}")
+        if not ok:
+            print(check.stdout[-1000:], check.stderr[-2000:])
+        total += 1
+        failed += not ok
         print(f"{total - failed} passed, {failed} failed")
         return 1 if failed else 0
 
