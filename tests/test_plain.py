@@ -90,6 +90,18 @@ def test_the_plain_policy_is_the_default_policy_with_checks_options(
     assert plain.extensions.matcher() == config.extensions.matcher()
 
 
+def test_the_twins_are_frozen_as_the_models_are() -> None:
+    result = verify_default("The museum opens at nine.", ["The museum opens at nine."])
+    assert not isinstance(result, BaseModel)
+    with pytest.raises(AttributeError, match="frozen"):
+        result.verdict = "allow"  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="frozen"):
+        del result.details.claims
+    copy = result.model_copy(update={"verdict": "block"})
+    assert (copy.verdict, result.verdict) == ("block", "allow")
+    assert copy.model_fields_set == result.model_fields_set | {"verdict"}
+
+
 def test_an_unknown_option_of_a_plain_part_is_an_error() -> None:
     with pytest.raises(AttributeError, match="no option 'unverified'"):
         PlainPolicy().output_action.__class__(unverified="block")

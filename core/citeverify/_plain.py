@@ -133,6 +133,13 @@ class _Record:
     def model_fields_set(self) -> set[str]:
         return self.__pydantic_fields_set__
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        msg = f"{type(self).__name__} is frozen, as its model is: use model_copy(update=...)"
+        raise AttributeError(msg)
+
+    def __delattr__(self, name: str) -> None:
+        self.__setattr__(name, None)
+
     def __repr__(self) -> str:
         values = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
         return f"{type(self).__name__}({values})"
