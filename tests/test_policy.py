@@ -252,3 +252,19 @@ def test_a_policy_path_of_the_wrong_type_is_a_policy_error(path):
 def test_hostile_mappings_are_policy_errors(mapping, fragment):
     with pytest.raises(PolicyError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
         PolicyConfig.model_validate(mapping)
+
+
+def test_check_options_change_only_what_they_name() -> None:
+    from citeverify._policy import with_check_options
+
+    base = PolicyConfig.model_validate(
+        {"min_groundedness": 0.6, "extensions": {"lookups": {"timeout": 2.0, "max_lookups": 3}}}
+    )
+    assert with_check_options(base) is base
+    changed = with_check_options(base, action="block", lookups=False)
+    assert changed.output_action.unverified_action == "block"
+    assert not changed.extensions.lookups.enabled
+    assert (changed.extensions.lookups.timeout, changed.extensions.lookups.max_lookups) == (2.0, 3)
+    assert changed.effective_min_context_overlap == 0.6  # min_groundedness stays given
+    with pytest.raises(PolicyError, match="unverified_action"):
+        with_check_options(base, action="shout")

@@ -216,9 +216,9 @@ def run_check(
     """Verify an answer and print the report (or JSON); the exit code of ``citeverify check``.
 
     Without ``config`` the answer is verified under the default policy with ``action`` and
-    ``lookups`` applied (:func:`citeverify._plain.verify_default`); with it (``--policy``, the
-    action and the lookups already in it) by a :class:`CitationVerifier`. ``notes`` (the policy
-    pack's) go to stderr after the report.
+    ``lookups`` applied (:func:`citeverify._plain.verify_default`: the fast path); with it (the
+    typer path: the action and the lookups already in it) by a :class:`CitationVerifier`.
+    ``notes`` (the policy pack's) go to stderr after the report.
 
     Returns:
         0 allowed, 1 blocked (or unverified with ``strict``).

@@ -485,12 +485,7 @@ def verify_default(
         if not any(analysis.targets):  # nothing to look up: the twins decide
             return verifier._decide(analysis, [])
     # A lookup, or an action to validate: the models (and PolicyConfig's error messages).
-    from citeverify._policy import PolicyConfig  # noqa: PLC0415
+    from citeverify._policy import PolicyConfig, with_check_options  # noqa: PLC0415
 
-    data: dict[str, Any] = {}
-    if action is not None:
-        data["output_action"] = {"unverified_action": action}
-    if not lookups:
-        data["extensions"] = {"lookups": {"enabled": False}}
-    config = PolicyConfig.model_validate(data) if data else PolicyConfig()
+    config = with_check_options(PolicyConfig(), action=action, lookups=lookups)
     return CitationVerifier(config).verify(answer, documents)

@@ -34,6 +34,7 @@ __all__ = [
     "bundled_policy_path",
     "load_policy_pack",
     "policy_with_options",
+    "with_check_options",
 ]
 
 #: Where the citation-verifier block lives in a policy pack.
@@ -656,6 +657,26 @@ def policy_with_options(policy: Any, options: Mapping[str, Any]) -> PolicyConfig
         else:
             base[key] = value  # unknown keys fail in validation, with their name
     return PolicyConfig.model_validate(base)
+
+
+def with_check_options(
+    policy: PolicyConfig, *, action: str | None = None, lookups: bool = True
+) -> PolicyConfig:
+    """``policy`` with ``citeverify check``'s ``--action`` and ``--no-lookups`` applied.
+
+    The other lookup settings of ``policy`` are kept (``lookups=False`` sets only ``enabled``).
+
+    Raises:
+        PolicyError: ``action`` is not flag, redact or block.
+    """
+    if action is None and lookups:
+        return policy
+    data = policy.model_dump(exclude_unset=True)
+    if action is not None:
+        data.setdefault("output_action", {})["unverified_action"] = action
+    if not lookups:
+        data.setdefault("extensions", {}).setdefault("lookups", {})["enabled"] = False
+    return PolicyConfig.model_validate(data)
 
 
 def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -> dict[str, Any]:

@@ -141,20 +141,13 @@ def _read_documents(paths: list[Path]) -> list[Any]:
 def _load_policy(
     path: Path | None, action: str | None, *, lookups: bool = True
 ) -> tuple["PolicyConfig", list[str]]:
-    from citeverify._policy import PolicyConfig, load_policy_pack  # noqa: PLC0415
+    from citeverify._policy import PolicyConfig, load_policy_pack, with_check_options  # noqa: PLC0415
 
     notes: list[str] = []
     policy = PolicyConfig()
     if path is not None:
         policy, notes = load_policy_pack(path)
-    if action is not None or not lookups:
-        data = policy.model_dump(exclude_unset=True)
-        if action is not None:
-            data.setdefault("output_action", {})["unverified_action"] = action
-        if not lookups:
-            data.setdefault("extensions", {}).setdefault("lookups", {})["enabled"] = False
-        policy = PolicyConfig.model_validate(data)
-    return policy, notes
+    return with_check_options(policy, action=action, lookups=lookups), notes
 
 
 @app.command()
@@ -204,16 +197,14 @@ def check(
     if request is None and response is None:
         if answer is None:
             _fail("give --answer FILE (or - for stdin), or --request and --response")
-        # The plain form (no --policy) is what the console script runs without typer: both go
-        # through run_check, which verifies under the default policy the same way.
+        # The console script runs the plain form (no --policy) without typer, through the same
+        # run_check with the default policy's pydantic-free twins; here it has the models.
         code = run_check(
             _read_text(answer),
             _read_documents(context or []),
-            action=action,
             as_json=as_json,
             strict=strict,
-            lookups=lookups,
-            config=None if policy is None else config,
+            config=config,
             notes=notes,
             echo=typer.echo,
         )
