@@ -302,11 +302,15 @@ def test_unhandled_forms_return_none_untouched(
     assert set(sys.modules) == before
 
 
-def test_unreadable_file_is_typers_to_report(files: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
+def test_unreadable_file_is_typers_to_report(files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (files / "secret.txt").write_text("x")
     (files / "secret.txt").chmod(0)
+    if os.geteuid() == 0:  # root reads every file (CI): the OS's answer for a user, for this one
+        access = os.access
+        monkeypatch.setattr(
+            _check.os, "access", lambda p, mode: "secret" not in str(p) and access(p, mode)
+        )
+    assert fast_main(["check", "-a", "verified.txt", "-c", "doc.txt"]) is not None  # the rest: ok
     assert fast_main(["check", "-a", "secret.txt"]) is None
     assert fast_main(["check", "-a", "verified.txt", "-c", "secret.txt"]) is None
 
