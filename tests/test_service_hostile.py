@@ -256,9 +256,13 @@ def test_absurd_authorization_headers_are_401(index, tmp_path, authorization):
 
 def test_a_valid_key_with_trailing_junk_is_refused(idle, client):
     key = idle.key()
-    for header in (f"Bearer {key}\x01", f"Bearer {key}x", f"Bearer {key[:-1]}"):
+    for header in (f"Bearer {key}x", f"Bearer {key[:-1]}"):
         response = client.get(BALANCE, headers=[(b"Authorization", header.encode())])
         assert response.status_code in {401, 429}, response.text
+    # A control character is not HTTP: uvicorn's parser (httptools, or h11 without it) may
+    # refuse the request (400) before the app sees it; either way the key does not pass.
+    response = client.get(BALANCE, headers=[(b"Authorization", f"Bearer {key}\x01".encode())])
+    assert response.status_code in {400, 401, 429}, response.text
 
 
 # --- methods and paths --------------------------------------------------------------------------
