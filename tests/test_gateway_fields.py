@@ -161,7 +161,7 @@ def _chat_with(change: Callable[[dict[str, Any]], None], **message: Any) -> dict
     return body
 
 
-def _tool_call(arguments: str) -> list[dict[str, Any]]:
+def _tool_call(arguments: Any) -> list[dict[str, Any]]:
     return [
         {
             "id": "call_1",
@@ -230,6 +230,7 @@ CHAT_CASES: list[tuple[str, dict[str, Any], str]] = [
         ),
         "verified",
     ),
+    ("tool-call-arguments-object", _chat(tool_calls=_tool_call({"note": PLANT})), "verified"),
     (
         "function-call",
         _chat(function_call={"name": "note", "arguments": json.dumps({"note": PLANT})}),
@@ -268,6 +269,8 @@ CHAT_CASES: list[tuple[str, dict[str, Any], str]] = [
         "removed",
     ),
     ("unknown-message-field", _chat(x_note=PLANT), "removed"),
+    ("role", _chat(role=PLANT), "removed"),
+    ("finish-reason", _chat_with(lambda b: b["choices"][0].update(finish_reason=PLANT)), "removed"),
     ("unknown-choice-field", _chat_with(lambda b: b["choices"][0].update(x=PLANT)), "removed"),
     ("unknown-top-level-field", _chat_with(lambda b: b.update(citations=[PLANT])), "removed"),
 ]
@@ -418,6 +421,11 @@ RESPONSES_CASES: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("unknown-item-type", _responses(_message(), {"type": "x_note", "text": PLANT}), "removed"),
     ("unknown-message-field", _responses({**_message(), "x_note": PLANT}), "removed"),
+    (
+        "message-role-and-status",
+        _responses({**_message(), "role": PLANT, "status": PLANT}),
+        "removed",
+    ),
     ("top-level-output-text", _responses(output_text=f"{MUSEUM} {PLANT}"), "removed"),
     ("top-level-reasoning", _responses(reasoning={"effort": "low", "summary": PLANT}), "removed"),
     ("unknown-top-level-field", _responses(x_note=PLANT), "removed"),
@@ -473,11 +481,23 @@ def test_flag_passes_every_field_unchanged(gateway, kind, upstream_body, how):
     assert decision["details"]["verified"] is (how != "verified")
 
 
-def test_a_supported_tool_call_passes_redact_with_its_arguments(gateway):
-    arguments = json.dumps({"topic": "museum", "limit": 3, "when": "nine"})
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        json.dumps({"topic": "museum", "limit": 3, "when": "nine"}),
+        json.dumps({"topic": "museum", "when": {"hours": ["nine"], "open": True}}),
+        {"topic": "museum"},
+        "{}",
+        "null",
+        "",
+    ],
+    ids=["json", "nested", "object", "empty", "null", "no-arguments"],
+)
+@pytest.mark.parametrize("policy", ["redact", "block"])
+def test_a_supported_tool_call_passes_with_its_arguments(gateway, policy, arguments):
     upstream_body = _chat(content=None, tool_calls=_tool_call(arguments))
-    response = _send(gateway, "chat", "redact", Reply(200, upstream_body))
-    assert response.status_code == 200
+    response = _send(gateway, "chat", policy, Reply(200, upstream_body))
+    assert response.status_code == 200, response.text
     call = response.json()["choices"][0]["message"]["tool_calls"][0]
     assert call == {
         "id": "call_1",
@@ -668,3 +688,19 @@ def test_a_buffered_stream_of_the_answer_alone_is_replayed(gateway, policy):
     response = _send(gateway, "chat", policy, reply, stream=True)
     assert response.status_code == 200
     assert response.content == reply.payload()
+
+
+@pytest.mark.parametrize("content", [5, "text", {"type": "output_text"}, None], ids=repr)
+def test_a_message_item_without_a_list_of_parts_passes_redact_empty(gateway, content):
+    item = {**_message(), "content": content}
+    response = _send(gateway, "responses", "redact", Reply(200, _responses(item)))
+    assert response.status_code == 200, response.text
+    assert response.json()["output"] == [
+        {
+            "type": "message",
+            "id": "msg_1",
+            "status": "completed",
+            "role": "assistant",
+            "content": [],
+        }
+    ]

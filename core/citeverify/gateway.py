@@ -46,8 +46,9 @@ class GatewayDecision:
         details: The seed's details mapping (empty when not enforced).
         enforced: False for ``stream: true`` requests, which the seed does not check.
         result: The full verification result, when the control ran.
-        response: The provider response to send on allow (the answer redacted under redact);
-            empty on block, so that nothing passes on what was blocked.
+        response: The provider response to send on allow: as it came under flag; under a
+            redact or block policy rebuilt from the known fields with the verified texts
+            (redacted under redact); empty on block, so that nothing passes on what was blocked.
         notes: Remarks for people (streams, ignored options, unchecked choices).
         report_on_block: Whether a block's body carries the full details (claim texts, missing
             words, citations). Only when the policy sets ``response.include_verification_report``
@@ -434,30 +435,41 @@ def _field_name(key: str) -> str:
 
 
 def _argument_texts(where: str, arguments: Any) -> list[tuple[str, str]]:
-    """The texts of one tool call's ``arguments``: its JSON's strings, or the whole string."""
-    if not isinstance(arguments, str):
+    """The texts of one tool call's ``arguments``: its JSON's strings, or the whole string.
+
+    Arguments given as an object instead of a JSON string (some OpenAI-compatible servers do)
+    are read the same way; when they are too large to check string by string, as one JSON text.
+    """
+    if not isinstance(arguments, str | dict | list):
         return []
     strings = _json_strings(arguments)
     if strings is None:
-        return [(where, arguments)]
+        whole = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        return [(where, whole)]
     return [(f"{where}#{n}", text) for n, text in enumerate(strings)]
 
 
-def _parse_arguments(arguments: str) -> Any:
-    """The arguments' JSON, or None when they are not JSON (a cut-off call, plain text)."""
+#: What :func:`_parse_arguments` gives for arguments that are not JSON (``null`` is JSON).
+_NOT_JSON = object()
+
+
+def _parse_arguments(arguments: Any) -> Any:
+    """The arguments' JSON, or ``_NOT_JSON`` (a cut-off call, plain text)."""
+    if not isinstance(arguments, str):
+        return arguments
     try:
         return json.loads(arguments)
     except (ValueError, RecursionError):
-        return None
+        return _NOT_JSON
 
 
-def _json_strings(arguments: str) -> list[str] | None:
+def _json_strings(arguments: Any) -> list[str] | None:
     """The strings of the arguments' JSON in order (values, and keys that are not identifiers).
 
     None when the arguments are checked as one text instead: not JSON, too deep, too many strings.
     """
     value = _parse_arguments(arguments)
-    if value is None:
+    if value is _NOT_JSON:
         return None
     found: list[str] = []
 
@@ -481,9 +493,12 @@ def _json_strings(arguments: str) -> list[str] | None:
     return found
 
 
-def _rebuilt_arguments(where: str, arguments: Any, texts: Mapping[str, str]) -> str:
-    """The arguments with each checked string replaced by its checked text (redacted or not)."""
-    if not isinstance(arguments, str):
+def _rebuilt_arguments(where: str, arguments: Any, texts: Mapping[str, str]) -> Any:
+    """The arguments with each checked string replaced by its checked text (redacted or not).
+
+    A JSON string stays a JSON string and an object an object; anything else becomes ``"{}"``.
+    """
+    if not isinstance(arguments, str | dict | list):
         return "{}"
     if where in texts:  # checked as one text
         return texts[where]
@@ -503,7 +518,8 @@ def _rebuilt_arguments(where: str, arguments: Any, texts: Mapping[str, str]) -> 
             return out
         return node
 
-    return json.dumps(put(value), ensure_ascii=False)
+    rebuilt = put(value)
+    return json.dumps(rebuilt, ensure_ascii=False) if isinstance(arguments, str) else rebuilt
 
 
 #: Top-level fields of a Chat Completions response kept as they are in a rebuilt response:
@@ -583,7 +599,8 @@ def _rebuild(
         where = f"output[{i}]"
         if kind == "message":
             parts: list[Any] = []
-            for j, part in enumerate(item.get("content", [])):
+            content = item.get("content")
+            for j, part in enumerate(content if isinstance(content, list) else []):
                 if not isinstance(part, Mapping):
                     continue
                 if part.get("type") == "output_text" and answer is not None:
@@ -594,15 +611,16 @@ def _rebuild(
                     parts.append(
                         {"type": "refusal", "refusal": texts[f"{where}.content[{j}].refusal"]}
                     )
-            kept = {k: item[k] for k in ("id", "role", "status") if k in item}
-            output.append({"type": "message", **kept, "content": parts})
+            kept = {k: item[k] for k in ("id",) if k in item}
+            kept |= _status(item)
+            output.append({"type": "message", **kept, "role": "assistant", "content": parts})
         elif kind == "function_call":
-            kept = {k: item[k] for k in ("id", "call_id", "status") if k in item}
+            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
             kept["name"] = _name(item.get("name"))
             arguments = _rebuilt_arguments(f"{where}.arguments", item.get("arguments"), texts)
             output.append({"type": kind, **kept, "arguments": arguments})
         elif kind == "custom_tool_call" and f"{where}.input" in texts:
-            kept = {k: item[k] for k in ("id", "call_id", "status") if k in item}
+            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
             kept["name"] = _name(item.get("name"))
             output.append({"type": kind, **kept, "input": texts[f"{where}.input"]})
         # Reasoning, web search, code interpreter and other items: left out.
@@ -610,6 +628,16 @@ def _rebuild(
     if "output_text" in response:
         out["output_text"] = answers[0]
     return out
+
+
+#: The values of Chat ``finish_reason`` and of a Responses item's ``status``.
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
+ITEM_STATUSES = ("completed", "incomplete", "in_progress")
+
+
+def _status(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A Responses item's ``status`` when it is one of the known values (else left out)."""
+    return {"status": item["status"]} if item.get("status") in ITEM_STATUSES else {}
 
 
 def _name(name: Any) -> str | None:
@@ -665,7 +693,8 @@ def _rebuild_choice(
             ),
         }
     out: dict[str, Any] = {"index": choice.get("index", index), "message": new}
-    out["finish_reason"] = choice.get("finish_reason")
+    reason = choice.get("finish_reason")
+    out["finish_reason"] = reason if reason in FINISH_REASONS else None
     if "logprobs" in choice:
         out["logprobs"] = None  # they spell the original text, redacted parts included
     return out
