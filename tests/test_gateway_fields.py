@@ -17,6 +17,8 @@ from typing import Any, Literal
 import httpx
 import pytest
 
+from citeverify import CitationVerifier
+from citeverify.gateway import _public_reason, verify_exchange
 from citeverify.service._gateway import GatewayConfig, HTTPUpstream
 from citeverify.service._policies import PolicyPacks
 
@@ -704,3 +706,72 @@ def test_a_message_item_without_a_list_of_parts_passes_redact_empty(gateway, con
             "content": [],
         }
     ]
+
+
+# --- a block's reasons --------------------------------------------------------------------------
+
+OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
+FIGURES = ["Revenue rose 12 percent to $3,500,000 in 2023."]
+
+
+def _with(**extensions: Any) -> dict[str, Any]:
+    return {"require_sources": False, "extensions": {"lookups": {"enabled": False}, **extensions}}
+
+
+@pytest.mark.parametrize(
+    ("policy", "answer", "documents"),
+    [
+        pytest.param(OFFLINE, PLANT, [MUSEUM], id="overlap-confidence-no-evidence"),
+        pytest.param(OFFLINE, PLANT, [], id="no-documents"),
+        pytest.param(
+            {**OFFLINE, "rag_context": {"verify_against_context": False}},
+            PLANT,
+            [MUSEUM],
+            id="context-checks-off",
+        ),
+        pytest.param(
+            _with(strict_quotes=True),
+            f'The audit says "the {WORD} tower is the cause".',
+            ["The audit says the tower is the main cause."],
+            id="strict-quotes",
+        ),
+        pytest.param(
+            _with(strict_statistics=True),
+            f"Revenue rose {NUMBER} percent to $3,500,000 in 2023.",
+            FIGURES,
+            id="strict-statistics-percent",
+        ),
+        pytest.param(
+            _with(strict_statistics=True, numbers="value"),
+            f"Revenue rose 12 percent to $3,500,000 in {NUMBER}.",
+            FIGURES,
+            id="strict-statistics-number",
+        ),
+    ],
+)
+def test_a_blocks_message_holds_the_rules_and_spans_of_the_verifiers_reasons(
+    policy, answer, documents
+):
+    result = CitationVerifier(policy).verify(answer, documents)
+    assert not result.verified and result.reasons
+    # Each reason survives as its rule: the reasons made of rules, thresholds and spans as the
+    # verifier wrote them, the number reason with the claim's span instead of the number.
+    public = [_public_reason(r) for r in result.reasons]
+    for reason, shown in zip(result.reasons, public, strict=True):
+        assert shown == reason or (
+            shown.startswith("strict_statistics: a number in the claim at ") and NUMBER in reason
+        )
+    block = {**policy, "output_action": {"unverified_action": "block"}}
+    status, body = verify_exchange(
+        {"messages": [], "verdictan": {"context_documents": [{"content": d} for d in documents]}},
+        _chat(content=answer),
+        block,
+    ).to_http()
+    assert status == 400
+    assert body["error"]["message"].endswith("; ".join(public))
+    assert WORD not in json.dumps(body) and NUMBER not in json.dumps(body)
+
+
+def test_a_reason_of_unknown_form_is_reduced_to_its_rule():
+    assert _public_reason(f"strict_units: {PLANT}") == "strict_units: failed"
+    assert _public_reason(PLANT) == "a check failed"

@@ -698,15 +698,3 @@ def _rebuild_choice(
     if "logprobs" in choice:
         out["logprobs"] = None  # they spell the original text, redacted parts included
     return out
-
-
-def _merge_parts(parts: list[Any], kinds: tuple[str, ...], text: str | None) -> list[Any]:
-    merged: list[Any] = []
-    for part in parts:
-        if isinstance(part, Mapping) and part.get("type") in kinds:
-            if text is not None:
-                merged.append({**part, "text": text})
-                text = None
-            continue
-        merged.append(part)
-    return merged
