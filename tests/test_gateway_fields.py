@@ -275,6 +275,8 @@ CHAT_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("finish-reason", _chat_with(lambda b: b["choices"][0].update(finish_reason=PLANT)), "removed"),
     ("unknown-choice-field", _chat_with(lambda b: b["choices"][0].update(x=PLANT)), "removed"),
     ("unknown-top-level-field", _chat_with(lambda b: b.update(citations=[PLANT])), "removed"),
+    ("model", _chat_with(lambda b: b.update(model=PLANT)), "removed"),
+    ("system-fingerprint", _chat_with(lambda b: b.update(system_fingerprint=PLANT)), "removed"),
 ]
 
 
@@ -431,6 +433,7 @@ RESPONSES_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("top-level-output-text", _responses(output_text=f"{MUSEUM} {PLANT}"), "removed"),
     ("top-level-reasoning", _responses(reasoning={"effort": "low", "summary": PLANT}), "removed"),
     ("unknown-top-level-field", _responses(x_note=PLANT), "removed"),
+    ("top-level-status", _responses(status=PLANT), "removed"),
 ]
 
 CASES = [pytest.param("chat", body, how, id=f"chat-{name}") for name, body, how in CHAT_CASES] + [
@@ -580,6 +583,8 @@ CHAT_STREAMS = [
         id="tool-call-argument-deltas",
     ),
     pytest.param([*_answer_chunks(), _chunk({"refusal": PLANT})], id="refusal-delta"),
+    pytest.param([*_answer_chunks(), {**_chunk({}), "model": PLANT}], id="model"),
+    pytest.param([*_answer_chunks(), _chunk({}, finish_reason=PLANT)], id="finish-reason"),
     pytest.param([*_answer_chunks(), _chunk({"reasoning_content": PLANT})], id="reasoning-delta"),
     pytest.param([*_answer_chunks(), _chunk({"content": PLANT}, index=1)], id="second-choice"),
     pytest.param(

@@ -565,6 +565,31 @@ _REASONING_SETTINGS = {
 }
 
 
+#: Kept fields that hold an identifier or a setting's name: kept only as such (one token, no
+#: white space), so that they cannot carry a sentence.
+IDENTIFIER_FIELDS = frozenset(
+    {
+        "id", "object", "model", "system_fingerprint", "service_tier", "status",
+        "previous_response_id", "prompt_cache_key", "safety_identifier", "user", "truncation",
+    }
+)  # fmt: skip
+_TOKEN = re.compile(r"\S{1,200}")
+
+
+def _kept(response: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The fields ``keys`` of ``response`` that a rebuilt response keeps as they are."""
+    return {
+        key: response[key]
+        for key in keys
+        if key in response
+        and (
+            key not in IDENTIFIER_FIELDS
+            or response[key] is None
+            or (isinstance(response[key], str) and _TOKEN.fullmatch(response[key]))
+        )
+    }
+
+
 def _rebuild(
     response: Mapping[str, Any], answers: list[str], texts: Mapping[str, str]
 ) -> dict[str, Any]:
@@ -576,13 +601,13 @@ def _rebuild(
     or blocks what it cannot verify. Only the containers on the way are copied (no deep copy).
     """
     if "choices" in response:
-        out = {key: response[key] for key in CHAT_KEPT if key in response}
+        out = _kept(response, CHAT_KEPT)
         out["choices"] = [
             _rebuild_choice(choice, i, answer, texts)
             for i, (choice, answer) in enumerate(zip(response["choices"], answers, strict=True))
         ]
         return out
-    out = {key: response[key] for key in RESPONSES_KEPT if key in response}
+    out = _kept(response, RESPONSES_KEPT)
     settings = response.get("reasoning")
     if isinstance(settings, Mapping):
         out["reasoning"] = {

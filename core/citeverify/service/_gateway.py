@@ -458,15 +458,21 @@ async def _buffered(
     )
 
 
-#: Keys of stream events whose strings are identifiers, settings, opaque data or the client's
-#: own request echoed back: not text the model wrote, so not verified.
+#: Keys of stream events that hold opaque data or the client's own request echoed back: not
+#: text the model wrote, so not verified.
 _STREAM_NOT_TEXT = frozenset(
     {
-        "id", "object", "model", "created", "system_fingerprint", "service_tier", "role",
-        "finish_reason", "type", "name", "call_id", "item_id", "status", "obfuscation",
-        "encrypted_content", "instructions", "metadata", "tools", "tool_choice", "prompt",
-        "usage", "user", "previous_response_id", "conversation", "safety_identifier",
-        "prompt_cache_key", "truncation", "incomplete_details", "error",
+        "obfuscation", "encrypted_content", "instructions", "metadata", "tools", "tool_choice",
+        "prompt", "usage", "conversation", "incomplete_details", "error",
+    }
+)  # fmt: skip
+#: Keys of stream events that hold identifiers and names: not verified while they are one token
+#: (no white space); a sentence there is verified like any text.
+_STREAM_IDENTIFIERS = frozenset(
+    {
+        "id", "object", "model", "system_fingerprint", "service_tier", "role", "finish_reason",
+        "type", "name", "call_id", "item_id", "status", "user", "previous_response_id",
+        "safety_identifier", "prompt_cache_key", "truncation",
     }
 )  # fmt: skip
 #: Keys that are settings when they hold an object (Responses ``text``/``reasoning``) and the
@@ -524,8 +530,15 @@ def _stream_text(kind: str, raw: bytes) -> str:
                     fields.setdefault(path, []).append(node)
             elif isinstance(node, dict):
                 for key, value in reversed(node.items()):
-                    if key in _STREAM_NOT_TEXT or (
-                        key in _STREAM_SETTINGS and not isinstance(value, str)
+                    if (
+                        key in _STREAM_NOT_TEXT
+                        or (key in _STREAM_SETTINGS and not isinstance(value, str))
+                        or (
+                            key in _STREAM_IDENTIFIERS
+                            and isinstance(value, str)
+                            and len(value) <= 200
+                            and not any(c.isspace() for c in value)
+                        )
                     ):
                         continue
                     stack.append(((*path, key), value))
