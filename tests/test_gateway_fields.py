@@ -206,6 +206,16 @@ CHAT_CASES: list[tuple[str, dict[str, Any], str]] = [
         _chat(content=[{"type": "text", "text": MUSEUM}, {"type": "text", "text": " " + PLANT}]),
         "verified",
     ),
+    (
+        "content-unknown-part",
+        _chat(content=[{"type": "text", "text": MUSEUM}, {"type": "x_part", "text": PLANT}]),
+        "removed",
+    ),
+    (
+        "content-text-part-extra-field",
+        _chat(content=[{"type": "text", "text": MUSEUM, "x_note": PLANT}]),
+        "removed",
+    ),
     ("refusal", _chat(refusal=PLANT), "verified"),
     (
         "content-refusal-part",
@@ -424,6 +434,11 @@ RESPONSES_CASES: list[tuple[str, dict[str, Any], str]] = [
         "removed",
     ),
     ("unknown-item-type", _responses(_message(), {"type": "x_note", "text": PLANT}), "removed"),
+    (
+        "unknown-part-type",
+        _responses(_message(_output_text(MUSEUM), {"type": "x_part", "text": PLANT})),
+        "removed",
+    ),
     ("unknown-message-field", _responses({**_message(), "x_note": PLANT}), "removed"),
     (
         "message-role-and-status",
@@ -456,6 +471,7 @@ def test_redact_leaves_the_plant_in_no_byte_of_the_answer(gateway, kind, upstrea
             MUSEUM,
             f"{MUSEUM} {REDACTED}",
             [{"type": "text", "text": f"{MUSEUM} {REDACTED}"}],
+            [{"type": "text", "text": MUSEUM}],
             [{"type": "text", "text": MUSEUM}, {"type": "refusal", "refusal": REDACTED}],
         )
 
