@@ -113,7 +113,9 @@ def test_redact_rewrites_the_answer_in_the_response(response):
     if "choices" in body:
         text = body["choices"][0]["message"]["content"]
     else:
-        text = "".join(p["text"] for p in body["output"][1]["content"])
+        # Under redact the reasoning item is left out: the message is the only output item.
+        assert [item["type"] for item in body["output"]] == ["message"]
+        text = "".join(p["text"] for p in body["output"][0]["content"])
     assert text == "The museum opens at nine. [unverified claim removed]"
     assert response != body  # the caller's response is not mutated
     assert "Dragons" in str(response)

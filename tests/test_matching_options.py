@@ -176,7 +176,9 @@ def test_strict_statistics_fails_a_claim_with_a_changed_number():
         "He was born in 1932 in Texas.", docs, numbers="value", strict_statistics=True
     )
     assert result.details.verified is False
-    assert c.problems == ["strict_statistics: the number 1932 is not in the context"]
+    assert c.problems == [
+        "strict_statistics: the number 1932 in the claim at 0-29 is not in the context"
+    ]
     assert any("1932" in r for r in result.reasons)
 
 
@@ -342,7 +344,9 @@ def test_a_changed_number_in_words_fails_under_strict_statistics():
         numbers="value",
         strict_statistics=True,
     )
-    assert c.problems == ["strict_statistics: the number 5000 is not in the context"]
+    assert c.problems == [
+        "strict_statistics: the number 5000 in the claim at 0-29 is not in the context"
+    ]
     assert not result.verified
     # "one" as a word is not a figure: no strict failure for it.
     result, c = claim(

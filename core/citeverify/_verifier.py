@@ -1096,9 +1096,13 @@ def _apply_strict(
         if missing_numbers:  # claim starts: a claim with a failed statistic says it once
             failed = {claim.span[0] for pos, _ in statistics if (claim := _claim_at(claims, pos))}
             failing += [
-                (pos, f"strict_statistics: the number {number} is not in the context")
+                (
+                    pos,
+                    f"strict_statistics: the number {number} in the claim at "
+                    f"{claim.span[0]}-{claim.span[1]} is not in the context",
+                )
                 for pos, number in missing_numbers
-                if pos not in failed
+                if pos not in failed and (claim := _claim_at(claims, pos)) is not None
             ]
     if not failing:
         return claims

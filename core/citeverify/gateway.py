@@ -7,6 +7,9 @@ a :class:`GatewayDecision` whose ``to_http()`` gives the status and body a gatew
 
 from __future__ import annotations
 
+import itertools
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -43,8 +46,9 @@ class GatewayDecision:
         details: The seed's details mapping (empty when not enforced).
         enforced: False for ``stream: true`` requests, which the seed does not check.
         result: The full verification result, when the control ran.
-        response: The provider response to send on allow (the answer redacted under redact);
-            empty on block, so that nothing passes on what was blocked.
+        response: The provider response to send on allow: as it came under flag; under a
+            redact or block policy rebuilt from the known fields with the verified texts
+            (redacted under redact); empty on block, so that nothing passes on what was blocked.
         notes: Remarks for people (streams, ignored options, unchecked choices).
         report_on_block: Whether a block's body carries the full details (claim texts, missing
             words, citations). Only when the policy sets ``response.include_verification_report``
@@ -81,11 +85,14 @@ class GatewayDecision:
         """``(status, body)`` as the gateway sends it.
 
         A block is ``400`` with ``error.code == "content_policy_violation"`` and a
-        ``verdictan.decision`` whose verdict is ``BLOCK``. An allow is ``200`` with the provider
-        response and the decision nested under ``verdictan``.
+        ``verdictan.decision`` whose verdict is ``BLOCK``; its message names the failed rules
+        and spans (:func:`_public_reason`), never text of the answer. An allow is ``200`` with
+        the provider response and the decision nested under ``verdictan``.
         """
         if self.verdict == "block":
-            reasons = "; ".join(self.result.reasons) if self.result is not None else ""
+            reasons = "; ".join(
+                _public_reason(r) for r in (self.result.reasons if self.result is not None else [])
+            )
             return 400, {
                 "error": {
                     "message": "The response was blocked by citation-verifier: "
@@ -100,6 +107,40 @@ class GatewayDecision:
         return 200, body
 
 
+#: The verifier's reasons that hold no text of the answer: thresholds, counts, rules and spans.
+_PUBLIC_REASONS = re.compile(
+    r"answer overlap [0-9.]+( \([0-9.]+ with the claims the semantic tier supports\))? is below "
+    r"min_context_overlap [0-9.]+"
+    r"|claim confidence [0-9.]+ is below min_confidence [0-9.]+ \([0-9]+ of [0-9]+ claims pass\)"
+    r"|((context checks are off \(verify_against_context: false\)|no context documents were "
+    r"given) and )?the answer has no source evidence \(require_sources\)"
+    r"|strict_quotes: the quote at [0-9]+-[0-9]+ is not in the context"
+    r"|strict_statistics: the [a-z ]+ at [0-9]+-[0-9]+ is not in the context"
+    r"|strict_quotes: more than [0-9,]+ quotes; the rest were not checked"
+    r"|strict_statistics: too many statistics; the rest were not checked"
+)
+#: The one reason that names a number of the answer; the gateway says where it is instead.
+_NUMBER_REASON = re.compile(
+    r"(strict_statistics): the number .* (in the claim at [0-9]+-[0-9]+) is not in the context"
+)
+
+
+def _public_reason(reason: str) -> str:
+    """A verifier reason as a block's ``error.message`` may carry it: no text of the answer.
+
+    Reasons made of thresholds, counts, rules and spans pass as they are; the strict_statistics
+    reason that quotes a number becomes the rule and the claim's span; any other reason is
+    reduced to its rule name (the words before its first colon, when they are a rule name), so
+    that a reason added later cannot carry the answer's words into a block.
+    """
+    if _PUBLIC_REASONS.fullmatch(reason):
+        return reason
+    if number := _NUMBER_REASON.fullmatch(reason):
+        return f"{number[1]}: a number {number[2]} is not in the context"
+    rule = reason.partition(":")[0]
+    return f"{rule}: failed" if re.fullmatch(r"[a-z_]{1,40}", rule) else "a check failed"
+
+
 def verify_exchange(
     request: Mapping[str, Any],
     response: Mapping[str, Any],
@@ -108,6 +149,13 @@ def verify_exchange(
     verifier: CitationVerifier | None = None,
 ) -> GatewayDecision:
     """Run the citation-verifier control on one request/response exchange.
+
+    The answer of every choice is verified, and so is every other text the model wrote that a
+    client reads: refusals, tool-call arguments (each string value of their JSON), custom tool
+    input. Under a ``redact`` or ``block`` policy the response that passes is rebuilt from the
+    fields the gateway knows, with the verified texts (redacted under redact); reasoning,
+    logprobs, annotations, audio, other output items and unknown fields are left out (the table
+    is in docs/service.md). Under ``flag`` the response passes unchanged.
 
     Args:
         request: The client's request body (Chat Completions or Responses API), with the context
@@ -137,19 +185,36 @@ def verify_exchange(
             notes=[STREAM_NOTE],
         )
     answers = extract_answers(response)
+    others = _other_texts(response)
     documents = extract_context(request)
-    # Every choice is checked (issue 9: a client asking for n=2 must not get an unverified second
-    # choice past a block). The decision is the first failing choice's, else the first choice's.
+    # Every choice is checked (a client asking for n=2 must not get an unverified second choice
+    # past a block), and every other text the model wrote. The decision is the first failing
+    # check's, else the first choice's.
     results = [verifier.verify(answer, documents) for answer in answers]
-    result = next((r for r in results if not r.verified), results[0])
+    other_results = [verifier.verify(text, documents) for _, text in others]
+    failing = next(
+        (
+            (where, r)
+            for where, r in [
+                *((f"the answer of choice {i}", r) for i, r in enumerate(results)),
+                *((_field_name(key), r) for (key, _), r in zip(others, other_results, strict=True)),
+            ]
+            if not r.verified
+        ),
+        None,
+    )
+    result = failing[1] if failing is not None else results[0]
     notes = [f"{len(results)} choices checked"] if len(results) > 1 else []
+    if others:
+        notes.append(f"{len(others)} text(s) besides the answer checked")
+    if failing is not None and other_results and any(failing[1] is r for r in other_results):
+        notes.append(f"the decision is on {failing[0]}; its spans count in that text")
     out_response: Mapping[str, Any] = response
     if result.verdict == "block":
         out_response = {}
-    elif any(r.action == "redact" for r in results):
-        for index, r in enumerate(results):
-            if r.action == "redact":
-                out_response = _replace_answer(out_response, r.answer, choice=index)
+    elif verifier.policy.output_action.unverified_action in ("redact", "block"):
+        texts = {key: r.answer for (key, _), r in zip(others, other_results, strict=True)}
+        out_response = _rebuild(response, [r.answer for r in results], texts)
     return GatewayDecision(
         verdict=result.verdict,
         reason_code=result.reason_code,
@@ -305,52 +370,356 @@ def _part_texts(
     return texts
 
 
-def _replace_answer(response: Mapping[str, Any], answer: str, *, choice: int = 0) -> dict[str, Any]:
-    """A copy of ``response`` whose answer text is ``answer`` (used under redact).
+#: Most texts besides the answers (refusals, argument values) one response may hold.
+MAX_OTHER_TEXTS = 512
+#: Most string values of one tool call's arguments checked one by one; past it (or past
+#: ``MAX_ARGUMENT_DEPTH`` levels of nesting) the arguments are checked as one text.
+MAX_ARGUMENT_VALUES = 64
+MAX_ARGUMENT_DEPTH = 32
+#: An object key in tool-call arguments that names a parameter, not text to check.
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 
-    Text parts are merged into the first one; other parts (images, refusals) are kept. Only the
-    containers on the way to the answer are copied (no deep copy: the rest of a provider's
-    response, such as logprobs, may be nested deeper than Python can recurse).
+
+def _other_texts(response: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every text the model wrote besides the answers, as ``(key, text)`` in document order.
+
+    A key is the field's path (``choices[0].message.refusal``), with ``#n`` for the n-th string
+    of a tool call's JSON arguments. :func:`_rebuild` puts the checked texts back by these keys.
+    Shapes the answer's extraction accepted are assumed; anything else here is skipped (it is
+    left out of a rebuilt response).
     """
-    out = dict(response)
-    if "choices" in out:
-        choices = list(out["choices"])
-        item = dict(choices[choice])
-        message = dict(item["message"])
-        if isinstance(message.get("content"), list):
-            message["content"] = _merge_parts(message["content"], ("text", "output_text"), answer)
-        else:
-            message["content"] = answer
-        item["message"] = message
-        choices[choice] = item
-        out["choices"] = choices
-        return out
-    first = True
-    output = []
-    for item in out.get("output", []):
-        if isinstance(item, Mapping) and item.get("type", "message") == "message":
-            content = item.get("content")
-            if isinstance(content, list) and any(
-                isinstance(p, Mapping) and p.get("type") == "output_text" for p in content
-            ):
-                parts = _merge_parts(content, ("output_text",), answer if first else None)
-                item = {**item, "content": parts}  # noqa: PLW2901
-                first = False
-        output.append(item)
-    if "output" in out:
-        out["output"] = output
-    if "output_text" in out:
-        out["output_text"] = answer
+    out: list[tuple[str, str]] = []
+    if "choices" in response:
+        for i, choice in enumerate(response["choices"]):
+            message = choice["message"]
+            where = f"choices[{i}].message"
+            content = message.get("content")
+            if isinstance(content, list):
+                for j, part in enumerate(content):
+                    if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                        out.append((f"{where}.content[{j}].refusal", part["refusal"]))
+            if isinstance(message.get("refusal"), str):
+                out.append((f"{where}.refusal", message["refusal"]))
+            calls = message.get("tool_calls")
+            for k, call in enumerate(calls if isinstance(calls, list) else []):
+                function = call.get("function") if isinstance(call, Mapping) else None
+                if isinstance(function, Mapping):
+                    out += _argument_texts(
+                        f"{where}.tool_calls[{k}].function.arguments", function.get("arguments")
+                    )
+            legacy = message.get("function_call")
+            if isinstance(legacy, Mapping):
+                out += _argument_texts(f"{where}.function_call.arguments", legacy.get("arguments"))
+    else:
+        for i, item in enumerate(response.get("output", [])):
+            if not isinstance(item, Mapping):
+                continue
+            kind = item.get("type", "message")
+            if kind == "message" and isinstance(item.get("content"), list):
+                for j, part in enumerate(item["content"]):
+                    if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                        out.append((f"output[{i}].content[{j}].refusal", part["refusal"]))
+            elif kind == "function_call":
+                out += _argument_texts(f"output[{i}].arguments", item.get("arguments"))
+            elif kind == "custom_tool_call" and isinstance(item.get("input"), str):
+                out.append((f"output[{i}].input", item["input"]))
+    if len(out) > MAX_OTHER_TEXTS:
+        msg = f"the response holds more than {MAX_OTHER_TEXTS} texts besides the answer to check"
+        raise InputError(msg, path="response")
     return out
 
 
-def _merge_parts(parts: list[Any], kinds: tuple[str, ...], text: str | None) -> list[Any]:
-    merged: list[Any] = []
-    for part in parts:
-        if isinstance(part, Mapping) and part.get("type") in kinds:
-            if text is not None:
-                merged.append({**part, "text": text})
+def _field_name(key: str) -> str:
+    """A text's field without the position inside tool-call arguments (keys hold no content)."""
+    return key.partition("#")[0]
+
+
+def _argument_texts(where: str, arguments: Any) -> list[tuple[str, str]]:
+    """The texts of one tool call's ``arguments``: its JSON's strings, or the whole string.
+
+    Arguments given as an object instead of a JSON string (some OpenAI-compatible servers do)
+    are read the same way; when they are too large to check string by string, as one JSON text.
+    """
+    if not isinstance(arguments, str | dict | list):
+        return []
+    strings = _json_strings(arguments)
+    if strings is None:
+        whole = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        return [(where, whole)]
+    return [(f"{where}#{n}", text) for n, text in enumerate(strings)]
+
+
+#: What :func:`_parse_arguments` gives for arguments that are not JSON (``null`` is JSON).
+_NOT_JSON = object()
+
+
+def _parse_arguments(arguments: Any) -> Any:
+    """The arguments' JSON, or ``_NOT_JSON`` (a cut-off call, plain text)."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _json_strings(arguments: Any) -> list[str] | None:
+    """The strings of the arguments' JSON in order (values, and keys that are not identifiers).
+
+    None when the arguments are checked as one text instead: not JSON, too deep, too many strings.
+    """
+    value = _parse_arguments(arguments)
+    if value is _NOT_JSON:
+        return None
+    found: list[str] = []
+
+    def walk(node: Any, depth: int) -> bool:
+        if depth > MAX_ARGUMENT_DEPTH or len(found) > MAX_ARGUMENT_VALUES:
+            return False
+        if isinstance(node, str):
+            found.append(node)
+        elif isinstance(node, list):
+            return all(walk(v, depth + 1) for v in node)
+        elif isinstance(node, dict):
+            for key, v in node.items():
+                if not _IDENTIFIER.fullmatch(key):
+                    found.append(key)
+                if not walk(v, depth + 1):
+                    return False
+        return True
+
+    if not walk(value, 0) or len(found) > MAX_ARGUMENT_VALUES:
+        return None
+    return found
+
+
+def _rebuilt_arguments(where: str, arguments: Any, texts: Mapping[str, str]) -> Any:
+    """The arguments with each checked string replaced by its checked text (redacted or not).
+
+    A JSON string stays a JSON string and an object an object; anything else becomes ``"{}"``.
+    """
+    if not isinstance(arguments, str | dict | list):
+        return "{}"
+    if where in texts:  # checked as one text
+        return texts[where]
+    value = _parse_arguments(arguments)
+    counter = itertools.count()
+
+    def put(node: Any) -> Any:
+        if isinstance(node, str):
+            return texts[f"{where}#{next(counter)}"]
+        if isinstance(node, list):
+            return [put(v) for v in node]
+        if isinstance(node, dict):
+            out = {}
+            for key, v in node.items():
+                new_key = key if _IDENTIFIER.fullmatch(key) else texts[f"{where}#{next(counter)}"]
+                out[new_key] = put(v)
+            return out
+        return node
+
+    rebuilt = put(value)
+    return json.dumps(rebuilt, ensure_ascii=False) if isinstance(arguments, str) else rebuilt
+
+
+#: Top-level fields of a Chat Completions response kept as they are in a rebuilt response:
+#: identifiers and counts the provider sets, no text the model wrote.
+CHAT_KEPT = ("id", "object", "created", "model", "system_fingerprint", "service_tier", "usage")
+#: The same for the Responses API: identifiers, counts, and the request's settings echoed back.
+RESPONSES_KEPT = (
+    "id",
+    "object",
+    "created_at",
+    "completed_at",
+    "status",
+    "model",
+    "usage",
+    "error",
+    "incomplete_details",
+    "instructions",
+    "metadata",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "top_p",
+    "top_logprobs",
+    "max_output_tokens",
+    "max_tool_calls",
+    "previous_response_id",
+    "conversation",
+    "prompt",
+    "prompt_cache_key",
+    "safety_identifier",
+    "text",
+    "truncation",
+    "user",
+    "store",
+    "background",
+    "service_tier",
+)
+#: The values ``reasoning.effort`` and ``reasoning.summary`` (settings, not reasoning) may take.
+_REASONING_SETTINGS = {
+    "effort": (None, "none", "minimal", "low", "medium", "high", "xhigh"),
+    "summary": (None, "auto", "concise", "detailed"),
+}
+
+
+#: Kept fields that hold an identifier or a setting's name: kept only as such (one token, no
+#: white space), so that they cannot carry a sentence.
+IDENTIFIER_FIELDS = frozenset(
+    {
+        "id", "object", "model", "system_fingerprint", "service_tier", "status",
+        "previous_response_id", "prompt_cache_key", "safety_identifier", "user", "truncation",
+    }
+)  # fmt: skip
+_TOKEN = re.compile(r"\S{1,200}")
+
+
+def _kept(response: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The fields ``keys`` of ``response`` that a rebuilt response keeps as they are."""
+    return {
+        key: response[key]
+        for key in keys
+        if key in response
+        and (
+            key not in IDENTIFIER_FIELDS
+            or response[key] is None
+            or (isinstance(response[key], str) and _TOKEN.fullmatch(response[key]))
+        )
+    }
+
+
+def _rebuild(
+    response: Mapping[str, Any], answers: list[str], texts: Mapping[str, str]
+) -> dict[str, Any]:
+    """The response a redact or block policy lets pass: only known fields, checked texts.
+
+    ``answers`` are the checked answers (one a choice, or the Responses answer) and ``texts``
+    the other checked texts by :func:`_other_texts` key. What the gateway does not check, or
+    does not know, is left out: a string of unknown origin does not pass a policy that removes
+    or blocks what it cannot verify. Only the containers on the way are copied (no deep copy).
+    """
+    if "choices" in response:
+        out = _kept(response, CHAT_KEPT)
+        out["choices"] = [
+            _rebuild_choice(choice, i, answer, texts)
+            for i, (choice, answer) in enumerate(zip(response["choices"], answers, strict=True))
+        ]
+        return out
+    out = _kept(response, RESPONSES_KEPT)
+    settings = response.get("reasoning")
+    if isinstance(settings, Mapping):
+        out["reasoning"] = {
+            key: settings[key]
+            for key, allowed in _REASONING_SETTINGS.items()
+            if key in settings and settings[key] in allowed
+        }
+    elif "reasoning" in response:
+        out["reasoning"] = None
+    answer: str | None = answers[0]
+    output: list[Any] = []
+    for i, item in enumerate(response.get("output", [])):
+        kind = item.get("type", "message") if isinstance(item, Mapping) else None
+        where = f"output[{i}]"
+        if kind == "message":
+            parts: list[Any] = []
+            content = item.get("content")
+            for j, part in enumerate(content if isinstance(content, list) else []):
+                if not isinstance(part, Mapping):
+                    continue
+                if part.get("type") == "output_text" and answer is not None:
+                    # The answer is one text: it goes into the first output_text part.
+                    parts.append({"type": "output_text", "text": answer, "annotations": []})
+                    answer = None
+                elif part.get("type") == "refusal" and f"{where}.content[{j}].refusal" in texts:
+                    parts.append(
+                        {"type": "refusal", "refusal": texts[f"{where}.content[{j}].refusal"]}
+                    )
+            kept = {k: item[k] for k in ("id",) if k in item}
+            kept |= _status(item)
+            output.append({"type": "message", **kept, "role": "assistant", "content": parts})
+        elif kind == "function_call":
+            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
+            kept["name"] = _name(item.get("name"))
+            arguments = _rebuilt_arguments(f"{where}.arguments", item.get("arguments"), texts)
+            output.append({"type": kind, **kept, "arguments": arguments})
+        elif kind == "custom_tool_call" and f"{where}.input" in texts:
+            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
+            kept["name"] = _name(item.get("name"))
+            output.append({"type": kind, **kept, "input": texts[f"{where}.input"]})
+        # Reasoning, web search, code interpreter and other items: left out.
+    out["output"] = output
+    if "output_text" in response:
+        out["output_text"] = answers[0]
+    return out
+
+
+#: The values of Chat ``finish_reason`` and of a Responses item's ``status``.
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call")
+ITEM_STATUSES = ("completed", "incomplete", "in_progress")
+
+
+def _status(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A Responses item's ``status`` when it is one of the known values (else left out)."""
+    return {"status": item["status"]} if item.get("status") in ITEM_STATUSES else {}
+
+
+def _name(name: Any) -> str | None:
+    """A tool's name as the model gave it when it is an identifier (else it is text: dropped)."""
+    return name if isinstance(name, str) and _IDENTIFIER.fullmatch(name) else None
+
+
+def _rebuild_choice(
+    choice: Mapping[str, Any], index: int, answer: str, texts: Mapping[str, str]
+) -> dict[str, Any]:
+    """One Chat Completions choice rebuilt from its known fields (see :func:`_rebuild`)."""
+    where = f"choices[{index}].message"
+    message = choice["message"]
+    new: dict[str, Any] = {"role": "assistant"}
+    content = message.get("content")
+    if isinstance(content, list):
+        parts: list[Any] = []
+        text: str | None = answer
+        for j, part in enumerate(content):
+            if part.get("type") == "text" and text is not None:
+                parts.append({"type": "text", "text": text})
                 text = None
-            continue
-        merged.append(part)
-    return merged
+            elif part.get("type") == "refusal" and f"{where}.content[{j}].refusal" in texts:
+                parts.append({"type": "refusal", "refusal": texts[f"{where}.content[{j}].refusal"]})
+        new["content"] = parts
+    else:
+        new["content"] = None if content is None else answer
+    if "refusal" in message:
+        new["refusal"] = texts.get(f"{where}.refusal")
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        new["tool_calls"] = [
+            {
+                **{k: call[k] for k in ("id", "type") if k in call},
+                "function": {
+                    "name": _name(call["function"].get("name")),
+                    "arguments": _rebuilt_arguments(
+                        f"{where}.tool_calls[{k}].function.arguments",
+                        call["function"].get("arguments"),
+                        texts,
+                    ),
+                },
+            }
+            for k, call in enumerate(calls)
+            if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping)
+        ]
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping):
+        new["function_call"] = {
+            "name": _name(legacy.get("name")),
+            "arguments": _rebuilt_arguments(
+                f"{where}.function_call.arguments", legacy.get("arguments"), texts
+            ),
+        }
+    out: dict[str, Any] = {"index": choice.get("index", index), "message": new}
+    reason = choice.get("finish_reason")
+    out["finish_reason"] = reason if reason in FINISH_REASONS else None
+    if "logprobs" in choice:
+        out["logprobs"] = None  # they spell the original text, redacted parts included
+    return out

@@ -458,9 +458,44 @@ async def _buffered(
     )
 
 
+#: Keys of stream events that hold opaque data or the client's own request echoed back: not
+#: text the model wrote, so not verified.
+_STREAM_NOT_TEXT = frozenset(
+    {
+        "obfuscation", "encrypted_content", "instructions", "metadata", "tools", "tool_choice",
+        "prompt", "usage", "conversation", "incomplete_details", "error",
+    }
+)  # fmt: skip
+#: Keys of stream events that hold identifiers and names: not verified while they are one token
+#: (no white space); a sentence there is verified like any text.
+_STREAM_IDENTIFIERS = frozenset(
+    {
+        "id", "object", "model", "system_fingerprint", "service_tier", "role", "finish_reason",
+        "type", "name", "call_id", "item_id", "status", "user", "previous_response_id",
+        "safety_identifier", "prompt_cache_key", "truncation",
+    }
+)  # fmt: skip
+#: Keys that are settings when they hold an object (Responses ``text``/``reasoning``) and the
+#: model's text when they hold a string (a done event's ``text``, Chat ``reasoning``).
+_STREAM_SETTINGS = frozenset({"text", "reasoning"})
+#: Most separate texts of a stream compared with each other to drop repeats.
+_STREAM_MAX_COMPARED = 256
+
+
 def _stream_text(kind: str, raw: bytes) -> str:
-    """The answer text of an SSE stream (Chat Completions chunks or Responses events)."""
-    parts: list[str] = []
+    """The text of an SSE stream to verify: the answer, then every other text the events carry.
+
+    The answer is choice 0's content deltas (Chat Completions) or the ``output_text`` deltas
+    (Responses). Every other string an event carries is verified too: refusal, tool-call
+    argument and reasoning deltas, other choices, logprobs tokens, the full texts of done and
+    completed events, annotations. The strings of one field are joined across events, and each
+    joined text that the answer or an earlier text does not already hold follows the answer in a
+    paragraph of its own, so that a stream whose events carry nothing else gives its answer
+    alone. The stream is replayed only when verification leaves this whole text as it is; a
+    redaction or a block of any part of it answers with the JSON decision instead.
+    """
+    answer: list[str] = []
+    fields: dict[tuple[Any, ...], list[str]] = {}
     for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.startswith("data:"):
             continue
@@ -473,15 +508,53 @@ def _stream_text(kind: str, raw: bytes) -> str:
             continue
         if not isinstance(event, dict):
             continue
+        scope: tuple[Any, ...] = ()
         if kind == "responses":
             if event.get("type") == "response.output_text.delta" and isinstance(
                 event.get("delta"), str
             ):
-                parts.append(event["delta"])
+                answer.append(event.pop("delta"))
+            scope = tuple(
+                event.get(k) for k in ("type", "output_index", "content_index", "summary_index")
+            )
+        # Iteratively (an event may nest deeper than Python recurses). A list's element that
+        # carries its own integer ``index`` (a choice, a tool call) is placed by it, so that the
+        # deltas of one field join up across events.
+        stack: list[tuple[tuple[Any, ...], Any]] = [(scope, event)]
+        while stack:
+            path, node = stack.pop()
+            if isinstance(node, str):
+                if kind == "chat" and path == ("choices", 0, "delta", "content"):
+                    answer.append(node)
+                else:
+                    fields.setdefault(path, []).append(node)
+            elif isinstance(node, dict):
+                for key, value in reversed(node.items()):
+                    if (
+                        key in _STREAM_NOT_TEXT
+                        or (key in _STREAM_SETTINGS and not isinstance(value, str))
+                        or (
+                            key in _STREAM_IDENTIFIERS
+                            and isinstance(value, str)
+                            and len(value) <= 200
+                            and not any(c.isspace() for c in value)
+                        )
+                    ):
+                        continue
+                    stack.append(((*path, key), value))
+            elif isinstance(node, list):
+                for position in range(len(node) - 1, -1, -1):
+                    value = node[position]
+                    index = value.get("index") if isinstance(value, dict) else None
+                    place = index if isinstance(index, int) else position
+                    stack.append(((*path, place), value))
+    text = "".join(answer)
+    held = [text]
+    for parts in fields.values():
+        other = "".join(parts).strip()
+        if not other:
             continue
-        choices = event.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            delta = choices[0].get("delta")
-            if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-                parts.append(delta["content"])
-    return "".join(parts)
+        if len(fields) <= _STREAM_MAX_COMPARED and any(other in known for known in held):
+            continue
+        held.append(other)
+    return "\n\n".join(held) if len(held) > 1 else text
