@@ -622,10 +622,15 @@ def gateway_router(
         work = asyncio.ensure_future(exchange())
         config._inflight.add(work)
         gone = asyncio.ensure_future(_disconnected(request))
+        done: set[asyncio.Future[Any]] = set()
         try:
             done, _ = await asyncio.wait(
                 {work, gone}, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED
             )
+        except asyncio.CancelledError:
+            # The service's shutdown cancels what its grace period left running: the client is
+            # told so (503, which the openai package retries), not sent a 500 and a traceback.
+            pass
         finally:
             gone.cancel()
             if not work.done():
@@ -638,6 +643,9 @@ def gateway_router(
             return work.result()
         if gone in done:
             return Response(status_code=499)  # nobody is there to read it
+        if loop.time() < deadline:
+            msg = "the service is shutting down; retry"
+            return openai_error(503, msg, code="shutting_down", kind="api_error")
         return _timeout(phase[0])
 
     @router.post("/v1/chat/completions", include_in_schema=True)
