@@ -233,14 +233,16 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
 # --- verification never runs on the event loop --------------------------------------------------
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["answer", "buffered-stream"])
 def test_answers_with_slow_lookups_do_not_hold_up_other_requests(
-    tmp_path, index, upstream, crossref
+    tmp_path, index, upstream, crossref, stream
 ):
-    with gateway(tmp_path, index, upstream, crossref) as service:
+    with gateway(tmp_path, index, upstream, crossref, stream_mode="buffer") as service:
         answers = iter(range(5))
 
         def slow() -> httpx.Response:
-            return httpx.post(service.url + CHAT, json=chat(slow_answer(next(answers))), timeout=30)
+            request = chat(slow_answer(next(answers)), stream=stream)
+            return httpx.post(service.url + CHAT, json=request, timeout=30)
 
         pool, slow_requests = in_background(slow, 5)
         with pool, httpx.Client(base_url=service.url, timeout=30) as client:
@@ -249,13 +251,17 @@ def test_answers_with_slow_lookups_do_not_hold_up_other_requests(
             health = client.get("/healthz")
             health_took = time.monotonic() - start
             start = time.monotonic()
-            grounded = client.post(CHAT, json=chat(MUSEUM))
+            grounded = client.post(CHAT, json=chat(MUSEUM, stream=stream))
             grounded_took = time.monotonic() - start
-            slow_done = [r.result().status_code for r in slow_requests]
+            slow_done = [r.result() for r in slow_requests]
     assert health.status_code == 200 and health_took < 0.5, health_took
     assert grounded.status_code == 200 and grounded_took < 0.5, grounded_took
-    assert grounded.json()["choices"][0]["message"]["content"] == MUSEUM
-    assert slow_done == [200] * 5  # flagged (the DOI is not found), not failed
+    assert MUSEUM in (
+        grounded.text if stream else grounded.json()["choices"][0]["message"]["content"]
+    )
+    # Flagged (the DOI is not found), not failed; verified, not passed through.
+    assert [r.status_code for r in slow_done] == [200] * 5
+    assert {r.headers["X-Citeverify-Enforced"] for r in slow_done} == {"true"}
 
 
 def test_a_caller_over_its_bound_is_refused_before_the_upstream_is_called(

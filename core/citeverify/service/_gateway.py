@@ -714,7 +714,8 @@ def _encode_request(body: Mapping[str, Any]) -> bytes:
             lone surrogate), naming the field.
     """
     try:
-        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8")
     except (ValueError, RecursionError):
         path, what = _unsendable(body, "")
         msg = f"{path or 'the request'} holds {what}, which cannot be sent on as JSON"
