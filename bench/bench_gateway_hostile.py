@@ -18,7 +18,8 @@ upstream model and Crossref are ``tests/loopback.py`` servers in this process, s
 request; the policy's lookups go to the loopback Crossref (``crossref_base_url``).
 
 Run: ``python -m uv run --frozen --all-extras python bench/bench_gateway_hostile.py``
-(``--samples`` per measured call, ``--slow`` requests in flight, ``--lookup-delay`` seconds).
+(``--samples`` per measured call, ``--slow`` requests in flight, ``--lookup-delay`` seconds,
+``--rounds`` of each big answer, ``--hung`` requests at SIGTERM, ``--only slow|big|sigterm``).
 """
 
 from __future__ import annotations
@@ -294,7 +295,7 @@ def big_answers(folder: Path, upstream: Upstream, rounds: int) -> None:
                     code = answer.json()["error"]["code"] if answer.status_code >= 400 else ""
                     print(
                         f"{label}, run {i + 1}: {answer.status_code} {code} in {ms(took)}; "
-                        f"RSS {start_rss / MB:.0f} MB, peak +{(peak - start_rss) / MB:.1f} MB"
+                        f"RSS {start_rss / MB:.0f} MB, peak {(peak - start_rss) / MB:+.1f} MB"
                         f"{'' if exact else ' (peak since start)'}, "
                         f"after {(after - start_rss) / MB:+.1f} MB"
                     )
@@ -355,16 +356,18 @@ def main() -> None:
     parser.add_argument("--lookup-delay", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--hung", type=int, default=50)
+    parser.add_argument("--only", choices=["slow", "big", "sigterm"], help="one scenario")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp, Upstream() as upstream:
-        for i, run in enumerate(
-            (
-                lambda f: slow_lookups(f, upstream, args.slow, args.lookup_delay, args.samples),
-                lambda f: big_answers(f, upstream, args.rounds),
-                lambda f: sigterm(f, upstream, args.hung),
-            )
-        ):
+        scenarios = {
+            "slow": lambda f: slow_lookups(f, upstream, args.slow, args.lookup_delay, args.samples),
+            "big": lambda f: big_answers(f, upstream, args.rounds),
+            "sigterm": lambda f: sigterm(f, upstream, args.hung),
+        }
+        for i, (name, run) in enumerate(scenarios.items()):
+            if args.only not in (None, name):
+                continue
             folder = Path(tmp) / str(i)
             folder.mkdir()
             run(folder)

@@ -173,22 +173,27 @@ def _no_constant(name: str) -> Any:
     raise ValueError(msg)
 
 
-async def _read(response: httpx.Response, limit: int) -> bytes:
+async def _read(response: httpx.Response, limit: int) -> bytearray:
     """The whole answer, decompressed; 502 past ``limit`` bytes (the connection is dropped)."""
     declared = response.headers.get("content-length", "")
-    too_long = UpstreamError(502, f"the upstream answer is longer than {limit:,} bytes")
     if declared.isdigit() and int(declared) > limit:
         await response.aclose()
-        raise too_long
-    parts: list[bytes] = []
-    size = 0
+        raise _too_long(limit)
+    # One growing buffer, not a list of pieces: when it is dropped, the memory goes back to the
+    # system (a large block is its own mapping), instead of fragmenting the heap.
+    body = bytearray()
     async with contextlib.aclosing(_decoded(response)) as pieces:
         async for piece in pieces:
-            size += len(piece)
-            if size > limit:
-                raise too_long
-            parts.append(piece)
-    return b"".join(parts)
+            if len(body) + len(piece) > limit:
+                # Not kept in a local before: the frame would hold the exception and the
+                # exception the frame (a cycle), keeping the buffer until a garbage collection.
+                raise _too_long(limit)
+            body += piece
+    return body
+
+
+def _too_long(limit: int) -> UpstreamError:
+    return UpstreamError(502, f"the upstream answer is longer than {limit:,} bytes")
 
 
 async def _decoded(response: httpx.Response) -> AsyncGenerator[bytes, None]:
