@@ -226,43 +226,61 @@ async def latencies(client: httpx.AsyncClient, samples: int, key: str) -> dict[s
     return out
 
 
-def slow_lookups(folder: Path, upstream: Upstream, slow: int, delay: float, samples: int) -> None:
+def slow_lookups(
+    folder: Path, upstream: Upstream, slow: int, delay: float, samples: int, rounds: int
+) -> None:
+    """``rounds`` times: ``samples`` idle, then ``samples`` with ``slow`` slow requests in flight
+    (new DOIs each round: a DOI looked up once is cached)."""
     with Loopback() as crossref:
-        dois = [f"10.5555/slow.{i}" for i in range(slow)]
-        for doi in dois:
+        dois = [[f"10.5555/slow.{r}.{i}" for i in range(slow)] for r in range(rounds)]
+        for doi in (d for group in dois for d in group):
             crossref.routes[("GET", f"/works/{doi}")] = Reply(404, "no such work", delay=delay)
         serve = Serve(folder, upstream.url + "/v1", crossref.url, keys=slow + 1)
         try:
 
             async def main() -> None:
                 limits = httpx.Limits(max_connections=slow + 10)
+                idle: dict[str, list[float]] = {"healthz": [], "grounded": []}
+                loaded: dict[str, list[float]] = {"healthz": [], "grounded": []}
                 async with httpx.AsyncClient(
                     base_url=serve.url, timeout=60, limits=limits
                 ) as client:
                     await latencies(client, 10, serve.keys[-1])  # warm up
-                    idle = await latencies(client, samples, serve.keys[-1])
-                    in_flight = [
-                        asyncio.ensure_future(
-                            client.post(
-                                CHAT,
-                                json=chat(f"The museum opens at nine (doi:{doi})."),
-                                headers={"X-Citeverify-Key": key},
+                    for group in dois:
+                        for name, values in (
+                            await latencies(client, samples, serve.keys[-1])
+                        ).items():
+                            idle[name] += values
+                        seen = len(crossref.seen)
+                        in_flight = [
+                            asyncio.ensure_future(
+                                client.post(
+                                    CHAT,
+                                    json=chat(f"The museum opens at nine (doi:{doi})."),
+                                    headers={"X-Citeverify-Key": key},
+                                )
                             )
+                            for doi, key in zip(group, serve.keys, strict=False)
+                        ]
+                        while len(crossref.seen) < seen + slow:
+                            await asyncio.sleep(0.01)
+                        started = time.monotonic()
+                        for name, values in (
+                            await latencies(client, samples, serve.keys[-1])
+                        ).items():
+                            loaded[name] += values
+                        measured = time.monotonic() - started
+                        still = sum(not t.done() for t in in_flight)
+                        answers = await asyncio.gather(*in_flight)
+                        print(
+                            f"  round: measured for {measured:.2f} s, {still} of {slow} still in "
+                            f"flight at the end; their answers "
+                            f"{sorted({a.status_code for a in answers})}"
                         )
-                        for doi, key in zip(dois, serve.keys, strict=False)
-                    ]
-                    while len(crossref.seen) < slow:
-                        await asyncio.sleep(0.01)
-                    started = time.monotonic()
-                    loaded = await latencies(client, samples, serve.keys[-1])
-                    measured = time.monotonic() - started
-                    still = sum(not t.done() for t in in_flight)
-                    answers = await asyncio.gather(*in_flight)
-                print(f"slow lookups: {slow} requests in flight whose DOI lookup takes {delay:g} s")
                 print(
-                    f"  measured for {measured:.2f} s, {still} of {slow} still in flight at the end"
+                    f"slow lookups: {slow} requests in flight whose DOI lookup takes {delay:g} s, "
+                    f"{len(loaded['healthz'])} samples of each call idle and loaded"
                 )
-                print(f"  their answers: {sorted({a.status_code for a in answers})}")
                 for name in ("healthz", "grounded"):
                     a, b = idle[name], loaded[name]
                     print(
@@ -354,14 +372,16 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--slow", type=int, default=20)
     parser.add_argument("--lookup-delay", type=float, default=5.0)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2, help="of each big answer (+1: slow)")
     parser.add_argument("--hung", type=int, default=50)
     parser.add_argument("--only", choices=["slow", "big", "sigterm"], help="one scenario")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp, Upstream() as upstream:
         scenarios = {
-            "slow": lambda f: slow_lookups(f, upstream, args.slow, args.lookup_delay, args.samples),
+            "slow": lambda f: slow_lookups(
+                f, upstream, args.slow, args.lookup_delay, args.samples, args.rounds + 1
+            ),
             "big": lambda f: big_answers(f, upstream, args.rounds),
             "sigterm": lambda f: sigterm(f, upstream, args.hung),
         }
