@@ -27,8 +27,10 @@ from typing import Any
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from citeverify import CitationVerifier
+from citeverify.cli import app
 from citeverify.service._gateway import GatewayConfig, HTTPUpstream
 from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
@@ -564,3 +566,13 @@ def test_keys_of_this_service_never_reach_the_upstream(tmp_path, index, upstream
     assert not any("cvk_" in f"{k}: {v}" for headers in sent for k, v in headers.items())
     authorizations = sorted(h.get("Authorization", "") for h in sent)
     assert authorizations == ["Bearer sk-client", "Bearer sk-upstream", "Bearer sk-upstream"]
+
+
+def test_serve_refuses_a_negative_shutdown_timeout(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
+         "--upstream", "http://127.0.0.1:9/v1", "--shutdown-timeout", "-1"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--shutdown-timeout" in result.output
