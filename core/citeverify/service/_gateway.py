@@ -9,6 +9,14 @@ decision itself is :func:`citeverify.gateway.verify_exchange`; this module only 
 Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
 marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
 until the answer is complete and verified, then sent, or the 400 is sent instead.
+
+Neither clients nor upstreams are trusted. Verification (and its lookups) runs on
+:class:`~citeverify.service._limits.VerificationSlots`' threads, never on the event loop, within
+per-process and per-caller bounds (429 beyond). One deadline covers a request's upstream call,
+lookups and verification (504 past it). Upstream bodies are decompressed here, a step at a time,
+and read only up to a limit (502 beyond), so a compression bomb costs the limit. An upstream
+fault is a 502 or 504, never a 400. A client that goes away, or the service's shutdown, cancels
+the upstream request and closes its connection.
 """
 
 import asyncio
