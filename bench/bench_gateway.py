@@ -188,6 +188,12 @@ def serve_gateway(port: int, upstream: str, policy: str, profile: str | None) ->
         store = JobStore(Path(tmp) / "service.sqlite", ReferenceVerifier(None, sources=[]))
         verifier = CitationVerifier(policy_of(policy), context_cache=True)
         config = GatewayConfig(HTTPUpstream(upstream, timeout=60), verifier)
+        if hasattr(config, "slots"):  # not in a --core copy from before the bound existed
+            from citeverify.service._limits import VerificationSlots
+
+            # The load's clients are one address without a key: one caller, whose bound (8
+            # verifications at once) would refuse most of 50 clients' requests with 429s.
+            config.slots = VerificationSlots(per_key=config.slots.per_instance)
         app = create_app(store, workers=False, gateway=config)
         server = uvicorn.Server(
             uvicorn.Config(

@@ -74,3 +74,24 @@ def test_an_error_in_the_verification_reaches_the_caller_and_frees_the_slot() ->
 def test_bounds_are_positive_integers(bound: object) -> None:
     with pytest.raises(InputError, match="positive integer"):
         VerificationSlots(per_instance=bound)  # type: ignore[arg-type]
+
+
+def test_check_says_whether_a_caller_would_be_refused_and_takes_nothing() -> None:
+    async def main() -> None:
+        slots = VerificationSlots(per_instance=2, per_key=1)
+        release = threading.Event()
+        slots.check("a")
+        slots.check("a")  # checking twice takes nothing
+        running = asyncio.ensure_future(slots.run("a", release.wait, timeout=5))
+        await asyncio.sleep(0.05)
+        with pytest.raises(RateLimitError):
+            slots.check("a")
+        slots.check("b")
+        release.set()
+        await running
+        await asyncio.sleep(0.01)
+        slots.check("a")
+        assert slots.running == 0
+        slots.close()
+
+    asyncio.run(main())

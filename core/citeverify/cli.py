@@ -821,6 +821,13 @@ def serve(
     log_retention_days: Annotated[
         float, typer.Option(help="Days the decision log keeps a decision.")
     ] = 30.0,
+    shutdown_timeout: Annotated[
+        int,
+        typer.Option(
+            help="Seconds a shutdown (SIGTERM, Ctrl-C) waits for requests in flight; then they "
+            "are cancelled, with their upstream requests, and the process exits."
+        ),
+    ] = 10,
 ) -> None:
     """Run the reference-verification REST API (seed 004's wire format).
 
@@ -860,6 +867,8 @@ def serve(
         _fail("--stream is passthrough or buffer")
     if not 0 < log_retention_days < 100_000:
         _fail("--log-retention-days must be a positive number of days")
+    if not 0 <= shutdown_timeout <= 3600:
+        _fail("--shutdown-timeout must be 0 to 3600 seconds")
     # The packs serve POST /api/check (the web page) and, with --upstream, the guard endpoints.
     packs = PolicyPacks(policy, policy_dir)
     gateway = None
@@ -881,7 +890,14 @@ def serve(
             log_content=log_content,
             log_retention_days=log_retention_days,
         )
-        uvicorn.run(app_, host=host, port=port, log_level="info", ws="none")
+        uvicorn.run(
+            app_,
+            host=host,
+            port=port,
+            log_level="info",
+            ws="none",
+            timeout_graceful_shutdown=shutdown_timeout,
+        )
     finally:
         store.close()
         if local is not None:

@@ -475,7 +475,7 @@ def create_app(
                 await asyncio.to_thread(worker.stop)
             await asyncio.to_thread(decisions.stop)
             if gateway is not None:
-                await gateway.upstream.aclose()
+                await gateway.aclose()
 
     app = FastAPI(
         title="citeverify reference verification",
@@ -682,7 +682,8 @@ def create_app(
         )
 
     if gateway is not None:
-        app.include_router(gateway_router(gateway, store=store, log=decisions))
+        # A key guessed on the guard counts against the same window as on the REST API.
+        app.include_router(gateway_router(gateway, store=store, log=decisions, limiter=window.hit))
     # The review page at / (docs/web.md): public HTML/JS/CSS; its data comes from the API above.
     app.include_router(web_router())
     # The guard endpoints carry context documents: a larger limit there.

@@ -9,26 +9,40 @@ decision itself is :func:`citeverify.gateway.verify_exchange`; this module only 
 Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
 marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
 until the answer is complete and verified, then sent, or the 400 is sent instead.
+
+Neither clients nor upstreams are trusted. Verification (and its lookups) runs on
+:class:`~citeverify.service._limits.VerificationSlots`' threads, never on the event loop, within
+per-process and per-caller bounds (429 beyond). One deadline covers a request's upstream call,
+lookups and verification (504 past it). Upstream bodies are decompressed here, a step at a time,
+and read only up to a limit (502 beyond), so a compression bomb costs the limit. An upstream
+fault is a 502 or 504, never a 400. A client that goes away, or the service's shutdown, cancels
+the upstream request and closes its connection.
 """
 
+import asyncio
+import contextlib
 import json
+import math
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+import zlib
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
-from citeverify._errors import InputError, ServiceError
+from citeverify._errors import AuthenticationError, InputError, RateLimitError, ServiceError
 from citeverify._result import VerificationResult
 from citeverify._verifier import CitationVerifier
-from citeverify.gateway import extract_context, verify_exchange
+from citeverify.gateway import GatewayDecision, extract_context, verify_exchange
 from citeverify.references._jobs import KEY_PREFIX, JobStore
 from citeverify.service._decisions import DecisionLog, decision_row
+from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
 
 __all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
@@ -38,16 +52,46 @@ GATEWAY_MAX_BODY = 4 * 1024 * 1024
 #: Where the upstream key comes from when the client sends no Authorization header.
 UPSTREAM_KEY_ENV = "CITEVERIFY_UPSTREAM_API_KEY"
 ENFORCED_HEADER = "X-Citeverify-Enforced"
-#: A buffered stream longer than this is not verified (502): the answer is held in memory.
+#: A stream longer than this (decompressed) is cut (passthrough) or not verified (buffer): 502.
 MAX_STREAM_BYTES = 32 * 1024 * 1024
+#: An upstream answer (not a stream) longer than this, decompressed, is refused (502): the answer
+#: is held in memory, parsed and verified (the verifier's own limit is 2,000,000 characters).
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+#: Seconds one guard request may take in all: the upstream's answer, lookups and verification.
+DEFAULT_DEADLINE = 120.0
 _ROUTES = {"chat": "chat/completions", "responses": "responses"}
+#: Decompressed bytes produced at a time: a compression bomb never inflates past one step.
+_STEP = 64 * 1024
+# Only what _Decoder can inflate step by step: httpx would also offer zstd (and br when
+# installed) and decode a whole network chunk at once (~1000x for deflate, far more for zstd).
+_ACCEPT_ENCODING = "gzip, deflate"
+_WBITS: dict[str, int | None] = {
+    "": None,
+    "identity": None,
+    "gzip": zlib.MAX_WBITS | 16,
+    "x-gzip": zlib.MAX_WBITS | 16,
+    "deflate": zlib.MAX_WBITS | 32,  # zlib-wrapped or gzip; raw deflate: see _Decoder.feed
+}
+
+T = TypeVar("T")
 
 
 def openai_error(
-    status: int, message: str, *, code: str, kind: str = "invalid_request_error"
+    status: int,
+    message: str,
+    *,
+    code: str,
+    kind: str = "invalid_request_error",
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     """An OpenAI-style error response (what the ``openai`` package parses)."""
-    return JSONResponse({"error": {"message": message, "type": kind, "code": code}}, status)
+    body = {"error": {"message": message, "type": kind, "code": code}}
+    return JSONResponse(body, status, headers=dict(headers) if headers else None)
+
+
+def _upstream_error(exc: "UpstreamError") -> JSONResponse:
+    code = "upstream_timeout" if exc.status == 504 else "upstream_error"
+    return openai_error(exc.status, str(exc), code=code, kind="api_error")
 
 
 @dataclass
@@ -56,7 +100,7 @@ class Reply:
 
     status: int
     body: Any = None
-    chunks: AsyncIterator[bytes] | None = None
+    chunks: AsyncGenerator[bytes, None] | None = None
     headers: Mapping[str, str] | None = None
 
 
@@ -69,20 +113,46 @@ class UpstreamError(Exception):
 
 
 class HTTPUpstream:
-    """An OpenAI-compatible base URL (``https://api.openai.com/v1``, a vLLM server, ...)."""
+    """An OpenAI-compatible base URL (``https://api.openai.com/v1``, a vLLM server, ...).
+
+    Args:
+        base_url: The API's base URL.
+        timeout: Seconds to connect, and between two reads (the guard's deadline bounds the
+            whole exchange).
+        api_key: The upstream key for callers that present a key of this service (default:
+            ``CITEVERIFY_UPSTREAM_API_KEY``).
+    """
 
     def __init__(self, base_url: str, *, timeout: float = 60.0, api_key: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key if api_key is not None else os.environ.get(UPSTREAM_KEY_ENV)
         self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
 
-    async def send(self, kind: str, body: dict[str, Any], authorization: str | None) -> Reply:
-        """Forward ``body`` with ``authorization`` (the router decides whose key it is)."""
-        headers = {"Content-Type": "application/json"}
+    async def send(
+        self,
+        kind: str,
+        body: dict[str, Any],
+        authorization: str | None,
+        *,
+        content: bytes | None = None,
+        max_bytes: int = MAX_ANSWER_BYTES,
+    ) -> Reply:
+        """Forward ``body`` (already encoded as ``content``, when given) with ``authorization``.
+
+        The router decides whose key ``authorization`` is. An answer is read, decompressed, up
+        to ``max_bytes``; a stream is returned unread (its chunks decompressed).
+
+        Raises:
+            UpstreamError: no answer (502), a timeout (504), an answer over ``max_bytes`` or not
+                JSON (502).
+        """
+        headers = {"Content-Type": "application/json", "Accept-Encoding": _ACCEPT_ENCODING}
         if authorization:
             headers["Authorization"] = authorization
+        if content is None:
+            content = _encode_request(body)
         url = f"{self.base_url}/{_ROUTES[kind]}"
-        request = self.client.build_request("POST", url, json=body, headers=headers)
+        request = self.client.build_request("POST", url, content=content, headers=headers)
         try:
             response = await self.client.send(request, stream=True)
         except httpx.TimeoutException:
@@ -90,17 +160,10 @@ class HTTPUpstream:
         except httpx.HTTPError as exc:
             raise UpstreamError(502, f"the upstream model cannot be reached ({exc})") from None
         if body.get("stream") is True and response.status_code == 200:
-            return Reply(200, chunks=_relay(response), headers=response.headers)
+            return Reply(200, chunks=_decoded(response), headers=response.headers)
+        raw = await _read(response, max_bytes)
         try:
-            raw = await response.aread()
-        except httpx.TimeoutException:
-            raise UpstreamError(504, "the upstream model did not answer in time") from None
-        except httpx.HTTPError as exc:
-            raise UpstreamError(502, f"the upstream answer broke off ({exc})") from None
-        finally:
-            await response.aclose()
-        try:
-            parsed = json.loads(raw)
+            parsed = json.loads(raw, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             if response.status_code >= 400:
                 raise UpstreamError(502, f"the upstream answered {response.status_code}") from None
@@ -112,12 +175,148 @@ class HTTPUpstream:
         await self.client.aclose()
 
 
-async def _relay(response: httpx.Response) -> AsyncIterator[bytes]:
+def _no_constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON: an answer holding one cannot be sent on."""
+    msg = f"{name} is not JSON"
+    raise ValueError(msg)
+
+
+async def _read(response: httpx.Response, limit: int) -> bytearray:
+    """The whole answer, decompressed; 502 past ``limit`` bytes (the connection is dropped)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        await response.aclose()
+        raise _too_long(limit)
+    # One growing buffer, not a list of pieces: when it is dropped, the memory goes back to the
+    # system (a large block is its own mapping), instead of fragmenting the heap.
+    body = bytearray()
+    async with contextlib.aclosing(_decoded(response)) as pieces:
+        async for piece in pieces:
+            if len(body) + len(piece) > limit:
+                # Not kept in a local before: the frame would hold the exception and the
+                # exception the frame (a cycle), keeping the buffer until a garbage collection.
+                raise _too_long(limit)
+            body += piece
+    return body
+
+
+def _too_long(limit: int) -> UpstreamError:
+    return UpstreamError(502, f"the upstream answer is longer than {limit:,} bytes")
+
+
+async def _decoded(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The body's bytes, decompressed a step at a time; the response is closed at the end.
+
+    Closing the generator early (a limit, a deadline, a client that left) closes the response,
+    and with it the upstream connection (httpx does not reuse a connection whose body was not
+    read to the end).
+    """
     try:
-        async for chunk in response.aiter_raw():
-            yield chunk
+        decoder = _Decoder(str(response.headers.get("content-encoding", "")))
+        async for raw in response.aiter_raw():
+            for piece in decoder.feed(raw):
+                yield piece
+    except httpx.TimeoutException:
+        raise UpstreamError(504, "the upstream model stopped sending (timeout)") from None
+    except httpx.HTTPError as exc:
+        raise UpstreamError(502, f"the upstream answer broke off ({exc})") from None
     finally:
         await response.aclose()
+
+
+class _Decoder:
+    """Content-Encoding undone in steps of at most ``_STEP`` bytes (a bomb never inflates)."""
+
+    def __init__(self, encoding: str) -> None:
+        encoding = encoding.strip().lower()
+        if encoding not in _WBITS:
+            msg = f"the upstream answer is encoded as {encoding[:40]!r}; the gateway asked for "
+            raise UpstreamError(502, msg + _ACCEPT_ENCODING)
+        wbits = _WBITS[encoding]
+        self._zlib = None if wbits is None else zlib.decompressobj(wbits)
+        self._started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decompressed bytes of ``data``, in pieces of at most ``_STEP``."""
+        if self._zlib is None:
+            if data:
+                yield data
+            return
+        while not self._zlib.eof:
+            try:
+                out = self._zlib.decompress(data, _STEP)
+            except zlib.error as exc:
+                if self._started:
+                    msg = f"the upstream answer's compression is broken ({exc})"
+                    raise UpstreamError(502, msg) from None
+                # Raw deflate (no zlib header), sent by some servers as "deflate": as httpx does.
+                self._started = True
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                continue
+            self._started = True
+            data = self._zlib.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < _STEP:  # all consumed, nothing held back
+                return
+
+
+async def _bounded(
+    chunks: AsyncGenerator[bytes, None], deadline: float, limit: int
+) -> AsyncGenerator[bytes, None]:
+    """``chunks`` until the deadline (loop time) or ``limit`` bytes; closes ``chunks`` at the end.
+
+    Raises:
+        UpstreamError: 504 past the deadline, 502 past the limit.
+    """
+    size = 0
+    async with contextlib.aclosing(chunks):
+        while True:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                msg = "the upstream stream did not end within the gateway's deadline"
+                raise UpstreamError(504, msg) from None
+            size += len(chunk)
+            if size > limit:
+                raise UpstreamError(502, f"the upstream stream is longer than {limit:,} bytes")
+            yield chunk
+
+
+async def _passthrough(chunks: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
+    """Relay ``chunks``; a failure after the 200 went out ends the stream with an error event.
+
+    The ``openai`` package raises an ``APIError`` for a ``data:`` event holding ``error``.
+    """
+    async with contextlib.aclosing(chunks):
+        try:
+            async for chunk in chunks:
+                yield chunk
+        except UpstreamError as exc:
+            code = "upstream_timeout" if exc.status == 504 else "upstream_error"
+            error = {"error": {"message": str(exc), "type": "api_error", "code": code}}
+            yield f"\n\ndata: {json.dumps(error)}\n\n".encode()
+
+
+class _ClosingStream(StreamingResponse):
+    """A StreamingResponse that closes its generator however it ends.
+
+    The client left, or a shutdown cancelled it: the upstream response under the generator is
+    closed at once, not when the generator is garbage-collected.
+    """
+
+    def __init__(self, content: AsyncGenerator[bytes, None], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._source = content
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self._source.aclose()
 
 
 class FixtureUpstream:
@@ -161,7 +360,9 @@ class FixtureUpstream:
                 return answer
         return self.default if isinstance(self.default, str) else self.rules[0][1]
 
-    async def send(self, kind: str, body: dict[str, Any], authorization: str | None) -> Reply:
+    async def send(
+        self, kind: str, body: dict[str, Any], authorization: str | None, **_limits: Any
+    ) -> Reply:
         """Answer as the provider would."""
         text = self.answer_for(body)
         model = str(body.get("model", "fixture"))
@@ -218,7 +419,7 @@ def _completion(kind: str, model: str, text: str) -> dict[str, Any]:
     }
 
 
-async def _fixture_stream(kind: str, model: str, text: str) -> AsyncIterator[bytes]:
+async def _fixture_stream(kind: str, model: str, text: str) -> AsyncGenerator[bytes, None]:
     words = text.split(" ")
     for i, word in enumerate(words):
         delta = word if i == 0 else " " + word
@@ -255,11 +456,32 @@ class GatewayConfig:
             picks with ``verdictan.policy``.
         stream_mode: ``stream: true`` requests are passed through unchecked (marked so), or
             buffered, checked, then sent.
+        deadline: Seconds one request may take in all (the upstream's answer, lookups and
+            verification); past it, 504. A stream passed through is cut at the deadline.
+        max_answer_bytes: An upstream answer longer than this, decompressed, is a 502.
+        max_stream_bytes: A stream longer than this, decompressed, is a 502 (buffer) or cut
+            with an error event (passthrough).
+        slots: The bound on verifications running at once, per process and per caller (429
+            beyond); share it with ``POST /api/check``.
     """
 
     upstream: HTTPUpstream | FixtureUpstream
     verifier: CitationVerifier | PolicyPacks
     stream_mode: Literal["passthrough", "buffer"] = "passthrough"
+    deadline: float = DEFAULT_DEADLINE
+    max_answer_bytes: int = MAX_ANSWER_BYTES
+    max_stream_bytes: int = MAX_STREAM_BYTES
+    slots: VerificationSlots = field(default_factory=VerificationSlots)
+    _inflight: set["asyncio.Task[Any]"] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.deadline < 86_400:
+            msg = f"deadline must be a positive number of seconds, got {self.deadline!r}"
+            raise InputError(msg, path="deadline")
+        for name in ("max_answer_bytes", "max_stream_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} must be a positive integer, got {value!r}", path=name)
 
     @property
     def policies(self) -> PolicyPacks:
@@ -268,25 +490,47 @@ class GatewayConfig:
             self.verifier = PolicyPacks(self.verifier)
         return self.verifier
 
+    async def aclose(self) -> None:
+        """Cancel the requests in flight, close the upstream's connections, stop the threads.
+
+        The service's shutdown calls it after its grace period.
+        """
+        for task in list(self._inflight):
+            task.cancel()
+        if self._inflight:
+            await asyncio.wait(list(self._inflight), timeout=5)
+        await self.upstream.aclose()
+        self.slots.close()
+
 
 def gateway_router(
-    config: GatewayConfig, *, store: JobStore | None = None, log: DecisionLog | None = None
+    config: GatewayConfig,
+    *,
+    store: JobStore | None = None,
+    log: DecisionLog | None = None,
+    limiter: Callable[[str], float] | None = None,
 ) -> APIRouter:
     """The routes ``/v1/chat/completions`` and ``/v1/responses``.
 
     Args:
-        config: The upstream, the policy packs and the stream mode.
+        config: The upstream, the policy packs, the stream mode and the limits.
         store: Where the service's API keys are. A request that presents one (``Authorization:
             Bearer cvk_...``, or ``X-Citeverify-Key``) is logged under that key; with the key in
             ``Authorization``, the upstream is called with the upstream key from the environment
             (``CITEVERIFY_UPSTREAM_API_KEY``). That key is never used for a request without one
-            of ours: the client's own ``Authorization`` passes through instead.
+            of ours: the client's own ``Authorization`` passes through instead. A key of ours is
+            never sent upstream.
         log: Where each decision is logged.
+        limiter: Counts a failed authentication for a client address; returns 0, or the seconds
+            that address must wait (then the answer is 429). The REST API's window, so key
+            guessing is limited on both.
     """
     router = APIRouter()
 
     async def guard(kind: str, request: Request) -> Response:
         started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + config.deadline
         try:
             body = json.loads(await request.body())
         except (ValueError, RecursionError):
@@ -294,23 +538,34 @@ def gateway_router(
         if not isinstance(body, dict):
             msg = "the request body must be a JSON object"
             return openai_error(400, msg, code="invalid_request")
+        address = request.client.host if request.client else "unknown"
+        try:
+            tenant, authorization = _caller(request, store, config.upstream.api_key)
+        except ServiceError as exc:
+            if exc.status == 401 and limiter is not None and (wait := limiter(address)):
+                return _rate_limited(RateLimitError(_GUESSING, retry_after=wait))
+            kind_ = "authentication_error" if exc.status in {401, 403} else "invalid_request_error"
+            headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+            return openai_error(exc.status, str(exc), code=exc.code, kind=kind_, headers=headers)
         problem = _check_request(kind, body)
         if problem:
             return openai_error(400, problem, code="invalid_request")
         try:
             policy, verifier = config.policies.get(_requested_policy(body))
-        except InputError as exc:
-            return openai_error(400, str(exc), code="unknown_policy")
-        try:
-            tenant, authorization = _caller(request, store, config.upstream.api_key)
-        except ServiceError as exc:
-            return openai_error(exc.status, str(exc), code=exc.code, kind="authentication_error")
+        except InputError:
+            return openai_error(400, _unknown_policy(body), code="unknown_policy")
         forwarded = {k: v for k, v in body.items() if k != "verdictan"}
         try:
-            reply = await config.upstream.send(kind, forwarded, authorization)
-        except UpstreamError as exc:
-            code = "upstream_timeout" if exc.status == 504 else "upstream_error"
-            return openai_error(exc.status, str(exc), code=code, kind="api_error")
+            content = _encode_request(forwarded)
+        except InputError as exc:
+            return openai_error(400, str(exc), code="invalid_request")
+        # The caller of the bound: the key's id, else the client's address.
+        caller: int | str = tenant if tenant is not None else address
+        try:
+            # Refused before the upstream is paid for an answer that could not be verified.
+            config.slots.check(caller)
+        except RateLimitError as exc:
+            return _rate_limited(exc)
 
         def logged(result: VerificationResult | None, status: int, **flags: bool) -> None:
             if log is None:
@@ -329,34 +584,82 @@ def gateway_router(
             else:
                 log.record(row, tenant=tenant)
 
-        if reply.chunks is not None:
-            if config.stream_mode == "passthrough":
-                logged(None, 200, enforced=False, stream=True)
-                return StreamingResponse(
-                    reply.chunks,
-                    media_type="text/event-stream",
-                    headers={ENFORCED_HEADER: "false"},
-                )
-            response, result = await _buffered(kind, body, reply.chunks, verifier)
-            if result is not None:  # else the stream was too long to verify (502)
-                logged(result, response.status_code, stream=True)
-            return response
-        if reply.status >= 400 or not isinstance(reply.body, dict):
-            if reply.status < 400:
-                msg = "the upstream answer is not a JSON object"
-                return openai_error(502, msg, code="upstream_error", kind="api_error")
-            return JSONResponse(reply.body, reply.status)  # the upstream's own error, as it is
-        try:
-            decision = verify_exchange(body, reply.body, verifier=verifier)
-        except InputError as exc:
-            # A response the control cannot read is the upstream's fault (502), a request the
-            # client's (400).
-            if (exc.path or "").startswith("response"):
+        phase = ["upstream"]  # where the time went, for the 504's message
+
+        async def verified(fn: Callable[[], T]) -> T:
+            phase[0] = "verification"
+            return await config.slots.run(caller, fn, timeout=max(deadline - loop.time(), 0.001))
+
+        async def exchange() -> Response:
+            try:
+                reply = await config.upstream.send(
+                    kind, forwarded, authorization, content=content,
+                    max_bytes=config.max_answer_bytes,
+                )  # fmt: skip
+                if reply.chunks is not None:
+                    chunks = _bounded(reply.chunks, deadline, config.max_stream_bytes)
+                    if config.stream_mode == "passthrough":
+                        logged(None, 200, enforced=False, stream=True)
+                        return _ClosingStream(
+                            _passthrough(chunks),
+                            media_type="text/event-stream",
+                            headers={ENFORCED_HEADER: "false"},
+                        )
+                    response, result = await _buffered(kind, body, chunks, verifier, verified)
+                    logged(result, response.status_code, stream=True)
+                    return response
+                if reply.status >= 400 or not isinstance(reply.body, dict):
+                    if reply.status < 400:
+                        msg = "the upstream answer is not a JSON object"
+                        return openai_error(502, msg, code="upstream_error", kind="api_error")
+                    return _json(reply.body, reply.status)  # the upstream's own error, as it is
+                answer = reply.body
+                decision = await verified(lambda: verify_exchange(body, answer, verifier=verifier))
+            except UpstreamError as exc:
+                return _upstream_error(exc)
+            except RateLimitError as exc:
+                return _rate_limited(exc)
+            except TimeoutError:
+                return _timeout(phase[0])
+            except InputError as exc:
+                # What the request holds was checked above: anything else the control cannot
+                # read is in the upstream's answer (its shape, an answer over the verifier's
+                # length limit), so the upstream's fault (502), not the client's.
+                if (exc.path or "").startswith(("request", "context_documents")):
+                    return openai_error(400, str(exc), code="invalid_request")
                 return openai_error(502, str(exc), code="upstream_error", kind="api_error")
-            return openai_error(400, str(exc), code="invalid_request")
-        status, out = decision.to_http()
-        logged(decision.result, status, enforced=decision.enforced)
-        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"})
+            status, out = decision.to_http()
+            logged(decision.result, status, enforced=decision.enforced)
+            return _json(out, status, headers={ENFORCED_HEADER: "true"})
+
+        work = asyncio.ensure_future(exchange())
+        config._inflight.add(work)
+        gone = asyncio.ensure_future(_disconnected(request))
+        done: set[asyncio.Future[Any]] = set()
+        try:
+            done, _ = await asyncio.wait(
+                {work, gone}, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            # The service's shutdown cancels what its grace period left running: the client is
+            # told so (503, which the openai package retries), not sent a 500 and a traceback.
+            pass
+        finally:
+            gone.cancel()
+            if not work.done():
+                # The deadline passed, the client left, or the service is shutting down: the
+                # upstream request is cancelled and its connection closed.
+                work.cancel()
+                await asyncio.wait({work})
+            config._inflight.discard(work)
+        if work in done:
+            return work.result()
+        if gone in done:
+            return Response(status_code=499)  # nobody is there to read it
+        if loop.time() < deadline:
+            msg = "the service is shutting down; retry"
+            return openai_error(503, msg, code="shutting_down", kind="api_error")
+        return _timeout(phase[0])
 
     @router.post("/v1/chat/completions", include_in_schema=True)
     async def chat_completions(request: Request) -> Response:
@@ -369,6 +672,107 @@ def gateway_router(
         return await guard("responses", request)
 
     return router
+
+
+_GUESSING = "too many requests with an invalid key of this service from this address"
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client has gone (its body was read: the next message is that)."""
+    try:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+    except Exception:
+        # A server whose receive fails here tells nothing about the client: only the deadline
+        # ends the request then.
+        await asyncio.Event().wait()
+
+
+def _rate_limited(exc: RateLimitError) -> JSONResponse:
+    retry = str(int(exc.retry_after + 0.999))
+    return openai_error(
+        429, str(exc), code="rate_limited", kind="rate_limit_error", headers={"Retry-After": retry}
+    )
+
+
+def _timeout(phase: str) -> JSONResponse:
+    if phase == "upstream":
+        msg = "the upstream model did not answer within the gateway's deadline"
+        return openai_error(504, msg, code="upstream_timeout", kind="api_error")
+    msg = "the answer could not be verified within the gateway's deadline (slow lookups)"
+    return openai_error(504, msg, code="verification_timeout", kind="api_error")
+
+
+def _json(content: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:
+    """``content`` as JSON, or a 502 when the upstream's answer in it cannot be JSON.
+
+    A lone surrogate (parsed from a JSON escape of U+D800 to U+DFFF) is not Unicode.
+    """
+    try:
+        data = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        raw = data.encode("utf-8")
+    except (ValueError, RecursionError):
+        msg = "the upstream answer holds text that is not Unicode (a lone surrogate)"
+        return openai_error(502, msg, code="upstream_error", kind="api_error")
+    return Response(
+        raw, status, headers=dict(headers) if headers else None, media_type="application/json"
+    )
+
+
+def _encode_request(body: Mapping[str, Any]) -> bytes:
+    """The forwarded request as UTF-8 JSON.
+
+    Raises:
+        InputError: a value JSON cannot carry (NaN, Infinity) or text that is not Unicode (a
+            lone surrogate), naming the field.
+    """
+    try:
+        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8")
+    except (ValueError, RecursionError):
+        path, what = _unsendable(body, "")
+        msg = f"{path or 'the request'} holds {what}, which cannot be sent on as JSON"
+        raise InputError(msg, path=f"request.{path}" if path else "request") from None
+
+
+def _unsendable(value: Any, path: str) -> tuple[str, str]:
+    """The first field holding NaN, Infinity or a lone surrogate, and which."""
+    if isinstance(value, float) and math.isnan(value):
+        return path, "NaN"
+    if isinstance(value, float) and math.isinf(value):
+        return path, "Infinity"
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path, "a lone surrogate (not Unicode)"
+        return "", ""
+    items: list[tuple[Any, Any]] = []
+    if isinstance(value, Mapping):
+        items = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        if isinstance(key, str):
+            found = _unsendable(key, where)
+            if found[0]:
+                return found
+        found = _unsendable(item, where)
+        if found[0]:
+            return found
+    return "", ""
+
+
+def _unknown_policy(body: Mapping[str, Any]) -> str:
+    """Which pack was asked for, not which packs exist.
+
+    An anonymous caller learns nothing of the service's packs (``GET /api/policies`` lists them
+    for a key).
+    """
+    name = _requested_policy(body) or ""
+    shown = name[:64].encode("unicode_escape").decode("ascii")
+    return f"no policy pack named {shown!r} (GET /api/policies lists the packs, with a key)"
 
 
 def _requested_policy(body: Mapping[str, Any]) -> str | None:
@@ -385,22 +789,33 @@ def _caller(
 ) -> tuple[int | None, str | None]:
     """The caller's key id (None: no key of ours) and the Authorization to send upstream.
 
+    A key of ours is never sent upstream, wherever it is: ``Authorization`` holding one is
+    replaced by the upstream key (or dropped).
+
     Raises:
         AuthenticationError: a key of ours that is not valid (401).
         PermissionDeniedError: a revoked key (403).
+        ServiceError: two different keys of ours (400).
     """
     authorization = request.headers.get("authorization")
     own = request.headers.get("x-citeverify-key")
+    ours = authorization is not None and any(
+        part.startswith(KEY_PREFIX) for part in authorization.split()
+    )
+    if store is None:  # no keys here; still, nothing shaped like one leaves
+        return None, None if ours else authorization
+    tenant = int(store.authenticate(own.strip())["id"]) if own is not None else None
+    if not ours:
+        return tenant, authorization
     scheme, _, token = (authorization or "").partition(" ")
-    bearer = token.strip() if scheme.lower() == "bearer" else ""
-    if store is None:
-        return None, authorization
-    if own is not None:
-        return int(store.authenticate(own.strip())["id"]), authorization
-    if bearer.startswith(KEY_PREFIX):
-        tenant = int(store.authenticate(bearer)["id"])
-        return tenant, f"Bearer {upstream_key}" if upstream_key else None
-    return None, authorization
+    if scheme.lower() != "bearer":
+        msg = "a key of this service goes in Authorization: Bearer cvk_... or X-Citeverify-Key"
+        raise AuthenticationError(msg)
+    holder = int(store.authenticate(token.strip())["id"])
+    if tenant is not None and holder != tenant:
+        msg = "X-Citeverify-Key and Authorization hold two different keys of this service"
+        raise ServiceError(msg, status=400, code="conflicting_keys")
+    return holder, f"Bearer {upstream_key}" if upstream_key else None
 
 
 def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
@@ -427,33 +842,43 @@ def _check_request(kind: str, body: Mapping[str, Any]) -> str | None:
 async def _buffered(
     kind: str,
     request: Mapping[str, Any],
-    chunks: AsyncIterator[bytes],
+    chunks: AsyncGenerator[bytes, None],
     verifier: CitationVerifier,
+    verified: Callable[
+        [Callable[[], tuple[GatewayDecision, str]]], Awaitable[tuple[GatewayDecision, str]]
+    ],
 ) -> tuple[Response, VerificationResult | None]:
-    """Hold the stream, verify the assembled answer, then replay it or send the 400."""
+    """Hold the stream, verify the assembled answer, then replay it or send the 400.
+
+    Raises:
+        UpstreamError: the stream broke off, outlived the deadline or is too long (``chunks``
+            is bounded).
+    """
     held: list[bytes] = []
-    size = 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > MAX_STREAM_BYTES:
-            msg = "the upstream stream is too long to verify"
-            return openai_error(502, msg, code="upstream_error", kind="api_error"), None
-        held.append(chunk)
-    text = _stream_text(kind, b"".join(held))
-    response = _completion(kind, str(request.get("model", "")), text)
+    async with contextlib.aclosing(chunks):
+        async for chunk in chunks:
+            held.append(chunk)
+    raw = b"".join(held)
     checked = {**request, "stream": False}
-    decision = verify_exchange(checked, response, verifier=verifier)
+
+    def verify() -> tuple[GatewayDecision, str]:
+        # Assembling the text is CPU work on up to max_stream_bytes: in the thread too.
+        text = _stream_text(kind, raw)
+        response = _completion(kind, str(request.get("model", "")), text)
+        return verify_exchange(checked, response, verifier=verifier), text
+
+    decision, text = await verified(verify)
     status, out = decision.to_http()
     if status != 200 or decision.result is None or decision.result.answer != text:
         # Blocked, or redacted (the stream holds the original text): the JSON decision instead.
-        return JSONResponse(out, status, headers={ENFORCED_HEADER: "true"}), decision.result
+        return _json(out, status, headers={ENFORCED_HEADER: "true"}), decision.result
 
-    async def replay() -> AsyncIterator[bytes]:
+    async def replay() -> AsyncGenerator[bytes, None]:
         for chunk in held:
             yield chunk
 
     headers = {ENFORCED_HEADER: "true"}
-    return StreamingResponse(replay(), media_type="text/event-stream", headers=headers), (
+    return _ClosingStream(replay(), media_type="text/event-stream", headers=headers), (
         decision.result
     )
 

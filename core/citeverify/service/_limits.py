@@ -78,8 +78,22 @@ class VerificationSlots:
         finally:
             self._give(caller)
 
+    def check(self, caller: Hashable) -> None:
+        """Raise RateLimitError if a verification for ``caller`` would be refused now.
+
+        Takes nothing: a caller about to do costly work before verifying (the guard calls the
+        upstream model first) learns at once that it would be refused.
+        """
+        self._refusal(caller)
+
     def _take(self, caller: Hashable) -> None:
         """Take a slot, or raise RateLimitError."""
+        held = self._refusal(caller)
+        self.running += 1
+        self._by_key[caller] = held + 1
+
+    def _refusal(self, caller: Hashable) -> int:
+        """The slots ``caller`` holds; raises RateLimitError when it may not take one more."""
         held = self._by_key.get(caller, 0)
         if self.running >= self.per_instance:
             msg = f"the service is verifying {self.per_instance} answers at once; retry shortly"
@@ -87,8 +101,7 @@ class VerificationSlots:
         if held >= self.per_key:
             msg = f"more than {self.per_key} verifications at once for this caller"
             raise RateLimitError(msg, retry_after=RETRY_AFTER)
-        self.running += 1
-        self._by_key[caller] = held + 1
+        return held
 
     def _give(self, caller: Hashable) -> None:
         self.running -= 1
