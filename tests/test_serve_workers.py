@@ -48,7 +48,7 @@ def served(tmp_path: Path, db: str) -> Iterator[tuple[str, subprocess.Popen[byte
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
     try:
-        _wait_up(url, process)
+        _wait_up(url, process, timeout=120)  # two processes importing on a busy machine
         yield url, process, policies
     finally:
         if process.poll() is None:

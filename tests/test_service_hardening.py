@@ -249,7 +249,7 @@ def test_every_acknowledged_decision_survives_kill_9(tmp_path: Path) -> None:
                         acknowledged += 1
 
     try:
-        _wait_up(url, process)
+        _wait_up(url, process, timeout=120)
         threads = [threading.Thread(target=client) for _ in range(8)]
         for thread in threads:
             thread.start()

@@ -911,6 +911,7 @@ def serve(
         stream=stream,
         log_content=log_content,
         log_retention_days=log_retention_days,
+        parent_pid=os.getpid(),
     )
     plural = "es" if processes > 1 else ""
     typer.echo(

@@ -55,7 +55,8 @@ _VERDICTS = {"allow", "block"}
 _PENDING: contextvars.ContextVar[list[asyncio.Future[str | None]] | None] = contextvars.ContextVar(
     "citeverify_pending_decisions", default=None
 )
-_Ticket = tuple[asyncio.AbstractEventLoop, "asyncio.Future[str | None]"]
+#: Who waits for a row: the loop, the future to resolve, and whether it needs the row's id.
+_Ticket = tuple[asyncio.AbstractEventLoop, "asyncio.Future[str | None]", bool]
 _ACTIONS = {"allow", "flag", "redact", "block"}
 
 
@@ -161,6 +162,19 @@ class DecisionLog:
         Queued for the writer thread, or with ``wait`` written now: then its id (None if the
         database failed).
         """
+        return self._record(row, tenant, answer, documents, result, wait=wait, wants_id=False)
+
+    def _record(
+        self,
+        row: Mapping[str, Any],
+        tenant: int | None,
+        answer: str | None,
+        documents: list[str] | None,
+        result: VerificationResult | None,
+        *,
+        wait: bool,
+        wants_id: bool,
+    ) -> str | None:
         if self.observe is not None:
             self.observe(row)
         now = time.time()
@@ -187,7 +201,7 @@ class DecisionLog:
                 self.dropped += 1
                 _log.warning("a decision not logged: %s", exc)
                 return None
-        self._enqueue(stored)
+        self._enqueue(stored, wants_id=wants_id)
         return None
 
     def record_durably(
@@ -208,21 +222,21 @@ class DecisionLog:
         pending: list[asyncio.Future[str | None]] = []
         token = _PENDING.set(pending)
         try:
-            self.record(row, tenant=tenant, answer=answer, documents=documents, result=result)
+            self._record(row, tenant, answer, documents, result, wait=False, wants_id=True)
         finally:
             _PENDING.reset(token)
         if before is not None:
             before.extend(pending)
         return pending[0]
 
-    def _enqueue(self, stored: dict[str, Any]) -> None:
+    def _enqueue(self, stored: dict[str, Any], *, wants_id: bool) -> None:
         pending = _PENDING.get()
         ticket: _Ticket | None = None
         if pending is not None:
             loop = asyncio.get_running_loop()
             future: asyncio.Future[str | None] = loop.create_future()
             pending.append(future)
-            ticket = (loop, future)
+            ticket = (loop, future, wants_id)
         if self._queue.qsize() >= MAX_QUEUED:
             try:
                 _, dropped = self._queue.get_nowait()
@@ -282,7 +296,8 @@ class DecisionLog:
                 ids: list[str | None] = [None] * len(rows)
                 try:
                     with self.store._transaction() as db:
-                        if any(ticket is not None for _, ticket in batch):
+                        # RETURNING only when someone needs an id (POST /api/check's answer).
+                        if any(ticket is not None and ticket[2] for _, ticket in batch):
                             done = db.execute(
                                 DECISIONS.insert().returning(
                                     DECISIONS.c.id, sort_by_parameter_order=True
@@ -409,7 +424,7 @@ def _resolve(done: list[tuple[_Ticket, str | None]]) -> None:
     """Tell the waiting requests their rows' ids: one wake-up per event loop, not per row."""
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[str | None], str | None]]]
     by_loop = {}
-    for (loop, future), logged in done:
+    for (loop, future, _), logged in done:
         by_loop.setdefault(loop, []).append((future, logged))
     for loop, futures in by_loop.items():
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more

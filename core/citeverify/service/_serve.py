@@ -10,8 +10,11 @@ files' modification times itself.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +47,7 @@ class ServeOptions:
         stream: The gateway's stream mode (``passthrough`` or ``buffer``).
         log_content: Log answers and documents with the decisions.
         log_retention_days: Days a decision is kept.
+        parent_pid: The ``serve`` command's process (the worker processes end with it).
     """
 
     db: str
@@ -58,6 +62,7 @@ class ServeOptions:
     stream: str = "passthrough"
     log_content: bool = False
     log_retention_days: float = 30.0
+    parent_pid: int | None = None
 
     def to_json(self) -> str:
         """The options as JSON (for :data:`OPTIONS_ENV`)."""
@@ -132,4 +137,25 @@ class _ProcessHeader:
 
 def app_from_env() -> FastAPI:
     """The app of one worker process, from the options in :data:`OPTIONS_ENV` (uvicorn factory)."""
-    return build_app(ServeOptions.from_json(os.environ[OPTIONS_ENV]))
+    options = ServeOptions.from_json(os.environ[OPTIONS_ENV])
+    if options.parent_pid is not None:
+        _end_with_parent(options.parent_pid)
+    return build_app(options)
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel send this worker SIGTERM when the ``serve`` process dies (even by kill -9).
+
+    uvicorn's parent stops its workers on SIGTERM and Ctrl-C; killed outright, it would leave
+    them serving the port with nobody to stop them. Linux only (elsewhere: nothing).
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the call above
+        os.kill(os.getpid(), signal.SIGTERM)
