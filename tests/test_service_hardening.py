@@ -24,6 +24,7 @@ from citeverify.references import LocalIndex
 from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
 
+from .pg import postgres_url  # noqa: F401 (a fixture)
 from .service import FAKE, KUHN, Service, bearer, build_index
 from .test_gateway_service import MUSEUM, REQUEST, SEED_POLICY
 from .test_service_cli import _free_port, _wait_up
@@ -168,7 +169,21 @@ def test_a_check_past_its_deadline_is_504(tmp_path: Path, index: LocalIndex) -> 
 # --- Idempotency-Key ---------------------------------------------------------------------------
 
 
-def test_a_retried_submit_with_the_same_idempotency_key_is_charged_once(service: Service) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_store(
+    request: pytest.FixtureRequest, tmp_path: Path, index: LocalIndex
+) -> Iterator[Service]:
+    db = (
+        str(tmp_path / "jobs.sqlite")
+        if request.param == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+    with Service(db, index, workers=False) as running:
+        yield running
+
+
+def test_a_retried_submit_with_the_same_idempotency_key_is_charged_once(any_store: Service) -> None:
+    service = any_store
     key, rival = service.key(tokens=10), service.key(tokens=10, name="rival")
     url = service.url + "/api/verify-reference"
     body = {"references": [KUHN, FAKE], "title": "paper"}
