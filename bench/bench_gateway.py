@@ -303,11 +303,12 @@ def serve_workers(
     """``citeverify serve --workers 1`` against ``--workers N``: throughput and CPU by process."""
     rows: dict[int, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        # The same policies as the in-process gateway, as pack files for --policy.
         policy = Path(tmp) / "policy.json"
-        policy.write_text(json.dumps(policy_of(args.policy) if args.policy == "default" else {}))
+        pack = {"policy": {"citation-verifier": DEFAULT_POLICY}}
+        policy.write_text(json.dumps(pack))
         if args.policy == "seed":
-            shutil.copyfile(SEED_POLICY, Path(tmp) / "policy.yaml")
-            policy = Path(tmp) / "policy.yaml"
+            policy = SEED_POLICY
         for count in (1, args.workers):
             port = free_port()
             url = f"http://127.0.0.1:{port}"

@@ -853,10 +853,10 @@ def serve(
         import uvicorn  # noqa: PLC0415
 
         from citeverify.service._serve import (  # noqa: PLC0415
-            OPTIONS_ENV,
             ServeOptions,
             build_app,
             default_workers,
+            run_processes,
         )
     except ImportError as exc:
         extra = "from a clone, python -m pip install '.[server]'"
@@ -920,18 +920,21 @@ def serve(
     )
     # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
     common: dict[str, Any] = {
-        "host": host,
-        "port": port,
         "log_level": "info",
         "ws": "none",
         "timeout_graceful_shutdown": shutdown_timeout,
     }
     if processes == 1:
-        uvicorn.run(build_app(options), **common)
+        uvicorn.run(build_app(options), host=host, port=port, **common)
         return
-    # uvicorn starts each process from an import string; the options travel in the environment.
-    os.environ[OPTIONS_ENV] = options.to_json()
-    uvicorn.run("citeverify.service._serve:app_from_env", factory=True, workers=processes, **common)
+    try:
+        status = run_processes(
+            options, host=host, port=port, processes=processes, uvicorn_options=common
+        )
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command()
