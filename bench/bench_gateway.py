@@ -333,8 +333,16 @@ def serve_workers(
                     "upstream": [upstream_pid],
                     "serve parent": [proc.pid],
                 }
-                for i, child in enumerate(children, 1):
-                    pids[f"child {i}"] = [child]
+                workers = 0
+                for child in children:
+                    try:
+                        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    if b"resource_tracker" in cmdline:
+                        continue  # multiprocessing's helper, idle
+                    workers += 1
+                    pids[f"worker {workers}"] = [child]
                 label = f"serve --workers {count}, {args.clients} clients"
                 rows[count] = phase(
                     label, url, body, args.clients, args.requests, pids, args.client
