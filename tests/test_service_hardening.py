@@ -285,3 +285,21 @@ def test_every_acknowledged_decision_survives_kill_9(tmp_path: Path) -> None:
         logged = conn.execute("SELECT count(*) FROM decisions WHERE status = 200").fetchone()[0]
     assert acknowledged >= 200
     assert logged >= acknowledged
+
+
+def test_an_idempotency_key_is_forgotten_after_24_hours(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeverify.references import _jobs
+
+    key = service.key(tokens=10)
+    url = service.url + "/api/verify-reference"
+    headers = {**bearer(key), "Idempotency-Key": "daily"}
+    first = httpx.post(url, json={"references": [KUHN]}, headers=headers, timeout=30).json()
+    now = time.time()
+    monkeypatch.setattr(_jobs, "_clock", lambda: now + _jobs.IDEMPOTENCY_SECONDS + 60)
+    later = httpx.post(url, json={"references": [KUHN]}, headers=headers, timeout=30)
+    assert later.status_code == 200
+    assert "idempotent-replayed" not in later.headers
+    assert later.json()["jobIds"] != first["jobIds"]  # a new submission, charged again
+    assert later.json()["tokensAvailable"] == 8

@@ -238,6 +238,7 @@ class JobStore:
         self._running: set[int] = set()
         self._running_lock = threading.Lock()
         self._rate_pruned = 0.0
+        self._idempotency_pruned = 0.0
         #: Told ``(state, seconds)`` when a job ends (the service's latency metric).
         self.observe: Callable[[str, float], None] | None = None
         try:
@@ -322,6 +323,14 @@ class JobStore:
             json.dumps([list(references), title], ensure_ascii=True).encode()
         ).hexdigest()
         idem = (idempotency_key, body_hash)
+        if _clock() - self._idempotency_pruned > 3600:  # expired keys go once an hour
+            self._idempotency_pruned = _clock()
+            with self._transaction() as db:
+                db.execute(
+                    IDEMPOTENCY.delete().where(
+                        IDEMPOTENCY.c.created_ts < _clock() - IDEMPOTENCY_SECONDS
+                    )
+                )
         for _ in range(3):
             try:
                 return self._submit(references, title, tenant, idem)
@@ -422,9 +431,6 @@ class JobStore:
                 # Old hits of every address go once a window: the table holds one minute.
                 self._rate_pruned = now
                 db.execute(RATE_HITS.delete().where(RATE_HITS.c.ts <= since))
-                db.execute(
-                    IDEMPOTENCY.delete().where(IDEMPOTENCY.c.created_ts < now - IDEMPOTENCY_SECONDS)
-                )
         return 0.0
 
     # --- work ------------------------------------------------------------------------------------
