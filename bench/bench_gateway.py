@@ -31,6 +31,12 @@ Run: ``python -m uv run --frozen --all-extras python bench/bench_gateway.py`` (`
 ``--pin``: the gateway on CPU 1, the upstream and the load on CPU 0, ``--gateway-processes N``:
 N gateway processes on one port, ``--no-profile``, ``--keep-profile FILE``, ``--core DIR``: the
 gateway imports ``citeverify`` from DIR, a patched copy, for experiments).
+
+``--workers N`` adds, in the same run, the real command: ``citeverify serve --upstream URL
+--workers 1`` and then ``--workers N`` (uvicorn's processes on one port, one SQLite job store),
+``--clients`` clients each, with the CPU of every process (the serve parent, each worker, the
+upstream, the load) and the throughput ratio (target: N=2 at least 1.4x one worker).
+``--workers-only`` runs just that comparison.
 """
 
 from __future__ import annotations
@@ -279,6 +285,89 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 _TICK = os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes under ``pid`` (uvicorn's workers), from /proc."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in map(int, children):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def serve_workers(
+    upstream_url: str, body: bytes, args: argparse.Namespace, upstream_pid: int
+) -> dict[int, dict]:
+    """``citeverify serve --workers 1`` against ``--workers N``: throughput and CPU by process."""
+    rows: dict[int, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        # The same policies as the in-process gateway, as pack files for --policy.
+        policy = Path(tmp) / "policy.json"
+        pack = {"policy": {"citation-verifier": DEFAULT_POLICY}}
+        policy.write_text(json.dumps(pack))
+        if args.policy == "seed":
+            policy = SEED_POLICY
+        for count in (1, args.workers):
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            command = [
+                sys.executable, "-m", "citeverify", "serve", "--port", str(port),
+                "--db", str(Path(tmp) / f"service-{count}.sqlite"),
+                "--index", str(Path(tmp) / "none"), "--upstream", upstream_url + "/v1",
+                "--policy", str(policy), "--workers", str(count),
+            ]  # fmt: skip
+            proc = subprocess.Popen(
+                command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            try:
+                wait_ready(url, proc)
+                deadline = time.monotonic() + 60
+                while len(descendants(proc.pid)) < count and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                time.sleep(1.0)  # every worker has imported the app and listens
+                children = descendants(proc.pid)
+                pids: dict[str, list[int] | None] = {
+                    "load": None,
+                    "upstream": [upstream_pid],
+                    "serve parent": [proc.pid],
+                }
+                workers = 0
+                for child in children:
+                    try:
+                        cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+                    except OSError:
+                        continue
+                    if b"resource_tracker" in cmdline:
+                        continue  # multiprocessing's helper, idle
+                    workers += 1
+                    pids[f"worker {workers}"] = [child]
+                label = f"serve --workers {count}, {args.clients} clients"
+                rows[count] = phase(
+                    label, url, body, args.clients, args.requests, pids, args.client
+                )
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+    one, many = rows[1], rows[args.workers]
+    ratio = many["rps"] / one["rps"]
+    verdict = "met" if ratio >= 1.4 or args.workers == 1 else "NOT met"
+    print(
+        f"serve --workers {args.workers}: {many['rps']:.0f} requests/s against {one['rps']:.0f} "
+        f"with one worker: {ratio:.2f}x (target >= 1.4x for 2 workers: {verdict})"
+    )
+    return rows
 
 
 def cpu_seconds(pids: list[int] | None) -> float:
@@ -568,6 +657,15 @@ def main() -> None:
         default=1,
         help="gateway processes sharing the port (SO_REUSEPORT), as uvicorn --workers would",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="also compare citeverify serve --workers 1 with --workers N (the real command)",
+    )
+    parser.add_argument(
+        "--workers-only", action="store_true", help="run only the --workers comparison"
+    )
     parser.add_argument("--core", help="run the gateway with the citeverify package in this folder")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-gateway", type=int, help=argparse.SUPPRESS)
@@ -611,6 +709,10 @@ def main() -> None:
     upstream = start(["--serve-upstream", str(up_port)], 0 if pin else None, env)
     try:
         wait_ready(upstream_url, upstream)
+        if args.workers_only:
+            print("\n== citeverify serve --workers ==")
+            serve_workers(upstream_url, body, args, upstream.pid)
+            return
 
         def gateway(
             profile: str | None = None, processes: int = 1
@@ -646,6 +748,9 @@ def main() -> None:
         finally:
             for proc in served:
                 stop(proc)
+        if args.workers:
+            print("\n== citeverify serve --workers ==")
+            serve_workers(upstream_url, body, args, upstream.pid)
         costs_without_http(args.policy)
         if not args.no_profile:
             with tempfile.TemporaryDirectory() as tmp:

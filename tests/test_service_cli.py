@@ -52,8 +52,8 @@ def _serve(db, index, port, *extra):
     )  # fmt: skip
 
 
-def _wait_up(url: str, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
+def _wait_up(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
         try:

@@ -780,11 +780,33 @@ def serve(
     db: DbOption = None,
     index: Annotated[Path, typer.Option(help="The local index file.")] = DEFAULT_INDEX,
     source: SourceOption = None,
-    workers: Annotated[
-        bool, typer.Option(help="Verify in this process (--no-workers: an API-only instance).")
+    jobs: Annotated[
+        bool,
+        typer.Option(
+            help="Run the reference-verification job workers in each process (--no-jobs: an "
+            "API-only instance)."
+        ),
     ] = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=256,
+            help="Processes serving the port, sharing the database (default: the cores).",
+        ),
+    ] = None,
+    no_workers: Annotated[
+        bool, typer.Option("--no-workers", hidden=True, help="Deprecated: --no-jobs.")
+    ] = False,
+    shutdown_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a shutdown (SIGTERM, Ctrl-C) waits for requests in flight; then they "
+            "are cancelled, with their upstream requests, and the process exits."
+        ),
+    ] = 10.0,
     max_concurrency: Annotated[
-        int, typer.Option(help="References verified at once by this instance.")
+        int, typer.Option(help="References verified at once by each process.")
     ] = 15,
     lease: Annotated[
         float,
@@ -821,87 +843,99 @@ def serve(
     log_retention_days: Annotated[
         float, typer.Option(help="Days the decision log keeps a decision.")
     ] = 30.0,
-    shutdown_timeout: Annotated[
-        int,
-        typer.Option(
-            help="Seconds a shutdown (SIGTERM, Ctrl-C) waits for requests in flight; then they "
-            "are cancelled, with their upstream requests, and the process exits."
-        ),
-    ] = 10,
 ) -> None:
     """Run the reference-verification REST API (seed 004's wire format).
 
-    Create a key first: citeverify keys create --name me --tokens 100. Several instances may
-    share one PostgreSQL database (--db postgresql://...). Needs the server extra.
+    Create a key first: citeverify keys create --name me --tokens 100. --workers N processes
+    share the port and the database; several machines may share one PostgreSQL database
+    (--db postgresql://...). Needs the server extra.
     """
     try:
         import uvicorn  # noqa: PLC0415
 
-        from citeverify.service import create_app  # noqa: PLC0415
+        from citeverify.service._serve import (  # noqa: PLC0415
+            ServeOptions,
+            build_app,
+            default_workers,
+            run_processes,
+        )
     except ImportError as exc:
         extra = "from a clone, python -m pip install '.[server]'"
         _fail(f"citeverify serve needs the server extra: {extra} ({exc})")
-    from citeverify.references import JobStore, LocalIndex, ReferenceVerifier  # noqa: PLC0415
+    from citeverify.references import JobStore, ReferenceVerifier  # noqa: PLC0415
 
+    if no_workers:
+        typer.echo("citeverify serve: --no-workers is now --no-jobs", err=True)
+        jobs = False
     if not 1 <= max_concurrency <= 1000:
         _fail("--max-concurrency must be 1 to 1000")
+    if not 0 <= shutdown_timeout < 86_400:
+        _fail("--shutdown-timeout must be 0 to 86400 seconds")
     sources = source or ["local"]
-    local = None
-    if "local" in sources:
-        if index.is_file():
-            local = LocalIndex(index)
-        elif upstream is not None and source is None:
+    if "local" in sources and not index.is_file():
+        if upstream is not None and source is None:
             # A gateway without an index: the reference API is there, its workers are not.
             typer.echo(
                 f"citeverify serve: no index at {index}: reference jobs wait until an instance "
                 "with an index runs them",
                 err=True,
             )
-            sources, workers = [], False
+            sources, jobs = [], False
         else:
             _fail(_NO_INDEX.format(index=index))
-    verifier = ReferenceVerifier(local, sources=sources, max_concurrency=max_concurrency)
-    from citeverify.service._policies import PolicyPacks  # noqa: PLC0415
-
     if stream not in {"passthrough", "buffer"}:
         _fail("--stream is passthrough or buffer")
     if not 0 < log_retention_days < 100_000:
         _fail("--log-retention-days must be a positive number of days")
-    if not 0 <= shutdown_timeout <= 3600:
-        _fail("--shutdown-timeout must be 0 to 3600 seconds")
-    # The packs serve POST /api/check (the web page) and, with --upstream, the guard endpoints.
-    packs = PolicyPacks(policy, policy_dir)
-    gateway = None
-    if upstream is not None:
-        from citeverify.service._gateway import GatewayConfig, make_upstream  # noqa: PLC0415
+    from citeverify.service._policies import PolicyPacks  # noqa: PLC0415
 
-        mode: Any = stream
-        gateway = GatewayConfig(make_upstream(upstream), packs, stream_mode=mode)
-    store = JobStore(_service_db(db), verifier, lease=lease)
-    where = store.engine.url.render_as_string(hide_password=True)
-    typer.echo(f"citeverify serve: http://{host}:{port} (jobs in {where})", err=True)
+    PolicyPacks(policy, policy_dir)  # a broken pack fails here, once, not in every process
+    # The schema is created or upgraded here, once, before the processes open the database.
+    store = JobStore(_service_db(db), ReferenceVerifier(sources=[]), lease=lease)
+    shown = store.engine.url.render_as_string(hide_password=True)
+    memory = store.engine.url.database in {None, "", ":memory:"} and store._sqlite
+    store.close()
+    processes = workers or default_workers()
+    if memory and processes > 1:
+        typer.echo("citeverify serve: an in-memory database: one process", err=True)
+        processes = 1
+    options = ServeOptions(
+        db=_service_db(db),
+        index=str(index),
+        sources=list(sources),
+        jobs=jobs,
+        max_concurrency=max_concurrency,
+        lease=lease,
+        upstream=upstream,
+        policy=str(policy) if policy else None,
+        policy_dir=str(policy_dir) if policy_dir else None,
+        stream=stream,
+        log_content=log_content,
+        log_retention_days=log_retention_days,
+        parent_pid=os.getpid(),
+    )
+    plural = "es" if processes > 1 else ""
+    typer.echo(
+        f"citeverify serve: http://{host}:{port} ({processes} process{plural}, jobs in {shown})",
+        err=True,
+    )
+    # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
+    common: dict[str, Any] = {
+        "log_level": "info",
+        "ws": "none",
+        "timeout_graceful_shutdown": shutdown_timeout,
+    }
+    if processes == 1:
+        uvicorn.run(build_app(options), host=host, port=port, **common)
+        return
     try:
-        # No websocket endpoints: ws="none" keeps uvicorn from loading a websockets stack.
-        app_ = create_app(
-            store,
-            workers=workers,
-            gateway=gateway,
-            policies=packs,
-            log_content=log_content,
-            log_retention_days=log_retention_days,
+        status = run_processes(
+            options, host=host, port=port, processes=processes, uvicorn_options=common
         )
-        uvicorn.run(
-            app_,
-            host=host,
-            port=port,
-            log_level="info",
-            ws="none",
-            timeout_graceful_shutdown=shutdown_timeout,
-        )
-    finally:
-        store.close()
-        if local is not None:
-            local.close()
+    except OSError as exc:
+        _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    if status:
+        raise typer.Exit(status)
 
 
 @app.command()

@@ -167,6 +167,7 @@ class _Call:
     path: str
     body: dict[str, Any] | None = None
     params: dict[str, int] | None = None
+    headers: dict[str, str] | None = None
 
 
 def _api_key(api_key: str | None) -> str | None:
@@ -205,7 +206,9 @@ def _timeout(value: float, name: str) -> float:
     return float(value)
 
 
-def _submit_call(references: Sequence[str], title: str | None) -> _Call:
+def _submit_call(
+    references: Sequence[str], title: str | None, idempotency_key: str | None = None
+) -> _Call:
     if isinstance(references, str | bytes) or not isinstance(references, Sequence):
         msg = "references must be a list of reference strings, not a single string"
         raise InputError(msg, path="references")
@@ -226,7 +229,18 @@ def _submit_call(references: Sequence[str], title: str | None) -> _Call:
             raise InputError("title must be a string", path="title")
         _encodable(title, "title")
         body["title"] = title
-    return _Call("POST", "/api/verify-reference", body)
+    headers = None
+    if idempotency_key is not None:
+        if not (
+            isinstance(idempotency_key, str)
+            and 0 < len(idempotency_key) <= 255
+            and idempotency_key.isascii()
+            and idempotency_key.isprintable()
+        ):
+            msg = "idempotency_key must be 1 to 255 printable ASCII characters"
+            raise InputError(msg, path="idempotency_key")
+        headers = {"Idempotency-Key": idempotency_key}
+    return _Call("POST", "/api/verify-reference", body, headers=headers)
 
 
 def _encodable(text: str, path: str) -> None:
@@ -536,7 +550,7 @@ class ReferenceClient(_Base):
                 url,
                 json=call.body,
                 params=call.params,
-                headers=self._headers(),
+                headers={**self._headers(), **(call.headers or {})},
                 timeout=self.timeout,
                 follow_redirects=False,
             ) as response:
@@ -551,12 +565,25 @@ class ReferenceClient(_Base):
             raise _transport_error(exc, self.base_url, self._key) from None
         return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
 
-    def submit(self, references: Sequence[str], *, title: str | None = None) -> Submission:
+    def submit(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Submission:
         """Queue 1-20 references for verification (one token each).
+
+        The client does not retry. A caller that retries a submit whose answer was lost (a
+        timeout, a dropped connection) passes the same ``idempotency_key`` each time: the
+        service then queues and charges the references once and answers every attempt with the
+        first answer (for 24 hours; the same key with other references is refused, 422).
 
         Args:
             references: The reference strings (at most 1,200 characters each).
             title: A label for the document in the history.
+            idempotency_key: Sent as the ``Idempotency-Key`` header (e.g. ``uuid.uuid4().hex``,
+                one per submission, reused on its retries).
 
         Returns:
             The job ids (one per reference, in order), the document id and the balance left.
@@ -566,7 +593,7 @@ class ReferenceClient(_Base):
                 refused it (400).
             ServiceError: see the module docstring.
         """
-        call = _submit_call(references, title)
+        call = _submit_call(references, title, idempotency_key)
         return _submission(self._call(call), self.base_url, len(references))
 
     def results(self, job_ids: Iterable[str]) -> list[Job]:
@@ -731,7 +758,7 @@ class AsyncReferenceClient(_Base):
                 url,
                 json=call.body,
                 params=call.params,
-                headers=self._headers(),
+                headers={**self._headers(), **(call.headers or {})},
                 timeout=self.timeout,
                 follow_redirects=False,
             ) as response:
@@ -746,9 +773,15 @@ class AsyncReferenceClient(_Base):
             raise _transport_error(exc, self.base_url, self._key) from None
         return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
 
-    async def submit(self, references: Sequence[str], *, title: str | None = None) -> Submission:
+    async def submit(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Submission:
         """Queue 1-20 references; see :meth:`ReferenceClient.submit`."""
-        call = _submit_call(references, title)
+        call = _submit_call(references, title, idempotency_key)
         return _submission(await self._call(call), self.base_url, len(references))
 
     async def results(self, job_ids: Iterable[str]) -> list[Job]:

@@ -83,8 +83,12 @@ MAX_ATTEMPTS = 3
 #: Job ids are signed 64-bit integers in both dialects: a larger id cannot be a job.
 _MAX_ID = 2**63 - 1
 #: The schema this code writes: 1 the first, 2 leases (issue 9), 3 tenants and tokens (issue 12),
-#: 4 the gateway's decision log (issue 13).
-SCHEMA_VERSION = 4
+#: 4 the gateway's decision log (issue 13), 5 shared rate-limit hits and idempotency keys.
+SCHEMA_VERSION = 5
+#: Seconds an ``Idempotency-Key`` is remembered (a retry within this replays the first answer).
+IDEMPOTENCY_SECONDS = 24 * 3600.0
+#: The longest ``Idempotency-Key`` accepted.
+MAX_IDEMPOTENCY_KEY = 255
 
 _META = sa.MetaData()
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid is INTEGER
@@ -158,6 +162,29 @@ DECISIONS = sa.Table(
     sa.Index("decisions_time", "created_ts"),
     sqlite_autoincrement=True,
 )
+#: Requests without a valid API key, one row per request, per client address: the service's
+#: per-address limit counted in the database, so that every process of the service sees them.
+RATE_HITS = sa.Table(
+    "rate_hits",
+    _META,
+    sa.Column("id", _ID, primary_key=True, autoincrement=True),
+    sa.Column("address", sa.Text, nullable=False),
+    sa.Column("ts", sa.Float, nullable=False),  # Unix seconds
+    sa.Index("rate_hits_address", "address", "ts"),
+    sa.Index("rate_hits_time", "ts"),
+)
+#: Submissions made with an ``Idempotency-Key``: the body's hash and the answer given, replayed
+#: to a retry with the same key (per API key) instead of queueing and charging again.
+IDEMPOTENCY = sa.Table(
+    "idempotency_keys",
+    _META,
+    sa.Column("api_key_id", _ID, primary_key=True),
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("body_hash", sa.Text, nullable=False),
+    sa.Column("answer", sa.Text, nullable=False),  # JSON: the submit answer
+    sa.Column("created_ts", sa.Float, nullable=False),
+    sa.Index("idempotency_time", "created_ts"),
+)
 SCHEMA = sa.Table("citeverify_schema", _META, sa.Column("version", sa.Integer, nullable=False))
 _JOB_COLUMNS = {"id", "document_id", "position", "raw_text", "state", "result", "error"}
 
@@ -210,6 +237,8 @@ class JobStore:
         #: The jobs this store's workers hold now: the heartbeat extends these, and only these.
         self._running: set[int] = set()
         self._running_lock = threading.Lock()
+        self._rate_pruned = 0.0
+        self._idempotency_pruned = 0.0
         #: Told ``(state, seconds)`` when a job ends (the service's latency metric).
         self.observe: Callable[[str, float], None] | None = None
         try:
@@ -246,17 +275,29 @@ class JobStore:
     # --- submit ----------------------------------------------------------------------------------
 
     def submit(
-        self, references: Sequence[str], *, title: str | None = None, tenant: int | None = None
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        tenant: int | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Queue 1-20 references; returns ``jobIds``, ``documentId`` and ``message``.
 
         With ``tenant`` (an API key's id), each reference reserves one of its tokens and the
         answer adds ``tokensAvailable``.
 
+        With ``idempotency_key`` (and a tenant), a submission repeated with the same key and the
+        same references and title within 24 hours returns the first answer (``replayed`` True)
+        and queues and charges nothing; concurrent repeats charge once.
+
         Raises:
             InputError: 0 or more than 20 references, or one that is not a string, is empty,
                 longer than 1,200 characters or not valid Unicode (``path`` names it:
-                ``references[3]``); a title that is not a string of at most 500 characters.
+                ``references[3]``); a title that is not a string of at most 500 characters; an
+                idempotency key that is not 1-255 printable ASCII characters.
+            ServiceError: 422 ``idempotency_key_reused``: the key was used for a different
+                submission; 409 ``idempotency_key_in_use``: concurrent requests kept colliding.
             InsufficientTokensError: the tenant has fewer tokens than references (nothing queued).
             PermissionDeniedError: the tenant's key was revoked meanwhile.
         """
@@ -268,9 +309,53 @@ class JobStore:
             if not encodable(title) or "\x00" in title:
                 msg = "title must be valid Unicode text without NUL characters"
                 raise InputError(msg, path="title")
+        if idempotency_key is None or tenant is None:
+            return self._submit(references, title, tenant, None)
+        if not (
+            isinstance(idempotency_key, str)
+            and 0 < len(idempotency_key) <= MAX_IDEMPOTENCY_KEY
+            and idempotency_key.isascii()
+            and idempotency_key.isprintable()
+        ):
+            msg = f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters"
+            raise InputError(msg, path="Idempotency-Key")
+        body_hash = hashlib.sha256(
+            json.dumps([list(references), title], ensure_ascii=True).encode()
+        ).hexdigest()
+        idem = (idempotency_key, body_hash)
+        if _clock() - self._idempotency_pruned > 3600:  # expired keys go once an hour
+            self._idempotency_pruned = _clock()
+            with self._transaction() as db:
+                db.execute(
+                    IDEMPOTENCY.delete().where(
+                        IDEMPOTENCY.c.created_ts < _clock() - IDEMPOTENCY_SECONDS
+                    )
+                )
+        for _ in range(3):
+            try:
+                return self._submit(references, title, tenant, idem)
+            except _SameKeyMeanwhile:
+                continue  # another request with this key committed first: replay its answer
+        raise ServiceError(
+            "the Idempotency-Key is in use by a concurrent request; retry",
+            status=409,
+            code="idempotency_key_in_use",
+        )
+
+    def _submit(
+        self,
+        references: Sequence[str],
+        title: str | None,
+        tenant: int | None,
+        idem: tuple[str, str] | None,
+    ) -> dict[str, Any]:
         document_id = uuid.uuid4().hex
         count = len(references)
         with self._transaction() as db:
+            if idem is not None and tenant is not None:
+                replay = _replay(db, tenant, *idem)
+                if replay is not None:
+                    return replay
             available = None
             if tenant is not None:
                 available = _reserve(db, tenant, count)
@@ -296,14 +381,57 @@ class JobStore:
                 )
                 for i, ref in enumerate(references)
             ]
-        answer: dict[str, Any] = {
-            "jobIds": ids,
-            "documentId": document_id,
-            "message": f"{len(ids)} reference(s) queued for verification",
-        }
-        if available is not None:
-            answer["tokensAvailable"] = available
-        return answer
+            answer: dict[str, Any] = {
+                "jobIds": ids,
+                "documentId": document_id,
+                "message": f"{len(ids)} reference(s) queued for verification",
+            }
+            if available is not None:
+                answer["tokensAvailable"] = available
+            if idem is not None and tenant is not None:
+                # PostgreSQL: a concurrent request with the same key waits here on the primary
+                # key until this one commits, then fails and replays this answer. SQLite's
+                # BEGIN IMMEDIATE serialises the two before the lookup above.
+                try:
+                    with db.begin_nested():
+                        db.execute(
+                            IDEMPOTENCY.insert().values(
+                                api_key_id=tenant,
+                                key=idem[0],
+                                body_hash=idem[1],
+                                answer=json.dumps(answer),
+                                created_ts=_clock(),
+                            )
+                        )
+                except sa.exc.IntegrityError:
+                    raise _SameKeyMeanwhile from None
+        return {**answer, "replayed": False} if idem is not None else answer
+
+    # --- the unauthenticated rate limit ----------------------------------------------------------
+
+    def hit_rate_limit(self, address: str, limit: int, *, window: float = 60.0) -> float:
+        """Count a request without a valid key from ``address``; 0 when within ``limit``.
+
+        Counted in the database, so that every process sharing it applies one limit. Refused
+        requests are not counted. Returns the seconds until the next request is allowed.
+        """
+        now = _clock()
+        since = now - window
+        address = address[:100]
+        with self._transaction() as db:
+            hits = db.execute(
+                sa.select(sa.func.count(), sa.func.min(RATE_HITS.c.ts)).where(
+                    RATE_HITS.c.address == address, RATE_HITS.c.ts > since
+                )
+            ).one()
+            if hits[0] >= limit:
+                return max(1.0, window - (now - float(hits[1])))
+            db.execute(RATE_HITS.insert().values(address=address, ts=now))
+            if now - self._rate_pruned > window:
+                # Old hits of every address go once a window: the table holds one minute.
+                self._rate_pruned = now
+                db.execute(RATE_HITS.delete().where(RATE_HITS.c.ts <= since))
+        return 0.0
 
     # --- work ------------------------------------------------------------------------------------
 
@@ -887,6 +1015,38 @@ class JobStore:
 #: Every key starts so (a secret scanner can find leaked ones); the next 8 characters are its
 #: public prefix, shown by ``keys list`` and used to find it.
 KEY_PREFIX = "cvk_"
+
+
+class _SameKeyMeanwhile(Exception):
+    """A concurrent submission with the same idempotency key committed first."""
+
+
+def _replay(db: sa.Connection, tenant: int, key: str, body_hash: str) -> dict[str, Any] | None:
+    """The answer of an earlier submission with this key, or None when there is none.
+
+    Raises:
+        ServiceError: 422 ``idempotency_key_reused``, the key came with another body.
+    """
+    row = db.execute(
+        sa.select(IDEMPOTENCY.c.body_hash, IDEMPOTENCY.c.answer, IDEMPOTENCY.c.created_ts).where(
+            IDEMPOTENCY.c.api_key_id == tenant, IDEMPOTENCY.c.key == key
+        )
+    ).first()
+    if row is None:
+        return None
+    if row.created_ts < _clock() - IDEMPOTENCY_SECONDS:  # expired: forget it, submit anew
+        db.execute(
+            IDEMPOTENCY.delete().where(IDEMPOTENCY.c.api_key_id == tenant, IDEMPOTENCY.c.key == key)
+        )
+        return None
+    if not hmac.compare_digest(row.body_hash, body_hash):
+        msg = (
+            "this Idempotency-Key was used with a different request body; use a new key for a "
+            "new submission"
+        )
+        raise ServiceError(msg, status=422, code="idempotency_key_reused")
+    answer: dict[str, Any] = json.loads(row.answer)
+    return {**answer, "replayed": True}
 
 
 def _prefix(key: str) -> str:

@@ -8,11 +8,10 @@ import contextlib
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Header, Query, Request, Response
 from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -29,12 +28,18 @@ from citeverify._errors import (
 )
 from citeverify.references._jobs import MAX_POLL_IDS, MAX_REFERENCES, JobStore
 from citeverify.references._parse import MAX_REFERENCE_CHARS, split_reference_list
-from citeverify.service._decisions import DEFAULT_RETENTION_DAYS, DecisionLog, decision_row
+from citeverify.service._decisions import (
+    DEFAULT_RETENTION_DAYS,
+    DecisionLog,
+    DurableDecisions,
+    decision_row,
+)
 from citeverify.service._gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
+from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
 from citeverify.service._web import web_router
 
-__all__ = ["MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
+__all__ = ["CHECK_TIMEOUT", "MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
 
 _log = logging.getLogger("citeverify.service")
 
@@ -43,6 +48,10 @@ _log = logging.getLogger("citeverify.service")
 MAX_BODY_BYTES = 256 * 1024
 #: The seed's limit for requests without a valid API key, per client address.
 UNAUTHENTICATED_PER_MINUTE = 10
+#: Seconds ``POST /api/check`` waits for its verification (slow lookups) before answering 504.
+CHECK_TIMEOUT = 30.0
+#: The header naming a retry of the same submission (``POST /api/verify-reference``).
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -300,35 +309,7 @@ def _validation_message(exc: RequestValidationError) -> str:
     return f"{where}: {what}" if where else what
 
 
-# --- the rate limit and the body limit (pure ASGI: before anything reads the body) ---------------
-
-
-class _Window:
-    """Requests per client address in the last 60 seconds (a sliding window, bounded memory)."""
-
-    def __init__(self, limit: int, *, max_clients: int = 100_000) -> None:
-        self.limit = limit
-        self.max_clients = max_clients
-        self._hits: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def hit(self, client: str) -> float:
-        """Count a request; 0 when allowed, else the seconds until the next one is."""
-        now = time.monotonic()
-        with self._lock:
-            hits = self._hits.get(client)
-            if hits is None:
-                if len(self._hits) >= self.max_clients:  # many addresses: forget the idle ones
-                    self._hits = {k: v for k, v in self._hits.items() if v and v[-1] > now - 60}
-                    if len(self._hits) >= self.max_clients:
-                        self._hits.clear()
-                hits = self._hits[client] = deque()
-            while hits and hits[0] <= now - 60:
-                hits.popleft()
-            if len(hits) >= self.limit:
-                return max(1.0, 60 - (now - hits[0]))
-            hits.append(now)
-            return 0.0
+# --- the body limit (pure ASGI: before anything reads the body) ----------------------------------
 
 
 class _BodyLimit:
@@ -409,6 +390,9 @@ def create_app(
     policies: PolicyPacks | None = None,
     log_content: bool = False,
     log_retention_days: float = DEFAULT_RETENTION_DAYS,
+    slots: VerificationSlots | None = None,
+    check_timeout: float = CHECK_TIMEOUT,
+    on_shutdown: Sequence[Callable[[], None]] = (),
 ) -> FastAPI:
     """The service around ``store``.
 
@@ -426,6 +410,12 @@ def create_app(
         log_content: Log the answers and documents with the decisions (off: only what was
             decided).
         log_retention_days: Decisions older than this are deleted.
+        slots: The bounds on verifications running at once (per process and per caller) that
+            ``POST /api/check`` runs under (default: a new :class:`VerificationSlots`); the app
+            exposes it as ``app.state.slots`` for other routes of the process to share.
+        check_timeout: Seconds ``POST /api/check`` waits for a verification (504 after).
+        on_shutdown: Called when the app stops, after the workers and the log (closes what the
+            caller opened for it, such as the store).
     """
     if policies is None:
         policies = gateway.policies if gateway is not None else PolicyPacks()
@@ -455,12 +445,29 @@ def create_app(
         buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
     )
 
-    def observe_decision(row: Mapping[str, Any]) -> None:
-        source = str(row["source"])
-        decided.labels(source, str(row["policy"]), str(row["action"] or "unchecked")).inc()
-        decision_latency.labels(source).observe(float(row["latency_ms"]) / 1000)
+    # The labelled children, kept: .labels() validates and looks them up under a lock each time,
+    # a measurable share of what a guard request costs the event loop. Bounded: sources and
+    # actions are a few, policy names are the packs'.
+    children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
-    window = _Window(unauthenticated_per_minute)
+    def observe_decision(row: Mapping[str, Any]) -> None:
+        labels = (str(row["source"]), str(row["policy"]), str(row["action"] or "unchecked"))
+        child = children.get(labels)
+        if child is None:
+            if len(children) > 10_000:
+                children.clear()
+            child = children[labels] = (
+                decided.labels(*labels),
+                decision_latency.labels(labels[0]),
+            )
+        child[0].inc()
+        child[1].observe(float(row["latency_ms"]) / 1000)
+
+    # One bound for every verification of the process: the guard's and POST /api/check's.
+    if slots is None:
+        slots = gateway.slots if gateway is not None else VerificationSlots()
+    elif gateway is not None:
+        gateway.slots = slots
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -476,16 +483,26 @@ def create_app(
             await asyncio.to_thread(decisions.stop)
             if gateway is not None:
                 await gateway.aclose()
+            slots.close()
+            for close in on_shutdown:
+                await asyncio.to_thread(close)
 
     app = FastAPI(
         title="citeverify reference verification",
         version=_version(),
         description="Seed 004's reference-verification API, self-hosted (citeverify serve).",
         lifespan=lifespan,
+        # No documentation pages on the service's origin: FastAPI's load scripts from a CDN
+        # (floating versions, no integrity) without the review page's CSP, and a script there
+        # could read the key the page remembers. The schema stays at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     decisions.observe = observe_decision
     app.state.decisions = decisions  # the decision log (tests, embedding applications)
     app.state.policies = policies
+    app.state.slots = slots  # one bound for every verification of this process
     # No trailing-slash redirects: Starlette builds their Location from the Host header, so a
     # request could make the service redirect to any host. A wrong path is a 404.
     app.router.redirect_slashes = False
@@ -535,18 +552,38 @@ def create_app(
         try:
             return store.authenticate(key.strip() if scheme.lower() == "bearer" else "")
         except AuthenticationError:
+            # Counted in the database: every process of the service shares one count.
             client = request.client.host if request.client else "unknown"
-            if wait := window.hit(client):
-                msg = f"more than {window.limit} requests a minute without a valid API key"
+            if wait := store.hit_rate_limit(client, unauthenticated_per_minute):
+                limit = unauthenticated_per_minute
+                msg = f"more than {limit} requests a minute without a valid API key"
                 raise RateLimitError(msg, retry_after=wait) from None
             raise
 
     Key = Annotated[dict[str, Any], Depends(tenant)]
 
     @app.post("/api/verify-reference", response_model=Submission, responses=_ERRORS)
-    def submit(body: SubmitBody, key: Key) -> dict[str, Any]:
+    def submit(
+        body: SubmitBody,
+        key: Key,
+        response: Response,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias=IDEMPOTENCY_HEADER,
+                max_length=255,
+                description="Repeat a submission without paying again: the same key with the "
+                "same body within 24 hours returns the first answer (Idempotent-Replayed: true).",
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
         """Queue 1-20 references (one token each); returns their job ids."""
-        return store.submit(body.references, title=body.title, tenant=key["id"])
+        answer = store.submit(
+            body.references, title=body.title, tenant=key["id"], idempotency_key=idempotency_key
+        )
+        if answer.pop("replayed", False):
+            response.headers["Idempotent-Replayed"] = "true"
+        return answer
 
     @app.post(
         "/api/verify-reference/results",
@@ -578,11 +615,21 @@ def create_app(
         return store.cancel(document_id=body.documentId, job_ids=body.jobIds, tenant=key["id"])
 
     @app.post("/api/check", response_model=CheckResult, responses=_ERRORS)
-    def check(body: CheckBody, key: Key) -> dict[str, Any]:
+    async def check(body: CheckBody, key: Key) -> dict[str, Any]:
         """Check an answer against its context documents with a policy pack (logged)."""
         started = time.perf_counter()
         name, verifier = policies.get(body.policy)
-        result = verifier.verify(body.answer, body.context_documents)
+        try:
+            # On the slots' threads, never the event loop; a caller with many slow checks
+            # running is refused (429) instead of taking every thread.
+            result = await slots.run(
+                ("key", key["id"]),
+                lambda: verifier.verify(body.answer, body.context_documents),
+                timeout=check_timeout,
+            )
+        except TimeoutError:
+            msg = f"the verification took longer than {check_timeout:g} seconds"
+            raise ServiceError(msg, status=504, code="verification_timeout") from None
         row = decision_row(
             result,
             source="page",
@@ -593,13 +640,8 @@ def create_app(
         documents = [
             d if isinstance(d, str) else str(d.get("content")) for d in body.context_documents
         ]
-        logged = decisions.record(
-            row,
-            tenant=key["id"],
-            answer=body.answer,
-            documents=documents,
-            result=result,
-            wait=True,
+        logged = await decisions.record_durably(
+            row, tenant=key["id"], answer=body.answer, documents=documents, result=result
         )
         return {"decision_id": logged, "policy": name, "result": result.to_dict()}
 
@@ -683,11 +725,16 @@ def create_app(
 
     if gateway is not None:
         # A key guessed on the guard counts against the same window as on the REST API.
-        app.include_router(gateway_router(gateway, store=store, log=decisions, limiter=window.hit))
+        def limiter(address: str) -> float:
+            return store.hit_rate_limit(address, unauthenticated_per_minute)
+
+        app.include_router(gateway_router(gateway, store=store, log=decisions, limiter=limiter))
     # The review page at / (docs/web.md): public HTML/JS/CSS; its data comes from the API above.
     app.include_router(web_router())
     # The guard endpoints carry context documents: a larger limit there.
     app.add_middleware(_BodyLimit, limit=max_body_bytes, gateway_limit=GATEWAY_MAX_BODY)
+    # A response starts only once the decisions it logged are committed (kill -9 loses none).
+    app.add_middleware(DurableDecisions)
     return app
 
 

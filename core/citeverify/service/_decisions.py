@@ -6,20 +6,27 @@ the reference jobs (table ``decisions``). The answer and the context documents a
 when the service logs content (``citeverify serve --log-content``). Rows older than the retention
 (``--log-retention-days``, 30 by default) are deleted.
 
-Writes never slow a request down: :meth:`DecisionLog.record` puts the row on a bounded queue, and
-a writer thread inserts the queued rows in one transaction. Reads flush the queue first, so a
-decision just made is in the log that the same client reads next.
+Durability: a decision is committed before its response is sent. :meth:`DecisionLog.record`
+puts the row on a queue and returns at once; a writer thread inserts every queued row in one
+transaction (a group commit: the rows that arrive while one commit runs go together in the
+next). Inside a request wrapped by :class:`DurableDecisions`, the response's first byte waits
+(on the event loop, without blocking it) until the request's rows are committed, so an answer a
+client received is in the log even if the process is killed right after. A row the database
+refused is counted in ``dropped`` and logged; the response is still sent.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import datetime
 import json
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,7 +35,7 @@ from citeverify._errors import InputError, ServiceError
 from citeverify._result import VerificationResult
 from citeverify.references._jobs import DECISIONS, JobStore
 
-__all__ = ["DEFAULT_RETENTION_DAYS", "DecisionLog", "decision_row"]
+__all__ = ["DEFAULT_RETENTION_DAYS", "DecisionLog", "DurableDecisions", "decision_row"]
 
 _log = logging.getLogger("citeverify.service")
 
@@ -36,10 +43,20 @@ DEFAULT_RETENTION_DAYS = 30.0
 #: Rows waiting to be written; beyond this the oldest are dropped (and counted), never the service.
 MAX_QUEUED = 10_000
 #: Seconds the writer waits after the first queued row, to write the rows that follow with it.
-BATCH_WAIT = 0.05
+#: Short: a response waits for its row's commit. Under load the rows that arrive during one
+#: commit go in the next anyway; this only gathers a burst's rows when the writer was idle.
+BATCH_WAIT = 0.001
 #: The log stores at most this much content per decision (answer and documents, as JSON).
 MAX_CONTENT_CHARS = 1_000_000
 _VERDICTS = {"allow", "block"}
+
+#: The commits the current request waits for before its response starts (set by
+#: DurableDecisions; the list is shared with the tasks and threads the request runs in).
+_PENDING: contextvars.ContextVar[list[asyncio.Future[str | None]] | None] = contextvars.ContextVar(
+    "citeverify_pending_decisions", default=None
+)
+#: Who waits for a row: the loop, the future to resolve, and whether it needs the row's id.
+_Ticket = tuple[asyncio.AbstractEventLoop, "asyncio.Future[str | None]", bool]
 _ACTIONS = {"allow", "flag", "redact", "block"}
 
 
@@ -116,7 +133,7 @@ class DecisionLog:
         self.log_content = log_content
         self.retention_days = float(retention_days)
         self.dropped = 0
-        self._queue: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._queue: queue.Queue[tuple[dict[str, Any], _Ticket | None]] = queue.Queue()
         self._wake = threading.Event()
         self._stopping = False
         self._write_lock = threading.Lock()
@@ -145,6 +162,19 @@ class DecisionLog:
         Queued for the writer thread, or with ``wait`` written now: then its id (None if the
         database failed).
         """
+        return self._record(row, tenant, answer, documents, result, wait=wait, wants_id=False)
+
+    def _record(
+        self,
+        row: Mapping[str, Any],
+        tenant: int | None,
+        answer: str | None,
+        documents: list[str] | None,
+        result: VerificationResult | None,
+        *,
+        wait: bool,
+        wants_id: bool,
+    ) -> str | None:
         if self.observe is not None:
             self.observe(row)
         now = time.time()
@@ -171,15 +201,54 @@ class DecisionLog:
                 self.dropped += 1
                 _log.warning("a decision not logged: %s", exc)
                 return None
+        self._enqueue(stored, wants_id=wants_id)
+        return None
+
+    def record_durably(
+        self,
+        row: Mapping[str, Any],
+        *,
+        tenant: int | None = None,
+        answer: str | None = None,
+        documents: list[str] | None = None,
+        result: VerificationResult | None = None,
+    ) -> Awaitable[str | None]:
+        """Log one decision like :meth:`record`; await the result for its id once committed.
+
+        Called on an event loop. The wait happens off the loop (the writer thread commits); the
+        id is None when the database refused the row.
+        """
+        before = _PENDING.get()
+        pending: list[asyncio.Future[str | None]] = []
+        token = _PENDING.set(pending)
+        try:
+            self._record(row, tenant, answer, documents, result, wait=False, wants_id=True)
+        finally:
+            _PENDING.reset(token)
+        if before is not None:
+            before.extend(pending)
+        return pending[0]
+
+    def _enqueue(self, stored: dict[str, Any], *, wants_id: bool) -> None:
+        pending = _PENDING.get()
+        ticket: _Ticket | None = None
+        if pending is not None:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future[str | None] = loop.create_future()
+            pending.append(future)
+            ticket = (loop, future, wants_id)
         if self._queue.qsize() >= MAX_QUEUED:
             try:
-                self._queue.get_nowait()
+                _, dropped = self._queue.get_nowait()
                 self.dropped += 1
+                _resolve([(dropped, None)] if dropped is not None else [])
             except queue.Empty:
                 pass
-        self._queue.put(stored)
-        self._wake.set()
-        return None
+        self._queue.put((stored, ticket))
+        if self._thread is None:  # no writer (an app run without its lifespan): write now
+            self.flush()
+        else:
+            self._wake.set()
 
     def start(self) -> None:
         """Start the writer thread (the service's lifespan does)."""
@@ -215,21 +284,40 @@ class DecisionLog:
         """Write every queued row now (and wait for the rows the writer is writing)."""
         with self._write_lock:
             while True:
-                rows: list[dict[str, Any]] = []
-                while len(rows) < 1000:
+                batch: list[tuple[dict[str, Any], _Ticket | None]] = []
+                while len(batch) < 1000:
                     try:
-                        rows.append(self._queue.get_nowait())
+                        batch.append(self._queue.get_nowait())
                     except queue.Empty:
                         break
-                if not rows:
+                if not batch:
                     return
+                rows = [row for row, _ in batch]
+                ids: list[str | None] = [None] * len(rows)
                 try:
                     with self.store._transaction() as db:
-                        db.execute(DECISIONS.insert(), rows)
+                        # RETURNING only when someone needs an id (POST /api/check's answer).
+                        if any(ticket is not None and ticket[2] for _, ticket in batch):
+                            done = db.execute(
+                                DECISIONS.insert().returning(
+                                    DECISIONS.c.id, sort_by_parameter_order=True
+                                ),
+                                rows,
+                            )
+                            ids = [str(i) for i in done.scalars()]
+                        else:
+                            db.execute(DECISIONS.insert(), rows)
                 except ServiceError as exc:
                     self.dropped += len(rows)
                     _log.warning("%d decisions not logged: %s", len(rows), exc)
-                    return
+                finally:
+                    _resolve(
+                        [
+                            (ticket, logged)
+                            for (_, ticket), logged in zip(batch, ids, strict=True)
+                            if ticket is not None
+                        ]
+                    )
 
     def prune(self) -> int:
         """Delete the rows older than the retention; how many."""
@@ -288,7 +376,9 @@ class DecisionLog:
     def get(self, decision_id: str, tenant: int) -> dict[str, Any] | None:
         """One of the key's decisions with its content (None when logged without), or None."""
         self.flush()
-        if not (decision_id.isdigit() and len(decision_id) < 19):
+        # ASCII digits only: "٣" passes str.isdigit and int() reads it as 3, "²" passes
+        # isdigit and int() refuses it. Neither is an id.
+        if not (decision_id.isascii() and decision_id.isdigit() and len(decision_id) < 19):
             return None
         with self.store._transaction() as db:
             row = db.execute(
@@ -328,6 +418,65 @@ class DecisionLog:
         for entry in by_day.values():
             entry["total"] = sum(v for k, v in entry.items() if k != "day")
         return {"days": list(by_day.values())}
+
+
+def _resolve(done: list[tuple[_Ticket, str | None]]) -> None:
+    """Tell the waiting requests their rows' ids: one wake-up per event loop, not per row."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[str | None], str | None]]]
+    by_loop = {}
+    for (loop, future, _), logged in done:
+        by_loop.setdefault(loop, []).append((future, logged))
+    for loop, futures in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(_set_results, futures)
+
+
+def _set_results(futures: list[tuple[asyncio.Future[str | None], str | None]]) -> None:
+    for future, logged in futures:
+        if not future.done():
+            future.set_result(logged)
+
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class DurableDecisions:
+    """ASGI middleware: a response starts only once the request's decisions are committed.
+
+    The rows a request logs (:meth:`DecisionLog.record`, from the guard endpoints or
+    ``POST /api/check``) are committed by the log's writer thread; the response's first message
+    waits for those commits, so an acknowledged decision survives the process being killed.
+    Requests that log nothing pass straight through.
+
+    Args:
+        app: The application to wrap.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        pending: list[asyncio.Future[str | None]] = []
+
+        async def durable(message: Message) -> None:
+            if pending and message["type"] == "http.response.start":
+                waiting = pending[:]
+                pending.clear()
+                await asyncio.gather(*waiting)
+            await send(message)
+
+        token = _PENDING.set(pending)
+        try:
+            await self.app(scope, receive, durable)
+        finally:
+            _PENDING.reset(token)
 
 
 _SUMMARY: list[Any] = [

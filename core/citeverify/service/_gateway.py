@@ -573,7 +573,12 @@ def gateway_router(
         try:
             tenant, authorization = _caller(request, store, config.upstream.api_key)
         except ServiceError as exc:
-            if exc.status == 401 and limiter is not None and (wait := limiter(address)):
+            # The count is a database write: off the event loop.
+            if exc.status == 401 and limiter is not None:
+                wait = await asyncio.to_thread(limiter, address)
+            else:
+                wait = 0.0
+            if wait:
                 return _rate_limited(RateLimitError(_GUESSING, retry_after=wait))
             kind_ = "authentication_error" if exc.status in {401, 403} else "invalid_request_error"
             headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
