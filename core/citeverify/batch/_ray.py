@@ -30,6 +30,7 @@ import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -181,6 +182,85 @@ class RayVerifier:
         )
 
 
+#: Ray's hook for drivers started by ``uv run`` (on unless this variable says otherwise): it
+#: packages the working folder and starts every worker with the driver's ``uv run`` options
+#: (``py_executable="uv run --frozen ... python"``), so each worker process first builds a
+#: fresh environment in a copy of that folder. Read once, when Ray is imported.
+UV_HOOK_VARIABLE = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
+
+
+@contextmanager
+def _uv_run_hook_off(ray: Any) -> Iterator[None]:
+    """Ray's ``uv run`` hook off for one ``ray.init`` (unless :data:`UV_HOOK_VARIABLE` is set).
+
+    A user who set the variable keeps that choice. Why off: under ``python -m uv run --frozen
+    citeverify batch ... --engine ray`` (the README's way), the hook starts the workers with
+    ``uv run --frozen --python X python`` in a copy of the working folder (``.venv`` left out),
+    that is, in a new environment synced without the extras this one was installed with: no
+    ``ray`` there, every worker dies at start-up, Ray starts another, and the job waits at
+    ``ray::IDLE`` for ever (and a working folder that is not the project gets packaged, input
+    files included). The workers of an instance started here run on this machine, so this very
+    interpreter (Ray's default) is the environment they need. Ray reads the variable once, at
+    import, into ``ray_constants``: setting it after ``import ray`` changes nothing, hence the
+    constant is switched, for this call only.
+    """
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if os.environ.get(UV_HOOK_VARIABLE) is not None or not hasattr(constants, UV_HOOK_VARIABLE):
+        yield
+        return
+    saved = getattr(constants, UV_HOOK_VARIABLE)
+    setattr(constants, UV_HOOK_VARIABLE, False)
+    try:
+        yield
+    finally:
+        setattr(constants, UV_HOOK_VARIABLE, saved)
+
+
+@contextmanager
+def connected(ray: Any) -> Iterator[None]:
+    """The driver connected to Ray for the run, and what it started stopped afterwards.
+
+    - Connected already (the caller's ``ray.init``): used as it is, left connected.
+    - ``RAY_ADDRESS`` set: ``ray.init()`` connects to that cluster; ``ray.shutdown()`` afterwards
+      disconnects and leaves the cluster running. Ray's ``uv run`` hook applies as Ray is
+      configured (docs/scale.md: a cluster's workers need citeverify too).
+    - Otherwise a new local instance (``address="local"``: never a ``ray start`` cluster that
+      happens to run on this machine, which is not ours to stop), without Ray's ``uv run`` hook
+      (:func:`_uv_run_hook_off`), without the dashboard, listening on loopback only, and stopped
+      in a ``finally`` however the run ends (Ray's SIGTERM handler turns SIGTERM into
+      ``SystemExit``; SIGINT is ``KeyboardInterrupt``): ``ray.shutdown`` waits for its raylet,
+      GCS and agents to exit, so that none outlives the command (a caller capturing the
+      command's output would otherwise wait for them).
+    """
+    if ray.is_initialized():
+        yield
+        return
+    quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(**quiet)
+    else:
+        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
+        with _uv_run_hook_off(ray):
+            ray.init(
+                address="local",
+                include_dashboard=False,
+                _node_ip_address="127.0.0.1",
+                **quiet,
+            )
+    try:
+        yield
+    finally:
+        _shutdown(ray)
+
+
+def _shutdown(ray: Any) -> None:
+    """``ray.shutdown()``, waiting for the processes it stops where Ray can (2.5x and later)."""
+    if "wait_for_processes" in inspect.signature(ray.shutdown).parameters:
+        ray.shutdown(wait_for_processes=True)
+    else:
+        ray.shutdown()
+
+
 def _part(shard: Shard) -> str:
     return f"{shard.index:06d}.jsonl"
 
@@ -259,7 +339,8 @@ def run_ray(
         say(f"resuming: {kept:,} input files of {output} were verified before")
     todo = [s for s in shards if not (folder / _part(s)).exists()]
     if todo:
-        _verify_on_ray(ray, todo, kind, config, folder, workers, batch_size, progress)
+        with connected(ray):
+            _verify_on_ray(ray, todo, kind, config, folder, workers, batch_size, progress)
 
     assembler = Assembler(output, details=config.details)
     try:
@@ -284,51 +365,40 @@ def _verify_on_ray(
     batch_size: int,
     progress: bool,
 ) -> None:
-    """Each shard's entries, in order, into its part file."""
+    """Each shard's entries, in order, into its part file (on the instance Ray is connected to)."""
     paths = [str(s.path.resolve()) for s in shards]
     names = {str(s.path.resolve()): s.name for s in shards}
-    ours = not ray.is_initialized()
-    if ours:
-        # Started here, the instance is local: its workers use this interpreter as it is (Ray
-        # would otherwise rebuild the environment of a `uv run` in every worker).
-        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
-        ray.init(logging_level=logging.WARNING, log_to_driver=False)
-    try:
-        with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
-            warnings.simplefilter("ignore", DeprecationWarning)
-            context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True  # rows in input order
-        context.enable_progress_bars = progress
-        if kind == "parquet":
-            fields = config.fields
-            read = ray.data.read_parquet
-            dataset = read(paths, include_paths=True, **_read_args(read))
-            wanted = [fields.id, fields.answer, fields.context, "path"]
-            present = [c for c in wanted if c in dataset.schema().names]
-            dataset = dataset.select_columns(present)
-        else:
-            datasource = _datasource_class()(paths, kind=kind, names=names, batch_size=batch_size)
-            read = ray.data.read_datasource
-            dataset = read(datasource, **_read_args(read))
-        verified = dataset.map_batches(
-            RayVerifier,
-            fn_constructor_kwargs={"config": config, "names": names},
-            batch_size=batch_size,
-            batch_format="pyarrow",
-            # From one actor up to ``workers``: a fixed pool of one CPU per actor that takes
-            # every CPU starves the listing and reading tasks (a deadlock on a small cluster).
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
-            num_cpus=1,
-        )
-        parts = _ShardParts(folder, shards)
-        for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
-            data = cast("Any", batch).to_pydict()
-            for text, shard, number in zip(data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True):
-                parts.add(text, shard, number)
-        parts.close()
-        for shard in shards:  # a shard without a single line has no entries: an empty part
-            (folder / _part(shard)).touch()
-    finally:
-        if ours:
-            ray.shutdown()
+    with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # rows in input order
+    context.enable_progress_bars = progress
+    if kind == "parquet":
+        fields = config.fields
+        read = ray.data.read_parquet
+        dataset = read(paths, include_paths=True, **_read_args(read))
+        wanted = [fields.id, fields.answer, fields.context, "path"]
+        present = [c for c in wanted if c in dataset.schema().names]
+        dataset = dataset.select_columns(present)
+    else:
+        datasource = _datasource_class()(paths, kind=kind, names=names, batch_size=batch_size)
+        read = ray.data.read_datasource
+        dataset = read(datasource, **_read_args(read))
+    verified = dataset.map_batches(
+        RayVerifier,
+        fn_constructor_kwargs={"config": config, "names": names},
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        # From one actor up to ``workers``: a fixed pool of one CPU per actor that takes
+        # every CPU starves the listing and reading tasks (a deadlock on a small cluster).
+        compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
+        num_cpus=1,
+    )
+    parts = _ShardParts(folder, shards)
+    for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
+        data = cast("Any", batch).to_pydict()
+        for text, shard, number in zip(data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True):
+            parts.add(text, shard, number)
+    parts.close()
+    for shard in shards:  # a shard without a single line has no entries: an empty part
+        (folder / _part(shard)).touch()
