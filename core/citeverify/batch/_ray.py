@@ -24,13 +24,11 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import logging
 import os
 import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -44,6 +42,7 @@ from citeverify.batch._core import (
 )
 from citeverify.batch._local import BatchSummary, _prepare_parts, parts_dir
 from citeverify.batch._output import Assembler, read_entries
+from citeverify.batch._ray_session import connected
 from citeverify.batch._read import (
     Shard,
     check_input,
@@ -180,85 +179,6 @@ class RayVerifier:
                 _NUMBER: pa.array(numbers, pa.int64()),
             }
         )
-
-
-#: Ray's hook for drivers started by ``uv run`` (on unless this variable says otherwise): it
-#: packages the working folder and starts every worker with the driver's ``uv run`` options
-#: (``py_executable="uv run --frozen ... python"``), so each worker process first builds a
-#: fresh environment in a copy of that folder. Read once, when Ray is imported.
-UV_HOOK_VARIABLE = "RAY_ENABLE_UV_RUN_RUNTIME_ENV"
-
-
-@contextmanager
-def _uv_run_hook_off(ray: Any) -> Iterator[None]:
-    """Ray's ``uv run`` hook off for one ``ray.init`` (unless :data:`UV_HOOK_VARIABLE` is set).
-
-    A user who set the variable keeps that choice. Why off: under ``python -m uv run --frozen
-    citeverify batch ... --engine ray`` (the README's way), the hook starts the workers with
-    ``uv run --frozen --python X python`` in a copy of the working folder (``.venv`` left out),
-    that is, in a new environment synced without the extras this one was installed with: no
-    ``ray`` there, every worker dies at start-up, Ray starts another, and the job waits at
-    ``ray::IDLE`` for ever (and a working folder that is not the project gets packaged, input
-    files included). The workers of an instance started here run on this machine, so this very
-    interpreter (Ray's default) is the environment they need. Ray reads the variable once, at
-    import, into ``ray_constants``: setting it after ``import ray`` changes nothing, hence the
-    constant is switched, for this call only.
-    """
-    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
-    if os.environ.get(UV_HOOK_VARIABLE) is not None or not hasattr(constants, UV_HOOK_VARIABLE):
-        yield
-        return
-    saved = getattr(constants, UV_HOOK_VARIABLE)
-    setattr(constants, UV_HOOK_VARIABLE, False)
-    try:
-        yield
-    finally:
-        setattr(constants, UV_HOOK_VARIABLE, saved)
-
-
-@contextmanager
-def connected(ray: Any) -> Iterator[None]:
-    """The driver connected to Ray for the run, and what it started stopped afterwards.
-
-    - Connected already (the caller's ``ray.init``): used as it is, left connected.
-    - ``RAY_ADDRESS`` set: ``ray.init()`` connects to that cluster; ``ray.shutdown()`` afterwards
-      disconnects and leaves the cluster running. Ray's ``uv run`` hook applies as Ray is
-      configured (docs/scale.md: a cluster's workers need citeverify too).
-    - Otherwise a new local instance (``address="local"``: never a ``ray start`` cluster that
-      happens to run on this machine, which is not ours to stop), without Ray's ``uv run`` hook
-      (:func:`_uv_run_hook_off`), without the dashboard, listening on loopback only, and stopped
-      in a ``finally`` however the run ends (Ray's SIGTERM handler turns SIGTERM into
-      ``SystemExit``; SIGINT is ``KeyboardInterrupt``): ``ray.shutdown`` waits for its raylet,
-      GCS and agents to exit, so that none outlives the command (a caller capturing the
-      command's output would otherwise wait for them).
-    """
-    if ray.is_initialized():
-        yield
-        return
-    quiet: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(**quiet)
-    else:
-        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
-        with _uv_run_hook_off(ray):
-            ray.init(
-                address="local",
-                include_dashboard=False,
-                _node_ip_address="127.0.0.1",
-                **quiet,
-            )
-    try:
-        yield
-    finally:
-        _shutdown(ray)
-
-
-def _shutdown(ray: Any) -> None:
-    """``ray.shutdown()``, waiting for the processes it stops where Ray can (2.5x and later)."""
-    if "wait_for_processes" in inspect.signature(ray.shutdown).parameters:
-        ray.shutdown(wait_for_processes=True)
-    else:
-        ray.shutdown()
 
 
 def _part(shard: Shard) -> str:
