@@ -33,7 +33,7 @@ def marked(marker: str) -> list[int]:
     """The running processes (this one excepted) whose environment carries ``marker``."""
     wanted = f"{MARKER_VARIABLE}={marker}".encode()
     me = os.getpid()
-    found = []
+    found: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:
