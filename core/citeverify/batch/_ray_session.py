@@ -14,15 +14,14 @@ from __future__ import annotations
 import inspect
 import logging
 import os
-import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from citeverify.batch._ray_watchdog import MARKER_VARIABLE
+from citeverify.batch._ray_watchdog import Process, processes
 
 #: Ray's hook for drivers started by ``uv run`` (on unless this variable says otherwise). Ray
 #: reads the variable once, when it is imported.
@@ -62,18 +61,17 @@ def _local_instance(ray: Any) -> Iterator[None]:
     - Stopped by ``ray.shutdown()`` in a ``finally`` (Ray turns SIGTERM into ``SystemExit``,
       SIGINT is ``KeyboardInterrupt``), and then by a watchdog process
       (:mod:`citeverify.batch._ray_watchdog`) that stops whatever process of the instance is
-      left, found by an environment variable that all of them inherit. The driver waits for
-      it, so nothing of the instance outlives a run that ends normally; if the driver dies
-      first, the watchdog still does it (within about ten seconds). None of the instance's
-      processes keeps the batch's stdout or stderr: Ray sends theirs to its log files, and the
-      watchdog's go to ``/dev/null``, so a caller that captures the output is not kept waiting.
+      left: those ``ray.init`` started and those below them, noted while the driver runs (an
+      orphan no longer says which instance it was part of). The driver waits for it, so
+      nothing of the instance outlives a run that ends normally; if the driver dies first, the
+      watchdog still does it (within about ten seconds). None of the instance's processes keeps
+      the batch's stdout or stderr: Ray sends theirs to its log files, and the watchdog's go to
+      ``/dev/null``, so a caller that captures the output is not kept waiting.
     """
-    marker = f"{os.getpid()}-{secrets.token_hex(8)}"
-    watchdog = _start_watchdog(marker)
+    watchdog = _start_watchdog()
     os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
+    before = _children()
     try:
-        saved = os.environ.get(MARKER_VARIABLE)
-        os.environ[MARKER_VARIABLE] = marker  # inherited by every process ray.init starts
         try:
             with _uv_run_hook_off(ray):
                 ray.init(
@@ -82,17 +80,20 @@ def _local_instance(ray: Any) -> Iterator[None]:
                     _node_ip_address="127.0.0.1",
                     **_QUIET,
                 )
-        finally:
-            if saved is None:
-                os.environ.pop(MARKER_VARIABLE, None)
-            else:
-                os.environ[MARKER_VARIABLE] = saved
+        finally:  # GCS, raylet, log monitor, Ray's reaper...: the watchdog notes what is below
+            _tell_watchdog(watchdog, _children() - before)
         yield
     finally:
         try:
             _shutdown(ray)
         finally:
             _end_watchdog(watchdog)
+
+
+def _children() -> set[Process]:
+    """This process's running children."""
+    me = os.getpid()
+    return {process for process, parent in processes().items() if parent == me}
 
 
 @contextmanager
@@ -125,13 +126,13 @@ def _uv_run_hook_off(ray: Any) -> Iterator[None]:
         setattr(constants, UV_HOOK_VARIABLE, saved)
 
 
-def _start_watchdog(marker: str) -> subprocess.Popen[bytes] | None:
-    """The watchdog for the instance marked ``marker`` (None without ``/proc``)."""
+def _start_watchdog() -> subprocess.Popen[bytes] | None:
+    """The watchdog of a local instance (None without ``/proc``)."""
     if not os.path.isdir("/proc"):
         return None
     script = Path(__file__).with_name("_ray_watchdog.py")
     return subprocess.Popen(
-        [sys.executable, "-I", str(script), marker],
+        [sys.executable, "-I", str(script)],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -141,12 +142,22 @@ def _start_watchdog(marker: str) -> subprocess.Popen[bytes] | None:
     )
 
 
+def _tell_watchdog(watchdog: subprocess.Popen[bytes] | None, started: set[Process]) -> None:
+    """Name the processes that ``ray.init`` started to the watchdog."""
+    if watchdog is None or watchdog.stdin is None:
+        return
+    with suppress(OSError):  # a watchdog that failed to start: ray.shutdown alone
+        watchdog.stdin.write(b"".join(b"%d %d\n" % process for process in started))
+        watchdog.stdin.flush()
+
+
 def _end_watchdog(watchdog: subprocess.Popen[bytes] | None) -> None:
     """Let the watchdog stop what is left of the instance, and wait for it."""
     if watchdog is None:
         return
-    assert watchdog.stdin is not None
-    watchdog.stdin.close()
+    if watchdog.stdin is not None:
+        with suppress(OSError):
+            watchdog.stdin.close()
     try:
         watchdog.wait(timeout=60)
     except subprocess.TimeoutExpired:  # pragma: no cover - it gives up after about 12 s
