@@ -17,6 +17,8 @@ One Ray start per test: slow (seconds each), so the input is small and there are
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from citeverify.batch import run_batch
+from citeverify.batch import _ray_watchdog, run_batch
 
 from .test_batch import (  # noqa: F401 - _unix_sockets: an autouse fixture
     _unix_sockets,
@@ -36,10 +38,8 @@ from .test_batch import (  # noqa: F401 - _unix_sockets: an autouse fixture
     write_jsonl,
 )
 
-pytest.importorskip("ray")
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/environ").exists(), reason="needs /proc (Linux)"
-)
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the ray extra")
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = os.environ.get("UV") or shutil.which("uv")  # `uv run` names itself in $UV
@@ -124,6 +124,7 @@ def small_input(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes]:
     return source, (folder / "local.jsonl").read_bytes()
 
 
+@needs_ray
 @pytest.mark.parametrize("how", ["uv run", "venv script", "python -m"])
 def test_ray_engine_finishes_however_launched_and_leaves_no_process(
     tmp_path: Path, small_input: tuple[Path, bytes], how: str
@@ -154,6 +155,7 @@ def test_ray_engine_finishes_however_launched_and_leaves_no_process(
     assert _left(run.pid, watchdogs_before) == {}  # at once: the command waited for them
 
 
+@needs_ray
 @pytest.mark.parametrize(
     ("how", "stop"),
     [("uv run", "SIGTERM to the command"), ("python -m", "Ctrl-C (SIGINT to the group)")],
@@ -195,3 +197,79 @@ def test_ray_engine_stopped_mid_run_leaves_no_process(tmp_path: Path, how: str, 
     assert not out.exists()
     # Within seconds: when the driver dies inside ray.shutdown, the watchdog stops the rest.
     assert _wait_for_none_left(run.pid, watchdogs_before, 30) == {}
+
+
+def test_the_watchdog_stops_what_is_below_the_named_processes_orphans_included() -> None:
+    # A stand-in for the raylet, which starts an "agent" and is then killed: the agent is
+    # orphaned (re-parented), as Ray's agents are when ray.shutdown kills the raylet.
+    sleeper = "import time; time.sleep(600)"
+    raylet = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {sleeper!r}]);"
+            " time.sleep(600)",
+        ]
+    )
+    watchdog = subprocess.Popen(
+        [sys.executable, "-I", _ray_watchdog.__file__],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        agents: list[tuple[int, int]] = []
+        while not agents and time.monotonic() < deadline:
+            table = _ray_watchdog.processes()
+            agents = [p for p, parent in table.items() if parent == raylet.pid]
+            time.sleep(0.05)
+        assert agents, "the stand-in raylet started nothing"
+        started = next(p for p in _ray_watchdog.processes() if p[0] == raylet.pid)
+        assert watchdog.stdin is not None
+        watchdog.stdin.write(b"%d %d\n" % started)
+        watchdog.stdin.flush()
+        time.sleep(10 * _ray_watchdog.TICK)  # it has looked below the raylet
+        raylet.kill()
+        raylet.wait()
+        assert set(agents) <= set(_ray_watchdog.processes())  # orphaned, running
+        watchdog.stdin.close()  # the driver is done
+        assert watchdog.wait(timeout=30) == 0
+        assert not set(agents) & set(_ray_watchdog.processes())
+    finally:
+        for pid, _ in agents:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if raylet.poll() is None:
+            raylet.kill()
+            raylet.wait()
+        if watchdog.poll() is None:
+            watchdog.kill()
+            watchdog.wait()
+
+
+def test_the_watchdog_kills_what_ignores_sigterm() -> None:
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print(1, flush=True);"
+            " time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert stubborn.stdout is not None and stubborn.stdout.readline() == b"1\n"  # ignoring
+        process = next(p for p in _ray_watchdog.processes() if p[0] == stubborn.pid)
+        started = time.monotonic()
+        assert _ray_watchdog.stop({process}, grace=0.5) == {process}
+        assert stubborn.wait(timeout=10) == -signal.SIGKILL
+        assert time.monotonic() - started < 5
+        assert _ray_watchdog.stop({process}, grace=0.5) == set()  # nothing left to stop
+    finally:
+        if stubborn.poll() is None:
+            stubborn.kill()
+            stubborn.wait()
+        assert stubborn.stdout is not None
+        stubborn.stdout.close()
