@@ -12,7 +12,9 @@ Each run is a separate process with its output captured, as a CI job or a script
   the whole process group), it ends, its output is closed, and no process of the instance is
   left a few seconds later (the watchdog stops what Ray's shutdown leaves).
 
-One Ray start per test: slow (seconds each), so the input is small and there are five.
+One Ray start per test: slow (seconds each), so the input is small and there are five. The
+watchdog itself is tested without Ray: it stops what is below the processes it was told of,
+orphans included, and kills what ignores SIGTERM.
 """
 
 from __future__ import annotations
