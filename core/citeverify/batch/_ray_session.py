@@ -111,8 +111,8 @@ def _uv_run_hook_off(ray: Any) -> Iterator[None]:
     the environment they need.
 
     Ray reads the variable into ``ray._private.ray_constants`` when it is imported: setting the
-    variable after ``import ray`` changes nothing (the engine's first fix did just that, and the
-    hang stayed). Hence the constant itself is switched, for this call only.
+    variable after ``import ray`` changes nothing. Hence the constant itself is switched, for
+    this call only (where a Ray has no such constant, nothing is switched).
     """
     constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
     if os.environ.get(UV_HOOK_VARIABLE) is not None or not hasattr(constants, UV_HOOK_VARIABLE):
