@@ -107,6 +107,28 @@ def test_ray_writes_the_same_bytes_for_csv_and_parquet(
     assert [r["id"] for r in rows_of(on_ray)] == [r["id"] for r in RECORDS]
 
 
+def test_ray_address_joins_that_cluster_and_leaves_it_running(
+    tmp_path: Path, ray_instance: Any
+) -> None:
+    # The module's instance stands for a cluster: the command joins it through RAY_ADDRESS,
+    # runs there, and at the end disconnects without stopping it.
+    source = write_jsonl(tmp_path / "in.jsonl", RECORDS[:30])
+    local = tmp_path / "local.jsonl"
+    run_batch(source, local, workers=1, batch_size=10)
+    out = tmp_path / "ray.jsonl"
+    address = ray_instance.get_runtime_context().gcs_address
+    command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
+    command += ["--engine", "ray", "--workers", "1", "--batch-size", "10"]
+    environment = {**os.environ, "RAY_ADDRESS": address}
+    done = subprocess.run(
+        command, env=environment, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes() == local.read_bytes()
+    assert [node["Alive"] for node in ray_instance.nodes()] == [True]
+    assert ray_instance.get(ray_instance.put("still running")) == "still running"
+
+
 def test_ray_parquet_output(tmp_path: Path, ray_instance: Any) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", RECORDS[:30])
     run_batch(source, tmp_path / "local.parquet", workers=1)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import logging
 import os
 import shutil
 import time
@@ -43,6 +42,7 @@ from citeverify.batch._core import (
 )
 from citeverify.batch._local import BatchSummary, _prepare_parts, parts_dir
 from citeverify.batch._output import Assembler, read_entries
+from citeverify.batch._ray_session import connected
 from citeverify.batch._read import (
     Shard,
     check_input,
@@ -259,7 +259,8 @@ def run_ray(
         say(f"resuming: {kept:,} input files of {output} were verified before")
     todo = [s for s in shards if not (folder / _part(s)).exists()]
     if todo:
-        _verify_on_ray(ray, todo, kind, config, folder, workers, batch_size, progress)
+        with connected(ray):
+            _verify_on_ray(ray, todo, kind, config, folder, workers, batch_size, progress)
 
     assembler = Assembler(output, details=config.details)
     try:
@@ -284,51 +285,40 @@ def _verify_on_ray(
     batch_size: int,
     progress: bool,
 ) -> None:
-    """Each shard's entries, in order, into its part file."""
+    """Each shard's entries, in order, into its part file (on the instance Ray is connected to)."""
     paths = [str(s.path.resolve()) for s in shards]
     names = {str(s.path.resolve()): s.name for s in shards}
-    ours = not ray.is_initialized()
-    if ours:
-        # Started here, the instance is local: its workers use this interpreter as it is (Ray
-        # would otherwise rebuild the environment of a `uv run` in every worker).
-        os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
-        os.environ.setdefault("RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO", "0")  # no GPU in this job
-        ray.init(logging_level=logging.WARNING, log_to_driver=False)
-    try:
-        with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
-            warnings.simplefilter("ignore", DeprecationWarning)
-            context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True  # rows in input order
-        context.enable_progress_bars = progress
-        if kind == "parquet":
-            fields = config.fields
-            read = ray.data.read_parquet
-            dataset = read(paths, include_paths=True, **_read_args(read))
-            wanted = [fields.id, fields.answer, fields.context, "path"]
-            present = [c for c in wanted if c in dataset.schema().names]
-            dataset = dataset.select_columns(present)
-        else:
-            datasource = _datasource_class()(paths, kind=kind, names=names, batch_size=batch_size)
-            read = ray.data.read_datasource
-            dataset = read(datasource, **_read_args(read))
-        verified = dataset.map_batches(
-            RayVerifier,
-            fn_constructor_kwargs={"config": config, "names": names},
-            batch_size=batch_size,
-            batch_format="pyarrow",
-            # From one actor up to ``workers``: a fixed pool of one CPU per actor that takes
-            # every CPU starves the listing and reading tasks (a deadlock on a small cluster).
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
-            num_cpus=1,
-        )
-        parts = _ShardParts(folder, shards)
-        for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
-            data = cast("Any", batch).to_pydict()
-            for text, shard, number in zip(data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True):
-                parts.add(text, shard, number)
-        parts.close()
-        for shard in shards:  # a shard without a single line has no entries: an empty part
-            (folder / _part(shard)).touch()
-    finally:
-        if ours:
-            ray.shutdown()
+    with warnings.catch_warnings():  # Ray's own deprecations, on its first DataContext
+        warnings.simplefilter("ignore", DeprecationWarning)
+        context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # rows in input order
+    context.enable_progress_bars = progress
+    if kind == "parquet":
+        fields = config.fields
+        read = ray.data.read_parquet
+        dataset = read(paths, include_paths=True, **_read_args(read))
+        wanted = [fields.id, fields.answer, fields.context, "path"]
+        present = [c for c in wanted if c in dataset.schema().names]
+        dataset = dataset.select_columns(present)
+    else:
+        datasource = _datasource_class()(paths, kind=kind, names=names, batch_size=batch_size)
+        read = ray.data.read_datasource
+        dataset = read(datasource, **_read_args(read))
+    verified = dataset.map_batches(
+        RayVerifier,
+        fn_constructor_kwargs={"config": config, "names": names},
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        # From one actor up to ``workers``: a fixed pool of one CPU per actor that takes
+        # every CPU starves the listing and reading tasks (a deadlock on a small cluster).
+        compute=ray.data.ActorPoolStrategy(min_size=1, max_size=workers),
+        num_cpus=1,
+    )
+    parts = _ShardParts(folder, shards)
+    for batch in verified.iter_batches(batch_format="pyarrow", batch_size=None):
+        data = cast("Any", batch).to_pydict()
+        for text, shard, number in zip(data[_ENTRY], data[_SHARD], data[_NUMBER], strict=True):
+            parts.add(text, shard, number)
+    parts.close()
+    for shard in shards:  # a shard without a single line has no entries: an empty part
+        (folder / _part(shard)).touch()
