@@ -745,14 +745,17 @@ _AFTER_UNIT = re.compile(r"\s?(?:" + _UNITS + r")(?![\w/])")
 _AFTER_RATIO = re.compile(r"\s?:\s?(\d{1,3})(?![\w.:])(?=\s+(?:ratio|odds)\b)")
 _AFTER_COLON = re.compile(r"\s?:\s?(\d{1,3})(?![\w.:])")
 _AFTER_IN = re.compile(r"\s+(?:in|out of)\s+(\d{1,4})\b(?!\s*(?:AM|PM|am|pm))")
-_BEFORE_CURRENCY = re.compile(r"(?:US\$|\$|€|£|¥|USD\s?|EUR\s?|GBP\s?)\s?$")
-_BEFORE_P = re.compile(r"(?<![\w.])[pP]\s?(?:<=|>=|<|>|=|≤|≥)\s?$")
-_BEFORE_N = re.compile(r"(?<![\w.])[nN]\s?=\s?$")
+# The before-patterns end with \Z, not $: searched with endpos at the number, $ would also match
+# before a line break that ends the window, reaching one space further back than the two that
+# _classify looks past.
+_BEFORE_CURRENCY = re.compile(r"(?:US\$|\$|€|£|¥|USD\s?|EUR\s?|GBP\s?)\s?\Z")
+_BEFORE_P = re.compile(r"(?<![\w.])[pP]\s?(?:<=|>=|<|>|=|≤|≥)\s?\Z")
+_BEFORE_N = re.compile(r"(?<![\w.])[nN]\s?=\s?\Z")
 _BEFORE_EFFECT = re.compile(
     r"\b(?:odds ratio|hazard ratio|risk ratio|relative risk|OR|HR|RR|aOR|aHR)"
-    r"\s?(?:=|of|:|was|is)?\s?$"
+    r"\s?(?:=|of|:|was|is)?\s?\Z"
 )
-_BEFORE_RATIO_OF = re.compile(r"\bratio of\s+$")
+_BEFORE_RATIO_OF = re.compile(r"\bratio of\s+\Z")
 _SCALES = {
     "thousand": 10**3, "k": 10**3, "million": 10**6, "mn": 10**6, "m": 10**6,
     "billion": 10**9, "bn": 10**9, "trillion": 10**12,
