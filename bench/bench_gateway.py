@@ -323,6 +323,8 @@ def serve_workers(
                 "--db", str(Path(tmp) / f"service-{count}.sqlite"),
                 "--index", str(Path(tmp) / "none"), "--upstream", upstream_url + "/v1",
                 "--policy", str(policy), "--workers", str(count),
+                # The 50 clients are one address without a key: one caller for the bound.
+                "--max-verifications-per-caller", "64",
             ]  # fmt: skip
             proc = subprocess.Popen(
                 command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -808,6 +808,20 @@ def serve(
     max_concurrency: Annotated[
         int, typer.Option(help="References verified at once by each process.")
     ] = 15,
+    max_verifications: Annotated[
+        int,
+        typer.Option(
+            help="Answers verified at once by each process (the guard and /api/check); "
+            "429 with Retry-After beyond."
+        ),
+    ] = 64,
+    max_verifications_per_caller: Annotated[
+        int,
+        typer.Option(
+            help="Of those, at once for one API key, or one client address without a key "
+            "(put a key on an application server that sends many requests at once)."
+        ),
+    ] = 8,
     lease: Annotated[
         float,
         typer.Option(
@@ -867,6 +881,8 @@ def serve(
     if no_workers:
         typer.echo("citeverify serve: --no-workers is now --no-jobs", err=True)
         jobs = False
+    if not 1 <= max_verifications_per_caller <= max_verifications <= 10_000:
+        _fail("--max-verifications-per-caller must be 1 to --max-verifications (at most 10000)")
     if not 1 <= max_concurrency <= 1000:
         _fail("--max-concurrency must be 1 to 1000")
     if not 0 <= shutdown_timeout < 86_400:
@@ -905,6 +921,8 @@ def serve(
         sources=list(sources),
         jobs=jobs,
         max_concurrency=max_concurrency,
+        max_verifications=max_verifications,
+        max_verifications_per_caller=max_verifications_per_caller,
         lease=lease,
         upstream=upstream,
         policy=str(policy) if policy else None,

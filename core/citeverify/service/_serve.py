@@ -32,6 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from citeverify.service._limits import DEFAULT_PER_INSTANCE, DEFAULT_PER_KEY
+
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
@@ -72,6 +74,10 @@ class ServeOptions:
         log_content: Log answers and documents with the decisions.
         log_retention_days: Days a decision is kept.
         parent_pid: The ``serve`` command's process (the worker processes end with it).
+        max_verifications: Answers verified at once by each process (guard and
+            ``POST /api/check``); 429 beyond.
+        max_verifications_per_caller: Of those, at once for one API key or, without one, one
+            client address.
     """
 
     db: str
@@ -87,6 +93,8 @@ class ServeOptions:
     log_content: bool = False
     log_retention_days: float = 30.0
     parent_pid: int | None = None
+    max_verifications: int = DEFAULT_PER_INSTANCE
+    max_verifications_per_caller: int = DEFAULT_PER_KEY
 
     def to_json(self) -> str:
         """The options as JSON (for :data:`OPTIONS_ENV`)."""
@@ -111,6 +119,7 @@ def build_app(options: ServeOptions) -> FastAPI:
     """One process's app: its own store connection, verifier, policy packs and upstream."""
     from citeverify.references import JobStore, LocalIndex, ReferenceVerifier  # noqa: PLC0415
     from citeverify.service._app import create_app  # noqa: PLC0415
+    from citeverify.service._limits import VerificationSlots  # noqa: PLC0415
     from citeverify.service._policies import PolicyPacks  # noqa: PLC0415
 
     local = LocalIndex(Path(options.index)) if "local" in options.sources else None
@@ -137,6 +146,10 @@ def build_app(options: ServeOptions) -> FastAPI:
         log_content=options.log_content,
         log_retention_days=options.log_retention_days,
         on_shutdown=closers,
+        slots=VerificationSlots(
+            per_instance=options.max_verifications,
+            per_key=options.max_verifications_per_caller,
+        ),
     )
     if os.environ.get(PROCESS_HEADER_ENV) == "1":
         app.add_middleware(_ProcessHeader)
