@@ -20,6 +20,7 @@ from typing import Any
 from citeverify._errors import InputError
 from citeverify.gateway import (
     FINISH_REASONS,
+    ITEM_STATUSES,
     MAX_CHOICES,
     RESPONSES_KEPT,
     GatewayDecision,
@@ -67,22 +68,25 @@ class Assembled:
     shown: list[str] = field(default_factory=list)
 
 
-def sse_events(raw: bytes) -> Iterator[tuple[str, str]]:
-    """``(event name, data)`` of each event of an SSE body, as an SSE client reads them.
+def sse_events(raw: bytes) -> Iterator[tuple[str, str, str]]:
+    """``(event name, id, data)`` of each event of an SSE body, as an SSE client reads them.
 
     Lines end at CR, LF or CRLF only (not at the other line breaks ``str.splitlines`` knows,
     which a JSON string may hold as they are); the ``data`` lines of one event are joined with
-    LF; an event not closed by a blank line at the end is still read.
+    LF; an event not closed by a blank line at the end is still read. Lazily: the stream may
+    hold millions of lines.
     """
     text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    name, data = "", list[str]()
+    name, last_id, data = "", "", list[str]()
     start = 0
-    for end in [*(m.start() for m in _LINE.finditer(text)), len(text)]:
+    ends = (m.start() for m in _LINE.finditer(text))
+    while start <= len(text):
+        end = next(ends, len(text))
         line = text[start:end]
         start = end + (2 if text.startswith("\r\n", end) else 1)
         if not line:
             if data:
-                yield name, "\n".join(data)
+                yield name, last_id, "\n".join(data)
             name, data = "", []
             continue
         key, colon, value = line.partition(":")
@@ -90,15 +94,12 @@ def sse_events(raw: bytes) -> Iterator[tuple[str, str]]:
             value = value[1:]
         if key == "data":
             data.append(value)
-        elif key in ("event", "id"):
-            # Not the model's text while they are one token; anything else is kept as data no
-            # policy lets pass, so that it stops a replay.
-            if value and not _TOKEN.fullmatch(value):
-                yield "", json.dumps({UNKNOWN_FIELD: value})
-            if key == "event":
-                name = value
+        elif key == "event":
+            name = value
+        elif key == "id":
+            last_id = value
     if data:
-        yield name, "\n".join(data)
+        yield name, last_id, "\n".join(data)
 
 
 def _index(value: Any, limit: int, what: str) -> int | None:
@@ -133,18 +134,23 @@ def _strings(node: Any) -> list[str]:
     return out
 
 
-def _shown(kind: str, events: list[Any]) -> list[str]:
+class _Shown:
     """The texts a client reads in the events: each delta field joined, other strings one by one.
 
     Identifiers and tags (one token under an identifier key) are left out: the JSON decision
-    keeps or drops them by the field table, and the assembler already marks a tag it does not
+    keeps or drops them by the field table, and the assemblers already mark a tag they do not
     know as unknown.
     """
-    joined: dict[tuple[Any, ...], list[str]] = {}
-    single: list[str] = []
-    for event in events:
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.joined: dict[tuple[Any, ...], list[str]] = {}
+        self.single: list[str] = []
+
+    def feed(self, event: Any) -> None:
+        """Take the texts of one event (iteratively: it may nest deeper than Python recurses)."""
         scope: tuple[Any, ...] = ()
-        if kind == "responses" and isinstance(event, Mapping):
+        if self.kind == "responses" and isinstance(event, Mapping):
             scope = tuple(
                 event.get(k) for k in ("type", "output_index", "content_index", "summary_index")
             )
@@ -153,15 +159,15 @@ def _shown(kind: str, events: list[Any]) -> list[str]:
             path, node, in_delta = stack.pop()
             if isinstance(node, str):
                 if in_delta:
-                    joined.setdefault(path, []).append(node)
+                    self.joined.setdefault(path, []).append(node)
                 elif node:
-                    single.append(node)
+                    self.single.append(node)
             elif isinstance(node, Mapping):
                 for key, value in node.items():
                     if not isinstance(key, str):
                         continue
                     if not _KEY.fullmatch(key):
-                        single.append(key)
+                        self.single.append(key)
                     if (
                         key in _IDENTIFIER_KEYS
                         and isinstance(value, str)
@@ -170,35 +176,36 @@ def _shown(kind: str, events: list[Any]) -> list[str]:
                         continue
                     # Chat: every field under a choice's ``delta``; Responses: an event's
                     # ``delta``. Their pieces are read joined, by the field they extend.
-                    delta = in_delta or key == "delta"
-                    stack.append(((*path, key), value, delta))
+                    stack.append(((*path, key), value, in_delta or key == "delta"))
             elif isinstance(node, list):
                 for position, value in enumerate(node):
                     index = value.get("index") if isinstance(value, Mapping) else None
                     place = index if isinstance(index, int) else position
                     stack.append(((*path, place), value, in_delta))
-    return single + ["".join(parts) for parts in joined.values() if any(parts)]
+
+    def texts(self) -> list[str]:
+        """Everything taken, the deltas of one field joined."""
+        return self.single + ["".join(parts) for parts in self.joined.values() if any(parts)]
 
 
-def _parse(raw: bytes) -> tuple[list[Any], list[Any]]:
-    """The stream's JSON events, and what it holds that is not a JSON event (kept as unknown)."""
-    events: list[Any] = []
-    unknown: list[Any] = []
-    for name, data in sse_events(raw):
+def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
+    """``(True, event)`` for each JSON event, ``(False, value)`` for what is not one.
+
+    What is not a JSON event (data that is not JSON, an event name or id that is not one
+    token) is text the stream shows that no field holds: it is kept as unknown.
+    """
+    for name, last_id, data in sse_events(raw):
+        for tag in (name, last_id):
+            if tag and not _TOKEN.fullmatch(tag):
+                yield False, tag
         if data.strip() == "[DONE]":
             continue
-        if name and not _TOKEN.fullmatch(name):
-            unknown.append(name)
         try:
             event = json.loads(data, parse_constant=_no_constant)
         except (ValueError, RecursionError):
-            unknown.append(data)
+            yield False, data
             continue
-        if isinstance(event, dict) and UNKNOWN_FIELD in event and len(event) == 1:
-            unknown.append(event[UNKNOWN_FIELD])
-            continue
-        events.append(event)
-    return events, unknown
+        yield True, event
 
 
 def _no_constant(name: str) -> Any:
@@ -217,13 +224,16 @@ def assemble_stream(kind: str, raw: bytes, model: str) -> Assembled:
     Raises:
         InputError: the stream indexes more choices, tool calls or items than are checked.
     """
-    events, unknown = _parse(raw)
-    if kind == "chat":
-        assembled = _ChatAssembler(model).run(events, unknown)
-    else:
-        assembled = _ResponsesAssembler(model).run(events, unknown)
-    assembled.shown = _shown(kind, events) + [s for s in _strings(unknown) if s]
-    return assembled
+    assembler = _ChatAssembler(model) if kind == "chat" else _ResponsesAssembler(model)
+    shown = _Shown(kind)
+    for is_event, value in _parse(raw):
+        if is_event:
+            assembler.feed(value)
+            shown.feed(value)
+        else:
+            assembler.unknown.append(value)
+            shown.single.extend(s for s in _strings(value) if s)
+    return assembler.result(shown.texts())
 
 
 class _ChatAssembler:
@@ -236,13 +246,15 @@ class _ChatAssembler:
         self.unknown: list[Any] = []
         self.extras = False
 
-    def run(self, events: list[Any], unknown: list[Any]) -> Assembled:
-        self.unknown.extend(unknown)
-        for event in events:
-            if isinstance(event, dict):
-                self._chunk(event)
-            else:
-                self.unknown.append(event)
+    def feed(self, event: Any) -> None:
+        """Take one event."""
+        if isinstance(event, dict):
+            self._chunk(event)
+        else:
+            self.unknown.append(event)
+
+    def result(self, shown: list[str]) -> Assembled:
+        """The assembled ``chat.completion``."""
         response = dict(self.top)
         response.setdefault("model", self.model)
         order = sorted(self.choices) or [0]
@@ -250,7 +262,7 @@ class _ChatAssembler:
         strings = _strings(self.unknown)
         if strings:
             response[UNKNOWN_FIELD] = strings
-        return Assembled(response, answer_only=not self.extras and not self.unknown)
+        return Assembled(response, not self.extras and not self.unknown, shown)
 
     def _chunk(self, event: dict[str, Any]) -> None:
         for key, value in event.items():
@@ -446,13 +458,15 @@ class _ResponsesAssembler:
         self.unknown: list[Any] = []
         self.extras = False
 
-    def run(self, events: list[Any], unknown: list[Any]) -> Assembled:
-        self.unknown.extend(unknown)
-        for event in events:
-            if isinstance(event, dict):
-                self._event(event)
-            else:
-                self.unknown.append(event)
+    def feed(self, event: Any) -> None:
+        """Take one event."""
+        if isinstance(event, dict):
+            self._event(event)
+        else:
+            self.unknown.append(event)
+
+    def result(self, shown: list[str]) -> Assembled:
+        """The final event's ``response``, else one built from the events."""
         if self.final is not None:
             response = dict(self.final)
         else:
@@ -464,7 +478,7 @@ class _ResponsesAssembler:
         if strings:
             response[UNKNOWN_FIELD] = strings
         answer_only = not self.extras and not self.unknown and _answer_only(response)
-        return Assembled(response, answer_only=answer_only)
+        return Assembled(response, answer_only, shown)
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -639,6 +653,8 @@ def _answer_only(response: Mapping[str, Any]) -> bool:
         if not isinstance(item, Mapping) or item.get("type", "message") != "message":
             return False
         if set(item) - _ITEM_FIELDS or item.get("role", "assistant") != "assistant":
+            return False
+        if item.get("status") not in (None, *ITEM_STATUSES):
             return False
         content = item.get("content")
         for part in content if isinstance(content, list) else [content]:
