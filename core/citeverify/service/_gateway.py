@@ -8,7 +8,9 @@ decision itself is :func:`citeverify.gateway.verify_exchange`; this module only 
 
 Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
 marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
-until the answer is complete and verified, then sent, or the 400 is sent instead.
+until the stream ends, assembled into the response they stand for
+(:mod:`citeverify.service._streams`) and decided as that JSON answer would be; the stream is
+replayed when the decision leaves it as it is, else the JSON decision (or the 400) is sent.
 
 Neither clients nor upstreams are trusted. Verification (and its lookups) runs on
 :class:`~citeverify.service._limits.VerificationSlots`' threads, never on the event loop, within
