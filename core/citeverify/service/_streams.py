@@ -11,6 +11,7 @@ may nest deeper than Python recurses.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -46,6 +47,8 @@ _IDENTIFIER_KEYS = frozenset(
 _TOKEN = re.compile(r"\S{1,200}")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 _LINE = re.compile(r"\r\n|\r|\n")
+#: A line's end followed by blank lines: where events end.
+_BLANK = re.compile(r"(?:\r\n|\r(?!\n)|\n){2,}")
 _FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 _START_EVENTS = ("response.created", "response.in_progress", "response.queued")
 
@@ -73,33 +76,33 @@ def sse_events(raw: bytes) -> Iterator[tuple[str, str, str]]:
 
     Lines end at CR, LF or CRLF only (not at the other line breaks ``str.splitlines`` knows,
     which a JSON string may hold as they are); the ``data`` lines of one event are joined with
-    LF; an event not closed by a blank line at the end is still read. Lazily: the stream may
-    hold millions of lines.
+    LF; an event not closed by a blank line at the end is still read. Lazily, a block of lines
+    between blank lines at a time: the stream may hold millions of lines.
     """
     text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    name, last_id, data = "", "", list[str]()
+    last_id = ""
     start = 0
-    ends = (m.start() for m in _LINE.finditer(text))
-    while start <= len(text):
-        end = next(ends, len(text))
-        line = text[start:end]
-        start = end + (2 if text.startswith("\r\n", end) else 1)
-        if not line:
-            if data:
-                yield name, last_id, "\n".join(data)
-            name, data = "", []
-            continue
-        key, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if key == "data":
-            data.append(value)
-        elif key == "event":
-            name = value
-        elif key == "id":
-            last_id = value
-    if data:
-        yield name, last_id, "\n".join(data)
+    for blank in itertools.chain(_BLANK.finditer(text), [None]):
+        block = text[start : blank.start() if blank else len(text)]
+        start = blank.end() if blank else len(text)
+        name, data = "", list[str]()
+        for line in _LINE.split(block):
+            if not line:  # a blank line inside the block (at its start): the event ends
+                if data:
+                    yield name, last_id, "\n".join(data)
+                name, data = "", []
+                continue
+            key, colon, value = line.partition(":")
+            if colon and value.startswith(" "):
+                value = value[1:]
+            if key == "data":
+                data.append(value)
+            elif key == "event":
+                name = value
+            elif key == "id":
+                last_id = value
+        if data:
+            yield name, last_id, "\n".join(data)
 
 
 def _index(value: Any, limit: int, what: str) -> int | None:
@@ -176,16 +179,26 @@ class _Shown:
                         continue
                     # Chat: every field under a choice's ``delta``; Responses: an event's
                     # ``delta``. Their pieces are read joined, by the field they extend.
-                    stack.append(((*path, key), value, in_delta or key == "delta"))
+                    stack.append((_deeper(path, key), value, in_delta or key == "delta"))
             elif isinstance(node, list):
                 for position, value in enumerate(node):
                     index = value.get("index") if isinstance(value, Mapping) else None
                     place = index if isinstance(index, int) else position
-                    stack.append(((*path, place), value, in_delta))
+                    stack.append((_deeper(path, place), value, in_delta))
 
     def texts(self) -> list[str]:
         """Everything taken, the deltas of one field joined."""
         return self.single + ["".join(parts) for parts in self.joined.values() if any(parts)]
+
+
+#: A path deeper than this names its field by its first steps only. The fields the assemblers
+#: know are shallower; what nests deeper is unknown (no replay) whatever its path, and a path as
+#: long as the nesting would make an event of depth n cost n * n.
+_MAX_PATH = 12
+
+
+def _deeper(path: tuple[Any, ...], step: Any) -> tuple[Any, ...]:
+    return (*path, step) if len(path) < _MAX_PATH else path
 
 
 def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
@@ -201,7 +214,7 @@ def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
         if data.strip() == "[DONE]":
             continue
         try:
-            event = json.loads(data, parse_constant=_no_constant)
+            event = _DECODER.decode(data)
         except (ValueError, RecursionError):
             yield False, data
             continue
@@ -211,6 +224,10 @@ def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
 def _no_constant(name: str) -> Any:
     msg = f"{name} is not JSON"
     raise ValueError(msg)
+
+
+#: One decoder for every event (``json.loads`` with an option builds one per call).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def assemble_stream(kind: str, raw: bytes, model: str) -> Assembled:
@@ -224,15 +241,20 @@ def assemble_stream(kind: str, raw: bytes, model: str) -> Assembled:
     Raises:
         InputError: the stream indexes more choices, tool calls or items than are checked.
     """
+    # The chat assembler reads every field of a chunk and marks each it does not know, so the
+    # answers are all an answer-only chat stream shows. Responses streams repeat their texts
+    # (deltas, done events, parts, items, the final response): what a client reads there is
+    # taken as well, while the stream can still be replayed.
+    assembler: _ChatAssembler | _ResponsesAssembler
     assembler = _ChatAssembler(model) if kind == "chat" else _ResponsesAssembler(model)
     shown = _Shown(kind)
     for is_event, value in _parse(raw):
-        if is_event:
-            assembler.feed(value)
-            shown.feed(value)
-        else:
+        if not is_event:
             assembler.unknown.append(value)
-            shown.single.extend(s for s in _strings(value) if s)
+            continue
+        assembler.feed(value)
+        if kind == "responses" and not assembler.extras and not assembler.unknown:
+            shown.feed(value)
     return assembler.result(shown.texts())
 
 
@@ -262,6 +284,8 @@ class _ChatAssembler:
         strings = _strings(self.unknown)
         if strings:
             response[UNKNOWN_FIELD] = strings
+        answers = [c["message"]["content"] for c in response["choices"]]
+        shown = shown + [text for text in answers if text]
         return Assembled(response, not self.extras and not self.unknown, shown)
 
     def _chunk(self, event: dict[str, Any]) -> None:
@@ -318,7 +342,9 @@ class _ChatAssembler:
         logprobs = state.setdefault("logprobs", {"content": None, "refusal": None})
         for key, tokens in value.items():
             if key in ("content", "refusal") and isinstance(tokens, list):
-                logprobs[key] = [*(logprobs[key] or []), *tokens]
+                if logprobs[key] is None:
+                    logprobs[key] = []
+                logprobs[key].extend(tokens)
                 self.extras = self.extras or bool(tokens)
             elif tokens is not None:
                 self.unknown.append({key: tokens})
@@ -512,7 +538,7 @@ class _ResponsesAssembler:
         for key, value in event.items():
             if key == "obfuscation" and isinstance(value, str) and _TOKEN.fullmatch(value):
                 continue  # padding against length side channels, not text
-            if key not in known:
+            if key not in known and value is not None:
                 self.unknown.append({key: value})
 
     def _place(self, event: dict[str, Any], inner: str) -> tuple[int, int] | None:
@@ -556,8 +582,8 @@ class _ResponsesAssembler:
             self.deltas.setdefault(place, []).append(text)
         else:
             self.done[place] = text
-        if family == "text" and isinstance(event.get("logprobs"), list):
-            if event["logprobs"]:
+        if family == "text" and isinstance(event.get("logprobs"), list | None):
+            if event.get("logprobs"):
                 self.extras = True
                 self.logprobs.setdefault(key, []).extend(event["logprobs"])
             known = known | {"logprobs"}
