@@ -241,6 +241,15 @@ RESPONSES = [
     ),
     ("unknown-event-type", _data(*_answer_events(), _event("response.x_note", text=PLANT))),
     (
+        "deltas-differ-from-completed",
+        _data(
+            *(
+                {**e, "delta": " " + PLANT} if e["type"] == "response.output_text.delta" else e
+                for e in _answer_events()
+            )
+        ),
+    ),
+    (
         "created-output",
         _data(_event("response.created", response=_responses(_message(_output_text(PLANT)))))
         + _data(*_answer_events()[1:]),
@@ -321,6 +330,16 @@ def test_flag_replays_every_planted_stream_byte_for_byte(gateway, kind, raw, how
 
 
 ANSWER_ONLY = [
+    pytest.param(
+        "chat",
+        _data(*_answer_chunks()).replace(b"\n", b"\r\n") + b"data: [DONE]\r\n\r\n",
+        id="chat-crlf",
+    ),
+    pytest.param(
+        "chat",
+        b": keep-alive\n\n" + _data(*_answer_chunks()).replace(b"\n", b"\r"),
+        id="chat-cr-and-comment",
+    ),
     pytest.param("chat", _data(*_answer_chunks()) + b"data: [DONE]\n\n", id="chat"),
     pytest.param(
         "chat",
