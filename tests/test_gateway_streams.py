@@ -82,6 +82,8 @@ CHAT = [
     ("unknown-event", _data(*_answer_chunks(), {"x_event": {"text": PLANT}})),
     ("not-json-event", _data(*_answer_chunks()) + f"data: {PLANT}\n\n".encode()),
     ("event-name", _data(*_answer_chunks()) + f"event: {PLANT}\ndata: {{}}\n\n".encode()),
+    ("sse-comment", f": {PLANT}\n\n".encode() + _data(*_answer_chunks())),
+    ("sse-id", _data(*_answer_chunks()) + f"id: {PLANT}\ndata: {{}}\n\n".encode()),
     (
         "deep-event",
         _data(*_answer_chunks())

@@ -62,8 +62,10 @@ class Assembled:
             event or field was not understood.
         answer_only: The stream carries the answer's content and nothing else: no refusal, tool
             call, reasoning, logprobs, annotation, other output item, or unknown field.
-        shown: Every text a client reads in the stream's bytes (the deltas of one field joined),
-            besides identifiers.
+        shown: The texts a client reads in the stream's bytes that a replay must find in the
+            decision's response: the answers of a chat stream (its assembler marks every other
+            field), every text of a Responses stream's events besides identifiers (the deltas
+            of one field joined).
     """
 
     response: dict[str, Any]
@@ -71,26 +73,26 @@ class Assembled:
     shown: list[str] = field(default_factory=list)
 
 
-def sse_events(raw: bytes) -> Iterator[tuple[str, str, str]]:
-    """``(event name, id, data)`` of each event of an SSE body, as an SSE client reads them.
+def sse_events(raw: bytes) -> Iterator[tuple[str, str, list[str]]]:
+    """``(event name, data, other texts)`` of each event of an SSE body, as a client reads them.
 
     Lines end at CR, LF or CRLF only (not at the other line breaks ``str.splitlines`` knows,
     which a JSON string may hold as they are); the ``data`` lines of one event are joined with
-    LF; an event not closed by a blank line at the end is still read. Lazily, a block of lines
-    between blank lines at a time: the stream may hold millions of lines.
+    LF; an event not closed by a blank line at the end is still read. The other texts are what
+    SSE clients skip but the bytes still show: comments, ``id`` and unknown fields. Lazily, a
+    block of lines between blank lines at a time: the stream may hold millions of lines.
     """
     text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    last_id = ""
     start = 0
     for blank in itertools.chain(_BLANK.finditer(text), [None]):
         block = text[start : blank.start() if blank else len(text)]
         start = blank.end() if blank else len(text)
-        name, data = "", list[str]()
+        name, data, other = "", list[str](), list[str]()
         for line in _LINE.split(block):
             if not line:  # a blank line inside the block (at its start): the event ends
-                if data:
-                    yield name, last_id, "\n".join(data)
-                name, data = "", []
+                if data or other:
+                    yield name, "\n".join(data), other
+                name, data, other = "", [], []
                 continue
             key, colon, value = line.partition(":")
             if colon and value.startswith(" "):
@@ -99,10 +101,10 @@ def sse_events(raw: bytes) -> Iterator[tuple[str, str, str]]:
                 data.append(value)
             elif key == "event":
                 name = value
-            elif key == "id":
-                last_id = value
-        if data:
-            yield name, last_id, "\n".join(data)
+            else:
+                other.append(value if colon else key)
+        if data or other:
+            yield name, "\n".join(data), other
 
 
 def _index(value: Any, limit: int, what: str) -> int | None:
@@ -204,14 +206,15 @@ def _deeper(path: tuple[Any, ...], step: Any) -> tuple[Any, ...]:
 def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
     """``(True, event)`` for each JSON event, ``(False, value)`` for what is not one.
 
-    What is not a JSON event (data that is not JSON, an event name or id that is not one
-    token) is text the stream shows that no field holds: it is kept as unknown.
+    What is not a JSON event (data that is not JSON; an event name, comment, id or other SSE
+    field that is not one token) is text the stream shows that no field holds: it is kept as
+    unknown.
     """
-    for name, last_id, data in sse_events(raw):
-        for tag in (name, last_id):
+    for name, data, other in sse_events(raw):
+        for tag in (name, *other):
             if tag and not _TOKEN.fullmatch(tag):
                 yield False, tag
-        if data.strip() == "[DONE]":
+        if not data.strip() or data.strip() == "[DONE]":
             continue
         try:
             event = _DECODER.decode(data)
