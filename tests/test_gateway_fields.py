@@ -596,18 +596,26 @@ CHAT_STREAMS = [
             _chunk(_arguments_delta('{"note": "' + PLANT[:half])),
             _chunk(_arguments_delta(PLANT[half:] + '"}')),
         ],
+        "verified",
         id="tool-call-argument-deltas",
     ),
-    pytest.param([*_answer_chunks(), _chunk({"refusal": PLANT})], id="refusal-delta"),
-    pytest.param([*_answer_chunks(), {**_chunk({}), "model": PLANT}], id="model"),
-    pytest.param([*_answer_chunks(), _chunk({}, finish_reason=PLANT)], id="finish-reason"),
-    pytest.param([*_answer_chunks(), _chunk({"reasoning_content": PLANT})], id="reasoning-delta"),
-    pytest.param([*_answer_chunks(), _chunk({"content": PLANT}, index=1)], id="second-choice"),
+    pytest.param([*_answer_chunks(), _chunk({"refusal": PLANT})], "verified", id="refusal-delta"),
+    pytest.param([*_answer_chunks(), {**_chunk({}), "model": PLANT}], "removed", id="model"),
+    pytest.param(
+        [*_answer_chunks(), _chunk({}, finish_reason=PLANT)], "removed", id="finish-reason"
+    ),
+    pytest.param(
+        [*_answer_chunks(), _chunk({"reasoning_content": PLANT})], "removed", id="reasoning-delta"
+    ),
+    pytest.param(
+        [*_answer_chunks(), _chunk({"content": PLANT}, index=1)], "verified", id="second-choice"
+    ),
     pytest.param(
         [
             *_answer_chunks(),
             _chunk({}, logprobs={"content": [{**_token("x"), "top_logprobs": [_token(PLANT)]}]}),
         ],
+        "removed",
         id="top-logprobs",
     ),
 ]
@@ -650,6 +658,7 @@ RESPONSES_STREAMS = [
                 delta=PLANT,
             )
         ),
+        "verified",
         id="function-call-argument-delta",
     ),
     pytest.param(
@@ -662,12 +671,14 @@ RESPONSES_STREAMS = [
                 delta=PLANT,
             )
         ),
+        "removed",
         id="reasoning-summary-delta",
     ),
     pytest.param(
         _response_events(
             _event("response.completed", response=_responses(_message(_output_text(PLANT))))
         ),
+        "verified",
         id="completed-differs-from-deltas",
     ),
     pytest.param(
@@ -680,25 +691,29 @@ RESPONSES_STREAMS = [
                 annotation={"type": "url_citation", "title": PLANT, "url": "https://x.example"},
             )
         ),
+        "removed",
         id="annotation-added",
     ),
 ]
-STREAMS = [pytest.param("chat", p.values[0], id=f"chat-{p.id}") for p in CHAT_STREAMS] + [
-    pytest.param("responses", p.values[0], id=f"responses-{p.id}") for p in RESPONSES_STREAMS
+STREAMS = [pytest.param("chat", *p.values, id=f"chat-{p.id}") for p in CHAT_STREAMS] + [
+    pytest.param("responses", *p.values, id=f"responses-{p.id}") for p in RESPONSES_STREAMS
 ]
 
 
-@pytest.mark.parametrize(("kind", "events"), STREAMS)
+@pytest.mark.parametrize(("kind", "events", "how"), STREAMS)
 @pytest.mark.parametrize("policy", ["redact", "block"])
-def test_a_buffered_stream_leaves_the_plant_in_no_byte(gateway, kind, events, policy):
+def test_a_buffered_stream_leaves_the_plant_in_no_byte(gateway, kind, events, how, policy):
+    # The stream is decided as the JSON answer it stands for: a verified field that fails
+    # blocks; a removed field is left out of the JSON decision the client gets instead.
     response = _send(gateway, kind, policy, _sse(events), stream=True)
-    assert response.status_code == (200 if policy == "redact" else 400), response.text
+    blocked = policy == "block" and how == "verified"
+    assert response.status_code == (400 if blocked else 200), response.text
     assert not response.headers["content-type"].startswith("text/event-stream")
     _assert_nowhere(response)
 
 
-@pytest.mark.parametrize(("kind", "events"), STREAMS)
-def test_a_buffered_stream_under_flag_is_replayed_unchanged(gateway, kind, events):
+@pytest.mark.parametrize(("kind", "events", "how"), STREAMS)
+def test_a_buffered_stream_under_flag_is_replayed_unchanged(gateway, kind, events, how):
     reply = _sse(events)
     response = _send(gateway, kind, "flag", reply, stream=True)
     assert response.status_code == 200

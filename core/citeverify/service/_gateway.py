@@ -8,7 +8,9 @@ decision itself is :func:`citeverify.gateway.verify_exchange`; this module only 
 
 Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
 marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
-until the answer is complete and verified, then sent, or the 400 is sent instead.
+until the stream ends, assembled into the response they stand for
+(:mod:`citeverify.service._streams`) and decided as that JSON answer would be; the stream is
+replayed when the decision leaves it as it is, else the JSON decision (or the 400) is sent.
 
 Neither clients nor upstreams are trusted. Verification (and its lookups) runs on
 :class:`~citeverify.service._limits.VerificationSlots`' threads, never on the event loop, within
@@ -44,6 +46,7 @@ from citeverify.references._jobs import KEY_PREFIX, JobStore
 from citeverify.service._decisions import DecisionLog, decision_row
 from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
+from citeverify.service._streams import assemble_stream, replayable
 
 __all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
 
@@ -884,7 +887,12 @@ async def _buffered(
         [Callable[[], tuple[GatewayDecision, str]]], Awaitable[tuple[GatewayDecision, str]]
     ],
 ) -> tuple[Response, VerificationResult | None]:
-    """Hold the stream, verify the assembled answer, then replay it or send the 400.
+    """Hold the stream, decide on the response it assembles into, then replay it or answer JSON.
+
+    The decision is :func:`verify_exchange` on that response, as for a JSON answer. The held
+    bytes are replayed under a flag policy (when allowed), and under redact or block only when
+    the stream carries the answer alone and the decision left it as it is; otherwise the client
+    gets the JSON decision (200 with the rebuilt response, or the 400 block).
 
     Raises:
         UpstreamError: the stream broke off, outlived the deadline or is too long (``chunks``
@@ -896,126 +904,28 @@ async def _buffered(
             held.append(chunk)
     raw = b"".join(held)
     checked = {**request, "stream": False}
+    flag = verifier.policy.output_action.unverified_action == "flag"
 
     def verify() -> tuple[GatewayDecision, str]:
-        # Assembling the text is CPU work on up to max_stream_bytes: in the thread too.
-        text = _stream_text(kind, raw)
-        response = _completion(kind, str(request.get("model", "")), text)
-        return verify_exchange(checked, response, verifier=verifier), text
+        # Assembling the response is CPU work on up to max_stream_bytes: in the thread too.
+        assembled = assemble_stream(kind, raw, str(request.get("model", "")))
+        decision = verify_exchange(checked, assembled.response, verifier=verifier)
+        # Under flag nothing is removed: the stream passes as it came, as a JSON answer does.
+        # Under redact and block the bytes pass only when they show nothing the JSON decision
+        # would not: else the client gets that decision.
+        replay = decision.to_http()[0] == 200 and (flag or replayable(assembled, decision))
+        return decision, "replay" if replay else "decision"
 
-    decision, text = await verified(verify)
-    status, out = decision.to_http()
-    if status != 200 or decision.result is None or decision.result.answer != text:
-        # Blocked, or redacted (the stream holds the original text): the JSON decision instead.
-        return _json(out, status, headers={ENFORCED_HEADER: "true"}), decision.result
+    decision, how = await verified(verify)
+    headers = {ENFORCED_HEADER: "true"}
+    if how != "replay":
+        status, out = decision.to_http()
+        return _json(out, status, headers=headers), decision.result
 
     async def replay() -> AsyncGenerator[bytes, None]:
         for chunk in held:
             yield chunk
 
-    headers = {ENFORCED_HEADER: "true"}
     return _ClosingStream(replay(), media_type="text/event-stream", headers=headers), (
         decision.result
     )
-
-
-#: Keys of stream events that hold opaque data or the client's own request echoed back: not
-#: text the model wrote, so not verified.
-_STREAM_NOT_TEXT = frozenset(
-    {
-        "obfuscation", "encrypted_content", "instructions", "metadata", "tools", "tool_choice",
-        "prompt", "usage", "conversation", "incomplete_details", "error",
-    }
-)  # fmt: skip
-#: Keys of stream events that hold identifiers and names: not verified while they are one token
-#: (no white space); a sentence there is verified like any text.
-_STREAM_IDENTIFIERS = frozenset(
-    {
-        "id", "object", "model", "system_fingerprint", "service_tier", "role", "finish_reason",
-        "type", "name", "call_id", "item_id", "status", "user", "previous_response_id",
-        "safety_identifier", "prompt_cache_key", "truncation",
-    }
-)  # fmt: skip
-#: Keys that are settings when they hold an object (Responses ``text``/``reasoning``) and the
-#: model's text when they hold a string (a done event's ``text``, Chat ``reasoning``).
-_STREAM_SETTINGS = frozenset({"text", "reasoning"})
-#: Most separate texts of a stream compared with each other to drop repeats.
-_STREAM_MAX_COMPARED = 256
-
-
-def _stream_text(kind: str, raw: bytes) -> str:
-    """The text of an SSE stream to verify: the answer, then every other text the events carry.
-
-    The answer is choice 0's content deltas (Chat Completions) or the ``output_text`` deltas
-    (Responses). Every other string an event carries is verified too: refusal, tool-call
-    argument and reasoning deltas, other choices, logprobs tokens, the full texts of done and
-    completed events, annotations. The strings of one field are joined across events, and each
-    joined text that the answer or an earlier text does not already hold follows the answer in a
-    paragraph of its own, so that a stream whose events carry nothing else gives its answer
-    alone. The stream is replayed only when verification leaves this whole text as it is; a
-    redaction or a block of any part of it answers with the JSON decision instead.
-    """
-    answer: list[str] = []
-    fields: dict[tuple[Any, ...], list[str]] = {}
-    for line in raw.decode("utf-8", errors="replace").splitlines():
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if not data or data == "[DONE]":
-            continue
-        try:
-            event = json.loads(data)
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(event, dict):
-            continue
-        scope: tuple[Any, ...] = ()
-        if kind == "responses":
-            if event.get("type") == "response.output_text.delta" and isinstance(
-                event.get("delta"), str
-            ):
-                answer.append(event.pop("delta"))
-            scope = tuple(
-                event.get(k) for k in ("type", "output_index", "content_index", "summary_index")
-            )
-        # Iteratively (an event may nest deeper than Python recurses). A list's element that
-        # carries its own integer ``index`` (a choice, a tool call) is placed by it, so that the
-        # deltas of one field join up across events.
-        stack: list[tuple[tuple[Any, ...], Any]] = [(scope, event)]
-        while stack:
-            path, node = stack.pop()
-            if isinstance(node, str):
-                if kind == "chat" and path == ("choices", 0, "delta", "content"):
-                    answer.append(node)
-                else:
-                    fields.setdefault(path, []).append(node)
-            elif isinstance(node, dict):
-                for key, value in reversed(node.items()):
-                    if (
-                        key in _STREAM_NOT_TEXT
-                        or (key in _STREAM_SETTINGS and not isinstance(value, str))
-                        or (
-                            key in _STREAM_IDENTIFIERS
-                            and isinstance(value, str)
-                            and len(value) <= 200
-                            and not any(c.isspace() for c in value)
-                        )
-                    ):
-                        continue
-                    stack.append(((*path, key), value))
-            elif isinstance(node, list):
-                for position in range(len(node) - 1, -1, -1):
-                    value = node[position]
-                    index = value.get("index") if isinstance(value, dict) else None
-                    place = index if isinstance(index, int) else position
-                    stack.append(((*path, place), value))
-    text = "".join(answer)
-    held = [text]
-    for parts in fields.values():
-        other = "".join(parts).strip()
-        if not other:
-            continue
-        if len(fields) <= _STREAM_MAX_COMPARED and any(other in known for known in held):
-            continue
-        held.append(other)
-    return "\n\n".join(held) if len(held) > 1 else text
