@@ -576,3 +576,42 @@ def test_serve_refuses_a_negative_shutdown_timeout(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 2
     assert "--shutdown-timeout" in result.output
+
+
+@pytest.mark.parametrize(
+    ("total", "per_caller"), [("2", "3"), ("0", "0"), ("64", "0"), ("20000", "8")]
+)
+def test_serve_refuses_verification_bounds_that_cannot_hold(tmp_path, total, per_caller):
+    result = CliRunner().invoke(
+        app,
+        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
+         "--upstream", "http://127.0.0.1:9/v1", "--max-verifications", total,
+         "--max-verifications-per-caller", per_caller],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--max-verifications-per-caller" in result.output
+
+
+def test_the_serve_options_bound_the_guard_and_the_checks_with_one_pool(tmp_path):
+    from citeverify.service._serve import ServeOptions, build_app
+
+    options = ServeOptions(
+        db=str(tmp_path / "jobs.sqlite"),
+        index=str(tmp_path / "none"),
+        sources=[],
+        jobs=False,
+        upstream="http://127.0.0.1:9/v1",
+        max_verifications=5,
+        max_verifications_per_caller=2,
+    )
+    built = build_app(options)
+    assert (built.state.slots.per_instance, built.state.slots.per_key) == (5, 2)
+
+
+def test_the_guard_and_the_checks_share_one_bound(tmp_path, index):
+    # A caller cannot double its share by sending some answers to /v1 and others to /api/check.
+    slots = VerificationSlots(per_instance=5, per_key=2)
+    config = GatewayConfig(HTTPUpstream("http://127.0.0.1:9/v1"), CitationVerifier())
+    with Service(tmp_path / "jobs.sqlite", index, workers=False, gateway=config, slots=slots) as s:
+        assert s.app.state.slots is slots
+        assert config.slots is slots
