@@ -574,7 +574,16 @@ def gateway_router(
             return openai_error(400, msg, code="invalid_request")
         address = request.client.host if request.client else "unknown"
         try:
-            tenant, authorization = _caller(request, store, config.upstream.api_key)
+            if store is not None and (
+                "x-citeverify-key" in request.headers
+                or KEY_PREFIX in request.headers.get("authorization", "")
+            ):
+                # A key of ours is looked up in the database: off the event loop, so a slow
+                # database delays only the requests that wait on it.
+                found = await asyncio.to_thread(_caller, request, store, config.upstream.api_key)
+            else:
+                found = _caller(request, store, config.upstream.api_key)
+            tenant, authorization = found
         except ServiceError as exc:
             # The count is a database write: off the event loop.
             if exc.status == 401 and limiter is not None:
