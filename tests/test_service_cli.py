@@ -64,6 +64,19 @@ def _wait_up(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
     raise AssertionError("citeverify serve did not come up")
 
 
+def _wait_down(url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url + "/healthz", timeout=1)
+        except httpx.ConnectError:
+            return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("the killed citeverify serve's processes still listen")
+
+
 @pytest.fixture
 def index_file(tmp_path):
     index = build_index(tmp_path)
@@ -89,6 +102,9 @@ def test_serve_answers_the_seeds_calls_and_survives_kill_9(tmp_path, index_file)
         first.wait(timeout=30)
         first.stdout.close()
         first.stderr.close()
+    # The killed command's worker processes end on their own (they are told when it dies), and
+    # may answer for a moment more: the second command is started once nothing listens.
+    _wait_down(url)
     second = _serve(db, index_file, port)
     try:
         _wait_up(url, second)
