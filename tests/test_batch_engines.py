@@ -116,7 +116,10 @@ def test_ray_address_joins_that_cluster_and_leaves_it_running(
     local = tmp_path / "local.jsonl"
     run_batch(source, local, workers=1, batch_size=10)
     out = tmp_path / "ray.jsonl"
-    address = ray_instance.get_runtime_context().gcs_address
+    # The instance listens on loopback; some Ray versions (2.50) report the machine's own
+    # address here, which nothing in a test may connect to.
+    port = ray_instance.get_runtime_context().gcs_address.rsplit(":", 1)[1]
+    address = f"127.0.0.1:{port}"
     command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
     command += ["--engine", "ray", "--workers", "1", "--batch-size", "10"]
     environment = {**os.environ, "RAY_ADDRESS": address}
