@@ -112,6 +112,11 @@ def test_ray_address_joins_that_cluster_and_leaves_it_running(
 ) -> None:
     # The module's instance stands for a cluster: the command joins it through RAY_ADDRESS,
     # runs there, and at the end disconnects without stopping it.
+    if tuple(int(part) for part in ray_instance.__version__.split(".")[:2]) < (2, 60):
+        # Seen with Ray 2.50 (the floor): a driver joining a loopback instance still looks for
+        # its GCS at the machine's own address, which the instance does not listen on, and
+        # waits there until the timeout. Joining works from 2.60 (the locked version) on.
+        pytest.skip("Ray before 2.60 joins a loopback instance at the machine's own address")
     source = write_jsonl(tmp_path / "in.jsonl", RECORDS[:30])
     local = tmp_path / "local.jsonl"
     run_batch(source, local, workers=1, batch_size=10)

@@ -41,7 +41,13 @@ def connected(ray: Any) -> Iterator[None]:
     if os.environ.get("RAY_ADDRESS"):
         # Ray's uv run hook applies as Ray is configured: on a cluster, workers that run the
         # driver's `uv run` may be wanted (docs/scale.md, "On a Ray cluster").
-        ray.init(**_QUIET)
+        options = dict(_QUIET)
+        host = os.environ["RAY_ADDRESS"].removeprefix("ray://").rsplit(":", 1)[0]
+        if host in {"127.0.0.1", "localhost"}:
+            # A cluster on loopback: this driver is on loopback too. Left to itself, Ray (2.50)
+            # takes the machine's own address for the node and looks for the cluster there.
+            options["_node_ip_address"] = "127.0.0.1"
+        ray.init(**options)
         try:
             yield
         finally:
