@@ -684,6 +684,7 @@ def gateway_router(
         config._inflight.add(work)
         gone = asyncio.ensure_future(_disconnected(request))
         done: set[asyncio.Future[Any]] = set()
+        shutting_down = False
         try:
             done, _ = await asyncio.wait(
                 {work, gone}, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED
@@ -691,7 +692,7 @@ def gateway_router(
         except asyncio.CancelledError:
             # The service's shutdown cancels what its grace period left running: the client is
             # told so (503, which the openai package retries), not sent a 500 and a traceback.
-            pass
+            shutting_down = True
         finally:
             gone.cancel()
             if not work.done():
@@ -704,7 +705,10 @@ def gateway_router(
             return work.result()
         if gone in done:
             return Response(status_code=499)  # nobody is there to read it
-        if loop.time() < deadline:
+        # Told apart by what ended the wait, not by comparing the clock with the deadline: the
+        # wait's timer may fire a little before loop.time() reaches it (uvloop's clock counts
+        # milliseconds).
+        if shutting_down:
             msg = "the service is shutting down; retry"
             return openai_error(503, msg, code="shutting_down", kind="api_error")
         return _timeout(phase[0])
