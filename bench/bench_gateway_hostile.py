@@ -45,7 +45,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.loopback import Loopback, Reply, Seen  # noqa: E402
+from tests.loopback import Loopback, Reply, Seen, open_connections  # noqa: E402
 
 MB = 1024 * 1024
 MUSEUM = "The museum opens at nine."
@@ -181,21 +181,6 @@ class Serve:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
-
-
-def open_connections(port: int) -> int:
-    """Established TCP connections to ``port`` on this machine (the service's to the upstream)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
 
 
 def pct(values: list[float], q: float) -> float:

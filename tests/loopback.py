@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -168,3 +169,19 @@ class Loopback:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def open_connections(port: int) -> int:
+    """Established TCP connections to ``port`` on this machine, read from ``/proc/net/tcp*``
+    (a client that left must leave no connection to the upstream behind)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
+                count += 1
+    return count

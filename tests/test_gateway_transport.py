@@ -22,7 +22,6 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -35,7 +34,7 @@ from citeverify.service._gateway import GatewayConfig, HTTPUpstream
 from citeverify.service._limits import VerificationSlots
 from citeverify.service._policies import PolicyPacks
 
-from .loopback import Loopback, Reply, Seen
+from .loopback import Loopback, Reply, Seen, open_connections
 from .service import Service, build_index
 
 MB = 1024 * 1024
@@ -208,22 +207,6 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
-
-
-def open_connections(port: int) -> int:
-    """Established TCP connections to ``port`` on this machine (the gateway's to the upstream:
-    the service runs in this process)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            fields = row.split()
-            if fields[3] == "01" and int(fields[2].rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:

@@ -19,8 +19,7 @@ its thread has finished: the bound counts what really runs, not what is still aw
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -41,7 +40,7 @@ T = TypeVar("T")
 class VerificationSlots:
     """Counts running verifications; refuses (never queues) beyond the bounds.
 
-    Used from one event loop (the service's): no lock is needed, since ``hold`` does not await
+    Used from one event loop (the service's): no lock is needed, since :meth:`run` does not await
     between checking and taking a slot.
 
     Args:
@@ -64,19 +63,6 @@ class VerificationSlots:
         self.running = 0
         self._by_key: dict[Hashable, int] = {}
         self._pool: ThreadPoolExecutor | None = None
-
-    @contextlib.asynccontextmanager
-    async def hold(self, caller: Hashable) -> AsyncIterator[None]:
-        """Hold one slot for ``caller`` while the block runs.
-
-        Raises:
-            RateLimitError: this process or this caller is at its bound (429, ``retry_after``).
-        """
-        self._take(caller)
-        try:
-            yield
-        finally:
-            self._give(caller)
 
     def check(self, caller: Hashable) -> None:
         """Raise RateLimitError if a verification for ``caller`` would be refused now.
