@@ -84,7 +84,7 @@ def main() -> int:
         print(version.stdout.strip() or version.stderr.strip())
         total += 1
         failed += bool(version.returncode)
-        # The plain `check` runs without typer (citeverify._check) from the installed wheel.
+        # The plain `check` runs without typer (citeverify_core.cli.fast) from the installed wheel.
         (work / "answer.txt").write_text("The museum opens at nine.\n", encoding="utf-8")
         (work / "context.txt").write_text("The museum opens at nine.\n", encoding="utf-8")
         check = subprocess.run(

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeverify import CitationVerifier, PolicyConfig, load_policy_pack
+from citeverify_core import CitationVerifier, PolicyConfig, load_policy_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "datasets" / "begin-groundedness-4749.jsonl"

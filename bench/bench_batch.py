@@ -141,7 +141,7 @@ def reap() -> None:
 def run_cli(source: Path, out: Path, workers: int, batch_size: int) -> tuple[float, float, float]:
     """``citeverify batch`` in a fresh process: wall seconds, CPU seconds of all its processes,
     and the CPU seconds other processes on the machine used meanwhile."""
-    command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
+    command = [sys.executable, "-m", "citeverify_core", "batch", str(source), "-o", str(out)]
     command += ["--workers", str(workers), "--batch-size", str(batch_size), "--quiet"]
     reap()
     cpu, wall, busy = cpu_seconds(), time.perf_counter(), machine_busy_seconds()
@@ -229,7 +229,7 @@ def memory(folder: Path, megabytes: int, corpus_size: int, workers: int) -> None
         f"{time.perf_counter() - started:.0f} s"
     )
     out = folder / "large-out.parquet"
-    command = [sys.executable, "-m", "citeverify", "batch", str(source), "-o", str(out)]
+    command = [sys.executable, "-m", "citeverify_core", "batch", str(source), "-o", str(out)]
     command += ["--workers", str(workers), "--quiet"]
     started = time.perf_counter()
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

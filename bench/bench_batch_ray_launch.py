@@ -6,7 +6,7 @@ launched as a user would, each a fresh process with its output captured (a CI jo
 
 - ``uv``: ``python -m uv run --frozen citeverify batch ... --engine ray`` (the README's way)
 - ``venv``: the venv's own script, ``.venv/bin/citeverify batch ... --engine ray``
-- ``module``: ``python -m citeverify batch ... --engine ray``
+- ``module``: ``python -m citeverify_core batch ... --engine ray``
 
 For each: the wall time until the command returned and its output closed, whether OUTPUT is the
 local engine's byte for byte, and the processes left afterwards: any process of the command's
@@ -45,7 +45,7 @@ def command_for(launch: str) -> list[str]:
         return [uv, "run", "--frozen", "citeverify"]
     if launch == "venv":
         return [str(Path(sys.executable).parent / "citeverify")]
-    return [sys.executable, "-m", "citeverify"]
+    return [sys.executable, "-m", "citeverify_core"]
 
 
 def session_processes(session: int) -> dict[int, str]:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from _corpus import text, vocabulary
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.loopback
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support.loopback
 
-from citeverify import CitationVerifier
-from citeverify._extract import extract, find_markers
-from citeverify._text import find_quotes
-from tests.loopback import Loopback, Reply
+from citeverify_core import CitationVerifier
+from citeverify_core.engine.extract import extract, find_markers
+from citeverify_core.text import find_quotes
+from tests.support.loopback import Loopback, Reply
 
 ALL = ["academic", "url", "case_law", "regulatory", "statistic"]
 SNIPPETS = [

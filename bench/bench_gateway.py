@@ -183,10 +183,11 @@ def serve_upstream(port: int) -> None:
 def serve_gateway(port: int, upstream: str, policy: str, profile: str | None) -> None:
     import uvicorn
 
-    from citeverify import CitationVerifier
-    from citeverify.references import JobStore, ReferenceVerifier
-    from citeverify.service import create_app
-    from citeverify.service._gateway import GatewayConfig, HTTPUpstream
+    from citeverify_core import CitationVerifier
+    from citeverify_core.references import ReferenceVerifier
+    from citeverify_core.service import create_app
+    from citeverify_core.service.gateway import GatewayConfig, HTTPUpstream
+    from citeverify_core.service.store import JobStore
 
     with tempfile.TemporaryDirectory() as tmp:
         # As `citeverify serve --upstream URL` without an index: the reference API is there,
@@ -195,7 +196,7 @@ def serve_gateway(port: int, upstream: str, policy: str, profile: str | None) ->
         verifier = CitationVerifier(policy_of(policy), context_cache=True)
         config = GatewayConfig(HTTPUpstream(upstream, timeout=60), verifier)
         if hasattr(config, "slots"):  # not in a --core copy from before the bound existed
-            from citeverify.service._limits import VerificationSlots
+            from citeverify_core.service.limits import VerificationSlots
 
             # The load's clients are one address without a key: one caller, whose bound (8
             # verifications at once) would refuse most of 50 clients' requests with 429s.
@@ -319,7 +320,7 @@ def serve_workers(
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             command = [
-                sys.executable, "-m", "citeverify", "serve", "--port", str(port),
+                sys.executable, "-m", "citeverify_core", "serve", "--port", str(port),
                 "--db", str(Path(tmp) / f"service-{count}.sqlite"),
                 "--index", str(Path(tmp) / "none"), "--upstream", upstream_url + "/v1",
                 "--policy", str(policy), "--workers", str(count),
@@ -531,8 +532,8 @@ def phase(
 
 
 def costs_without_http(policy: str) -> dict[str, float]:
-    from citeverify import CitationVerifier
-    from citeverify.gateway import extract_context, verify_exchange
+    from citeverify_core import CitationVerifier
+    from citeverify_core.engine.exchange import extract_context, verify_exchange
 
     request, response, _, _ = exchange()
     raw = json.dumps(request).encode()

@@ -45,7 +45,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.loopback import Loopback, Reply, Seen, open_connections  # noqa: E402
+from tests.support.loopback import Loopback, Reply, Seen, open_connections  # noqa: E402
 
 MB = 1024 * 1024
 MUSEUM = "The museum opens at nine."
@@ -123,7 +123,8 @@ class Serve:
     """``citeverify serve --upstream URL`` on a free port, with ``keys`` created beforehand."""
 
     def __init__(self, folder: Path, upstream: str, crossref: str, keys: int = 0) -> None:
-        from citeverify.references import JobStore, ReferenceVerifier
+        from citeverify_core.references import ReferenceVerifier
+        from citeverify_core.service.store import JobStore
 
         db = folder / "service.sqlite"
         store = JobStore(db, ReferenceVerifier(None, sources=[]))
@@ -141,7 +142,7 @@ class Serve:
         self.log = (folder / "serve.log").open("wb")
         self.shutdown_timeout = 3
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "citeverify", "serve", "--port", str(self.port),
+            [sys.executable, "-m", "citeverify_core", "serve", "--port", str(self.port),
              "--db", str(db), "--index", str(folder / "no-index.sqlite"), "--upstream", upstream,
              "--policy", str(policy), "--shutdown-timeout", str(self.shutdown_timeout)],
             stdout=subprocess.DEVNULL, stderr=self.log,

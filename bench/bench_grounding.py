@@ -17,7 +17,7 @@ import sys
 import tracemalloc
 from collections.abc import Callable
 
-from citeverify import CitationVerifier, ContextCache
+from citeverify_core import CitationVerifier, ContextCache
 
 from _corpus import answer, best_of, text, vocabulary
 

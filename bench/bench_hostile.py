@@ -31,8 +31,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from citeverify import CitationVerifier, CiteVerifyError
-from tests.hostile import CASES, POLICY, Case, english
+from citeverify_core import CitationVerifier, CiteVerifyError
+from tests.support.hostile import CASES, POLICY, Case, english
 
 CONTEXT_CHARS = 1_000_000
 VERIFIER = CitationVerifier(POLICY)
@@ -93,8 +93,8 @@ def measure(case: Case, n: int, cap: float) -> tuple[float | None, str, float]:
 
 def largest_accepted(case: Case, n: int) -> int:
     """The largest size up to ``n`` whose answer stays under the claim limit (bisection)."""
-    from citeverify._text import split_claims
-    from citeverify._verifier import MAX_CLAIMS
+    from citeverify_core.engine.verifier import MAX_CLAIMS
+    from citeverify_core.text import split_claims
 
     def ok(size: int) -> bool:
         return len(split_claims(case.gen(size), limit=MAX_CLAIMS)) <= MAX_CLAIMS

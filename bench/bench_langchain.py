@@ -21,7 +21,7 @@ from collections.abc import Callable
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from citeverify import CitationVerifier
+from citeverify_core import CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
 
 from _corpus import answer, best_of, text, vocabulary

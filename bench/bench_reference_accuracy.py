@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citeverify.references import (
+from citeverify_core.references import (
     LocalIndex,
     ParsedReference,
     Record,
@@ -46,7 +46,7 @@ from citeverify.references import (
     parse_reference,
     record_from_work,
 )
-from citeverify.references._text import norm
+from citeverify_core.references.normalize import norm
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEV_SET = SHARED / "datasets" / "crossref-multistyle-dev-1000.jsonl"

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from citeverify.references import LocalIndex, Record, ReferenceVerifier, apa7
+from citeverify_core.references import LocalIndex, Record, ReferenceVerifier, apa7
 
 from _corpus import vocabulary
 
@@ -191,9 +191,9 @@ def paths_of_issue_10(verifier: ReferenceVerifier, records: list[Record]) -> Non
 
 def remote_concurrency() -> None:
     """20 references against a Crossref-shaped loopback service answering after 300 ms."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.loopback
-    from citeverify._policy import LookupSettings
-    from tests.loopback import Loopback, Reply
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support.loopback
+    from citeverify_core.policy.config import LookupSettings
+    from tests.support.loopback import Loopback, Reply
 
     item = {
         "DOI": "10.1038/nature14539", "type": "journal-article", "title": ["Deep learning"],

@@ -6,7 +6,7 @@
    - references, pending = 0), no 5xx.
 2. The same with two instances on one fresh PostgreSQL database, the clients spread over both
    (skipped when CITEVERIFY_TEST_POSTGRES_URL is unset; ``.ci/postgres start`` prints one).
-3. kill -9: ``python -m citeverify serve`` as a subprocess on SQLite, ~200 references submitted,
+3. kill -9: ``python -m citeverify_core serve`` as a subprocess on SQLite, ~200 references submitted,
    the process killed while they run, restarted on the same files; every job must end completed
    once (SQLite query on the jobs table), and the time to recovery is measured. The service's
    lease is 30 s (``citeverify serve`` has no option for it): a killed instance's running jobs
@@ -47,10 +47,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.service
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support.service
 
-from citeverify.references import ReferenceVerifier
-from tests.service import FAKE, KUHN, LECUN_WRONG_YEAR, Service, bearer, build_index
+from citeverify_core.references import ReferenceVerifier
+from tests.support.service import FAKE, KUHN, LECUN_WRONG_YEAR, Service, bearer, build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 BASES = [KUHN, LECUN_WRONG_YEAR, FAKE]
@@ -296,7 +296,7 @@ def bench_postgres(
         return None
     import sqlalchemy as sa
 
-    from citeverify.references._jobs import JOBS
+    from citeverify_core.service.store import JOBS
 
     CountingVerifier.calls.clear()
     refs = references(count, f"pg{instances}")
@@ -333,7 +333,7 @@ def bench_baselines(folder: Path, index: Any, count: int = 300) -> dict[str, flo
     """References/s of the verifier alone (15 at a time) and of ``JobStore.process`` (no HTTP)."""
     import sqlalchemy as sa
 
-    from citeverify.references import JobStore
+    from citeverify_core.service.store import JobStore
 
     refs = references(count, "base")
     verifier = ReferenceVerifier(index)
@@ -402,7 +402,7 @@ def free_port() -> int:
 
 
 def serve(port: int, db: Path, index_file: Path, log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "citeverify", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "citeverify_core", "serve", "--port", str(port)]
     command += ["--db", str(db), "--index", str(index_file)]
     with log.open("ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -432,7 +432,7 @@ def bench_kill(folder: Path, index_file: Path, count: int) -> dict:
     initial = count + 100
     key = subprocess.run(
         [
-            *(sys.executable, "-m", "citeverify", "keys", "create", "--name", "bench"),
+            *(sys.executable, "-m", "citeverify_core", "keys", "create", "--name", "bench"),
             *("--tokens", str(initial), "--db", str(db)),
         ],
         capture_output=True,

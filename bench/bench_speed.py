@@ -26,8 +26,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from citeverify import CitationVerifier, ContextCache
-from citeverify._extract import extract
+from citeverify_core import CitationVerifier, ContextCache
+from citeverify_core.engine.extract import extract
 
 from _corpus import answer, best_of, text, vocabulary
 

@@ -1,6 +1,6 @@
 """Startup (issue 14): what a one-shot ``citeverify`` process costs, as a ratio of ``python -c pass``.
 
-Targets: ``import citeverify`` <= 150 ms; ``citeverify check --answer ... --context ...`` on a
+Targets: ``import citeverify_core`` <= 150 ms; ``citeverify check --answer ... --context ...`` on a
 tiny input <= 150 ms without citations and <= 400 ms with a case citation (wall time).
 
 Every case is a fresh subprocess of this interpreter (or of the ``citeverify`` script next to
@@ -14,7 +14,7 @@ with one model built (the policy and the results are pydantic models), and a typ
 with the same options as ``check`` whose command only prints the answer (typer 0.2x coerces every
 option through a pydantic TypeAdapter, so it imports pydantic too).
 
-``--baseline REV`` also runs every case against ``core/citeverify`` as it was at git revision REV
+``--baseline REV`` also runs every case against ``core/citeverify_core`` as it was at git revision REV
 (extracted to a temporary folder, put first on PYTHONPATH), in the same rounds: the "before"
 column. By default every child may write and use .pyc files (in a temporary PYTHONPYCACHEPREFIX),
 as an installed package does; ``--no-bytecode`` keeps PYTHONDONTWRITEBYTECODE as the environment
@@ -51,7 +51,7 @@ DOI = "The museum opens at nine (doi:10.1038/nature12373).\n"
 
 #: A first verify() in Python of an answer without citations: the library's own cold path.
 FIRST_VERIFY = (
-    "from citeverify import CitationVerifier; "
+    "from citeverify_core import CitationVerifier; "
     "CitationVerifier().verify('The museum opens at nine.', ['The museum opens at nine.'])"
 )
 PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass A(BaseModel):\n    x: int = 1\nA()"
@@ -120,7 +120,7 @@ def cases(tmp: Path) -> list[Case]:
             [PYTHON, str(files["typer_floor.py"]), "check", "--answer", str(files["plain"])],
             ours=False,
         ),
-        Case("import citeverify", [PYTHON, "-c", "import citeverify"], 150),
+        Case("import citeverify_core", [PYTHON, "-c", "import citeverify_core"], 150),
         Case("first verify() in Python, no citations", [PYTHON, "-c", FIRST_VERIFY]),
         Case("citeverify --version", [SCRIPT, "--version"]),
         Case("citeverify check, no citations", check("plain"), 150),
@@ -144,7 +144,7 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
 def script_entry(rev: str) -> list[str]:
     """What the ``citeverify`` script runs at ``rev``, as a command line of this interpreter.
 
-    The installed script imports the entry point of the current tree (``citeverify._check:main``
+    The installed script imports the entry point of the current tree (``citeverify_core.cli.fast:main``
     since issue 14), which an older revision may not have: its cases run that revision's own
     entry point from ``[project.scripts]`` instead, as its generated script would.
     """
@@ -216,9 +216,9 @@ def table(all_cases: list[Case], medians: dict[tuple[str, str], float], baseline
 
 
 def extract_baseline(rev: str, into: Path) -> Path:
-    """``core/citeverify`` at ``rev``, extracted under ``into``; the folder to put on PYTHONPATH."""
+    """``core/citeverify_core`` at ``rev``, extracted under ``into``; the folder to put on PYTHONPATH."""
     archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "core/citeverify"],
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "core/citeverify_core"],
         capture_output=True,
         check=True,
     ).stdout

@@ -4,7 +4,8 @@
 - :class:`CiteVerifyOutputParser`: for chains that end at the model.
 - :class:`CiteVerifyTool`: an agent tool that checks a text against source passages.
 - :class:`CiteVerifyReferenceTool`: an agent tool that verifies reference strings.
-- :class:`CitationBlockedError`: raised on block; both ``citeverify.CitationUnverifiedError`` and
+- :class:`CitationBlockedError`: raised on block; both ``citeverify_core.CitationUnverifiedError``
+  and
   LangChain's ``OutputParserException``.
 """
 

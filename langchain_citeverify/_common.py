@@ -16,8 +16,8 @@ from langchain_core.runnables.config import (
     var_child_runnable_config,
 )
 
-from citeverify import CitationUnverifiedError, InputError, VerificationResult
-from citeverify._context import MAX_DOCUMENTS, coerce_documents
+from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
+from citeverify_core.engine.context import MAX_DOCUMENTS, coerce_documents
 
 __all__ = [
     "CitationBlockedError",
@@ -32,7 +32,7 @@ __all__ = [
 class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     """Raised when the policy blocks an answer.
 
-    It is both :class:`citeverify.CitationUnverifiedError` (``.result`` holds the verification)
+    It is both :class:`citeverify_core.CitationUnverifiedError` (``.result`` holds the verification)
     and LangChain's ``OutputParserException``, so ``with_fallbacks(...)`` and retrying parsers
     handle it like any parsing failure.
     """

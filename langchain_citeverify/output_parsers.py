@@ -10,8 +10,8 @@ from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
 
-from citeverify import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify._policy import policy_options_validator
+from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
+from citeverify_core.policy.config import policy_options_validator
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -27,7 +27,7 @@ CONTEXT_KEY = "context_documents"
 
 
 class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
-    """Parse a model's text into a :class:`citeverify.VerificationResult`.
+    """Parse a model's text into a :class:`citeverify_core.VerificationResult`.
 
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given
     per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer

@@ -33,8 +33,14 @@ from pydantic import (
     model_validator,
 )
 
-from citeverify import CitationVerifier, ContextCache, InputError, PolicyConfig, VerificationResult
-from citeverify._policy import collect_policy_options
+from citeverify_core import (
+    CitationVerifier,
+    ContextCache,
+    InputError,
+    PolicyConfig,
+    VerificationResult,
+)
+from citeverify_core.policy.config import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -64,12 +70,12 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     """Verify ``input[answer_key]`` against ``input[context_key]`` and act on the verdict.
 
     Args:
-        policy: A :class:`citeverify.PolicyConfig`, the inner policy mapping, or a policy pack
+        policy: A :class:`citeverify_core.PolicyConfig`, the inner policy mapping, or a policy pack
             path. Keyword options override it: any top-level policy field
             (``min_groundedness=0.7``) and ``unverified_action`` ("flag", "redact", "block").
         answer_key: Where the answer is (a string or an AIMessage).
         context_key: Where the retrieved Documents (or strings) are.
-        output_key: Where the :class:`citeverify.VerificationResult` is put in the output.
+        output_key: Where the :class:`citeverify_core.VerificationResult` is put in the output.
         context_cache: Keep the tokenization of documents seen before (on by default: a chain
             often checks many answers against the same retrieved documents).
         include_original: Under ``redact``, keep the removed text in ``verification``

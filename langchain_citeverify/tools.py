@@ -9,9 +9,9 @@ from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackMan
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from citeverify import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify._policy import collect_policy_options
-from citeverify.references import ReferenceResult, ReferenceVerifier
+from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
+from citeverify_core.policy.config import collect_policy_options
+from citeverify_core.references import ReferenceResult, ReferenceVerifier
 
 __all__ = [
     "CheckAgainstSourcesInput",
@@ -131,7 +131,7 @@ class CheckReferencesInput(BaseModel):
 class CiteVerifyReferenceTool(BaseTool):
     """Checks reference strings: does each work exist, and which fields are wrong?
 
-    Backed by :class:`citeverify.references.ReferenceVerifier` (the local index, and the public
+    Backed by :class:`citeverify_core.references.ReferenceVerifier` (the local index, and the public
     APIs when the verifier is configured with them). Returns a JSON list the agent can read: the
     status, the corrected APA 7 reference and the fields that differ, per reference.
     """

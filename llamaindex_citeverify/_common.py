@@ -20,7 +20,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.span_handlers import NullSpanHandler
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
-from citeverify import InputError, VerificationResult
+from citeverify_core import InputError, VerificationResult
 
 __all__ = [
     "CiteVerifyEvent",

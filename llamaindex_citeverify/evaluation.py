@@ -9,8 +9,8 @@ from llama_index.core.async_utils import asyncio_run
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 
-from citeverify import CitationVerifier, InputError, VerificationResult
-from citeverify._policy import policy_with_options
+from citeverify_core import CitationVerifier, InputError, VerificationResult
+from citeverify_core.policy.config import policy_with_options
 from llamaindex_citeverify._common import abuffered, node_texts, response_text
 from llamaindex_citeverify._common import semantic_scorer as scorer_of
 

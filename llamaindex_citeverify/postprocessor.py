@@ -5,7 +5,7 @@ Two entry points, deliberately different:
 - :meth:`CiteVerifyPostprocessor.verify_response` (and ``averify_response``) is the one that
   verifies answers: it checks the answer against ``response.source_nodes``, stores the result in
   ``response.metadata["citeverify"]``, redacts under ``redact`` and raises
-  :class:`citeverify.CitationUnverifiedError` on block. It returns the kind of response it got:
+  :class:`citeverify_core.CitationUnverifiedError` on block. It returns the kind of response it got:
 
   - ``Response``: a new ``Response`` with the checked answer.
   - ``PydanticResponse`` (``as_query_engine(output_cls=...)``): the string values of the model
@@ -17,7 +17,7 @@ Two entry points, deliberately different:
     then on. Under ``flag`` the tokens pass through as they arrive. Under ``redact`` and
     ``block`` nothing is shown before the answer is checked: the stream is held back, then yields
     the checked answer (the original tokens when it passes, the redacted answer in one piece),
-    or raises :class:`citeverify.CitationUnverifiedError` at its end on block, having yielded
+    or raises :class:`citeverify_core.CitationUnverifiedError` at its end on block, having yielded
     nothing.
 
 - As a ``BaseNodePostprocessor`` in ``as_query_engine(node_postprocessors=[...])`` it runs at
@@ -45,14 +45,14 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from pydantic import SkipValidation
 
-from citeverify import (
+from citeverify_core import (
     CitationUnverifiedError,
     CitationVerifier,
     InputError,
     PolicyConfig,
     VerificationResult,
 )
-from citeverify._policy import policy_options_validator
+from citeverify_core.policy.config import policy_options_validator
 from llamaindex_citeverify._common import (
     CiteVerifyEvent,
     dispatcher,
@@ -85,7 +85,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     """Checks responses against their source nodes (see the module docstring for the two roles).
 
     Args:
-        policy: A :class:`citeverify.PolicyConfig`, the inner policy mapping, or a policy pack
+        policy: A :class:`citeverify_core.PolicyConfig`, the inner policy mapping, or a policy pack
             path; keyword options override it (``unverified_action="block"``,
             ``min_groundedness=0.7``, ``strict_quotes=True``).
         include_original: Under ``redact``, keep the removed text in the result

@@ -25,8 +25,8 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
     """Wraps any query engine; each answer is checked against its own ``source_nodes``.
 
     ``query``/``aquery`` return the kind of response the wrapped engine gave, with
-    ``metadata["citeverify"]`` holding the :class:`citeverify.VerificationResult` (the answer
-    redacted under ``redact``); a block raises :class:`citeverify.CitationUnverifiedError`.
+    ``metadata["citeverify"]`` holding the :class:`citeverify_core.VerificationResult` (the answer
+    redacted under ``redact``); a block raises :class:`citeverify_core.CitationUnverifiedError`.
     A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a streaming
     response stays streaming and is verified when its stream ends (see
     :mod:`llamaindex_citeverify.postprocessor` for what is yielded under each action).

@@ -6,11 +6,10 @@ import asyncio
 import pytest
 from langchain_core.documents import Document as LCDocument
 
-from citeverify import CitationUnverifiedError, CitationVerifier
+from citeverify_core import CitationUnverifiedError, CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
 from llamaindex_citeverify import CiteVerifyQueryEngine
-
-from .test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
+from tests.test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 

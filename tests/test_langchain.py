@@ -15,7 +15,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from citeverify import CitationUnverifiedError, InputError, PolicyConfig, VerificationResult
+from citeverify_core import CitationUnverifiedError, InputError, PolicyConfig, VerificationResult
 from langchain_citeverify import (
     CitationBlockedError,
     CiteVerifyGuard,
@@ -324,10 +324,9 @@ def test_tool_never_blocks_even_with_a_blocking_policy():
 
 
 def test_reference_tool(tmp_path):
-    from citeverify.references import LocalIndex, ReferenceVerifier
+    from citeverify_core.references import LocalIndex, ReferenceVerifier
     from langchain_citeverify import CiteVerifyReferenceTool
-
-    from .conftest import DATA
+    from tests.conftest import DATA
 
     index = LocalIndex(tmp_path / "works.sqlite")
     index.build(DATA / "works-crossref.jsonl")

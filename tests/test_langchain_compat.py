@@ -103,7 +103,7 @@ NO_LANGCHAIN = textwrap.dedent(
     import sys
     sys.modules["langchain_core"] = None  # what an environment without langchain-core looks like
 
-    import citeverify  # the core needs no framework
+    import citeverify_core  # the core needs no framework
 
     try:
         import langchain_citeverify

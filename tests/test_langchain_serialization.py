@@ -12,7 +12,7 @@ from langchain_core.documents import Document
 from langchain_core.load import dumpd, dumps, load, loads
 from langchain_core.runnables import RunnablePassthrough, RunnableSequence
 
-from citeverify import PolicyConfig
+from citeverify_core import PolicyConfig
 from langchain_citeverify import CitationBlockedError, CiteVerifyGuard
 
 pytestmark = pytest.mark.filterwarnings(

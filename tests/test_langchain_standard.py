@@ -25,7 +25,7 @@ class TestCiteVerifyToolStandard(ToolsUnitTests):
 class TestCiteVerifyReferenceToolStandard(ToolsUnitTests):
     @property
     def tool_constructor(self):
-        from citeverify.references import LocalIndex, ReferenceVerifier
+        from citeverify_core.references import LocalIndex, ReferenceVerifier
         from langchain_citeverify import CiteVerifyReferenceTool
 
         index = LocalIndex(":memory:")

@@ -14,7 +14,7 @@ from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.query_engine import CitationQueryEngine
 
-from citeverify import CitationUnverifiedError, VerificationResult
+from citeverify_core import CitationUnverifiedError, VerificationResult
 from llamaindex_citeverify import (
     CiteVerifyEvaluator,
     CiteVerifyEvent,
@@ -207,7 +207,7 @@ def test_configuration_from_a_policy_pack(seed_policy_path):
 
 
 def test_evaluator_rejects_a_wrong_option_instead_of_ignoring_it():
-    from citeverify import PolicyError
+    from citeverify_core import PolicyError
 
     with pytest.raises(PolicyError, match="unverified_action"):
         CiteVerifyEvaluator(unverified_action="nuke")

@@ -23,15 +23,14 @@ from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, Field
 
-from citeverify import CitationUnverifiedError, InputError
+from citeverify_core import CitationUnverifiedError, InputError
 from llamaindex_citeverify import (
     CiteVerifyEvaluator,
     CiteVerifyPostprocessor,
     CiteVerifyQueryEngine,
 )
 from llamaindex_citeverify.postprocessor import CiteVerifyUsageWarning
-
-from .test_llamaindex import GROUNDED, OFFLINE, REDACTED, TEXTS, UNGROUNDED, FixedLLM, index
+from tests.test_llamaindex import GROUNDED, OFFLINE, REDACTED, TEXTS, UNGROUNDED, FixedLLM, index
 
 MARKER = "[unverified claim removed]"
 

@@ -1,0 +1,5 @@
+"""``python -m citeverify_core``: the command line, as the ``citeverify`` script starts it."""
+
+from citeverify_core.cli import main
+
+main()

@@ -1,0 +1,850 @@
+"""A client of the reference service (``citeverify serve``, seed 004's wire format).
+
+:class:`ReferenceClient` (sync) and :class:`AsyncReferenceClient` (async) speak the service's
+REST API over httpx: submit 1-20 references, poll their jobs, wait for them, read the balance
+and the history, cancel. A completed job's result is a typed
+:class:`~citeverify_core.references.ReferenceResult`.
+
+>>> from citeverify_core.client import ReferenceClient
+>>> with ReferenceClient("http://127.0.0.1:8000", api_key="cvk_...") as client:  # doctest: +SKIP
+...     (result,) = client.verify(["Kuhn, T. S. (1962). The Structure of Scientific "
+...                                "Revolutions. University of Chicago Press."])
+...     result.status
+'verified'
+
+Errors: every failure is a :class:`~citeverify_core.CiteVerifyError`, never a raw httpx or JSON
+exception and never a ``KeyError``:
+
+* 400 -> :class:`~citeverify_core.InputError` with the service's message; the client also refuses
+  what the service would refuse anyway before sending it (0 or more than 20 references in one
+  :meth:`~ReferenceClient.submit`, a bare string instead of a list) with the same error.
+* 401 -> :class:`~citeverify_core.AuthenticationError`, 402 ->
+  :class:`~citeverify_core.InsufficientTokensError`, 403 ->
+  :class:`~citeverify_core.PermissionDeniedError`,
+  429 -> :class:`~citeverify_core.RateLimitError` (``retry_after`` from the Retry-After header).
+* 502, 503, 504, connection failures, timeouts, and answers that are not the API (not JSON, a
+  JSON list, missing fields, an oversized body, a redirect) ->
+  :class:`~citeverify_core.ServiceUnavailableError` (``status`` 0 when no HTTP answer came).
+* Any other 4xx/5xx -> :class:`~citeverify_core.ServiceError` with the service's ``status`` and
+  ``code``.
+* :meth:`~ReferenceClient.wait` past its timeout -> :class:`WaitTimeoutError`, which is both a
+  :class:`~citeverify_core.ServiceError` and a builtin :class:`TimeoutError`; its ``jobs`` are the
+  last states seen, so a caller may keep polling.
+
+The client never retries on its own. The API key is sent in the ``Authorization`` header of each
+request only; it is never logged, shown in a ``repr`` or put in an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import Any, Literal, Self, cast, get_args
+
+import httpx
+import pydantic
+
+from citeverify_core.errors import (
+    AuthenticationError,
+    CiteVerifyError,
+    InputError,
+    InsufficientTokensError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServiceError,
+    ServiceUnavailableError,
+)
+from citeverify_core.references.result import ReferenceResult
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_POLL_IDS",
+    "MAX_REFERENCES",
+    "AsyncReferenceClient",
+    "Job",
+    "JobState",
+    "ReferenceClient",
+    "Submission",
+    "WaitTimeoutError",
+]
+
+#: Seconds per HTTP request (connect, read, write, pool).
+DEFAULT_TIMEOUT = 30.0
+#: References per submission, job ids per poll: the seed's limits.
+MAX_REFERENCES = 20
+MAX_POLL_IDS = 50
+#: Longest pause between two polls of :meth:`ReferenceClient.wait`.
+MAX_POLL_INTERVAL = 4.0
+#: A larger answer is not the service's (50 results with their graphs are a few MB).
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+API_KEY_ENV = "CITEVERIFY_API_KEY"
+
+JobState = Literal["waiting", "active", "completed", "failed", "not-found"]
+_STATES: frozenset[str] = frozenset(get_args(JobState))
+_PENDING = frozenset({"waiting", "active"})
+_UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+#: The service's 402 message: "3 reference(s) need 3 token(s); the key has 2".
+_TOKENS = re.compile(r"need (\d{1,18}) token\S*; the key has (\d{1,18})")
+_MAX_SHOWN = 200  # characters of a service's message or body quoted in an error
+
+Progress = Callable[[int, int], None]
+
+
+class WaitTimeoutError(ServiceError, TimeoutError):
+    """:meth:`ReferenceClient.wait` gave up: some jobs were still waiting or running.
+
+    Both a :class:`~citeverify_core.ServiceError` and a builtin :class:`TimeoutError`. The jobs keep
+    running on the service (and are paid for once they complete); poll them again with
+    :meth:`ReferenceClient.results`, or cancel them.
+
+    Attributes:
+        jobs: The jobs as last seen, in the order of the ids waited for.
+    """
+
+    status = 0
+    code = "wait_timeout"
+
+    def __init__(self, message: str, *, jobs: Sequence[Job] = ()) -> None:
+        super().__init__(message)
+        self.jobs: list[Job] = list(jobs)
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """The service's answer to a submission (``POST /api/verify-reference``).
+
+    Attributes:
+        job_ids: One job id per reference, in order.
+        document_id: The document grouping these references (for :meth:`~ReferenceClient.cancel`).
+        message: The service's confirmation.
+        tokens_available: The key's balance after this submission (``None`` if not told).
+    """
+
+    job_ids: tuple[str, ...]
+    document_id: str
+    message: str
+    tokens_available: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One job as polled (``POST /api/verify-reference/results``).
+
+    Attributes:
+        id: The job id.
+        state: ``waiting``, ``active``, ``completed``, ``failed`` or ``not-found``.
+        error: Why the job failed (``"cancelled"`` for a cancelled one), else ``None``.
+        progress: Live progress of an active job (``{"step": ..., "message": ...}``).
+        result: The verification result of a completed job, else ``None``.
+    """
+
+    id: str
+    state: JobState
+    error: str | None = None
+    progress: dict[str, Any] | None = None
+    result: ReferenceResult | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the job will not change any more (not waiting, not active)."""
+        return self.state not in _PENDING
+
+
+# --- what both clients share: requests, answers, errors -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    method: str
+    path: str
+    body: dict[str, Any] | None = None
+    params: dict[str, int] | None = None
+    headers: dict[str, str] | None = None
+
+
+def _api_key(api_key: str | None) -> str | None:
+    key = os.environ.get(API_KEY_ENV) if api_key is None else api_key
+    key = (key or "").strip()
+    if not key:
+        return None
+    if not key.isascii() or not key.isprintable():
+        # Never echo the key: it may be a real one pasted with a stray character.
+        raise InputError("the API key must be printable ASCII", path="api_key")
+    return key
+
+
+def _base_url(base_url: str) -> str:
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise InputError("base_url must be the service's URL, e.g. http://127.0.0.1:8000")
+    url = base_url.strip().rstrip("/")
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        parsed = None
+    if parsed is None or parsed.scheme not in {"http", "https"} or not parsed.host:
+        msg = f"base_url must be an http:// or https:// URL, got {url[:_MAX_SHOWN]!r}"
+        raise InputError(msg, path="base_url")
+    return url
+
+
+def _timeout(value: float, name: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InputError(f"{name} must be a positive number of seconds", path=name)
+    return float(value)
+
+
+def _submit_call(
+    references: Sequence[str], title: str | None, idempotency_key: str | None = None
+) -> _Call:
+    if isinstance(references, str | bytes) or not isinstance(references, Sequence):
+        msg = "references must be a list of reference strings, not a single string"
+        raise InputError(msg, path="references")
+    if not 1 <= len(references) <= MAX_REFERENCES:
+        msg = (
+            f"submit 1 to {MAX_REFERENCES} references at a time, got {len(references)} "
+            "(verify() splits longer lists)"
+        )
+        raise InputError(msg, path="references")
+    for i, reference in enumerate(references):
+        if not isinstance(reference, str):
+            msg = f"references[{i}] must be a string, got {type(reference).__name__}"
+            raise InputError(msg, path=f"references[{i}]")
+        _encodable(reference, f"references[{i}]")
+    body: dict[str, Any] = {"references": list(references)}
+    if title is not None:
+        if not isinstance(title, str):
+            raise InputError("title must be a string", path="title")
+        _encodable(title, "title")
+        body["title"] = title
+    headers = None
+    if idempotency_key is not None:
+        if not (
+            isinstance(idempotency_key, str)
+            and 0 < len(idempotency_key) <= 255
+            and idempotency_key.isascii()
+            and idempotency_key.isprintable()
+        ):
+            msg = "idempotency_key must be 1 to 255 printable ASCII characters"
+            raise InputError(msg, path="idempotency_key")
+        headers = {"Idempotency-Key": idempotency_key}
+    return _Call("POST", "/api/verify-reference", body, headers=headers)
+
+
+def _encodable(text: str, path: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{path} is not valid Unicode (a lone surrogate)", path=path) from None
+
+
+def _ids(job_ids: Iterable[str]) -> list[str]:
+    if isinstance(job_ids, str | bytes):
+        raise InputError("job_ids must be a list of job ids, not a single string", path="job_ids")
+    ids = [str(job_id) for job_id in job_ids]
+    for i, job_id in enumerate(ids):
+        _encodable(job_id, f"job_ids[{i}]")
+    return ids
+
+
+def _batches(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def _unavailable(message: str, key: str | None) -> ServiceUnavailableError:
+    if key:
+        message = message.replace(key, "***")
+    return ServiceUnavailableError(message)
+
+
+def _transport_error(exc: Exception, url: str, key: str | None) -> ServiceUnavailableError:
+    if isinstance(exc, httpx.TimeoutException):
+        what = f"timed out ({type(exc).__name__})"
+    elif isinstance(exc, httpx.ConnectError):
+        what = f"cannot be reached ({exc or type(exc).__name__})"
+    else:
+        what = f"failed ({type(exc).__name__}: {exc})"
+    return _unavailable(f"the reference service at {url} {what}"[:1000], key)
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds from a Retry-After header (seconds or an HTTP date); 60 when absent or odd."""
+    if not value:
+        return 60.0
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return 60.0
+    if not math.isfinite(seconds):
+        return 60.0
+    return max(0.0, min(seconds, 24 * 3600.0))
+
+
+def _decode(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return _NOT_JSON
+
+
+_NOT_JSON = object()
+
+
+def _snippet(body: bytes) -> str:
+    text = " ".join(body[:_MAX_SHOWN].decode("utf-8", "replace").split())
+    return text or "an empty body"
+
+
+def _answer(
+    response: httpx.Response, body: bytes, url: str, key: str | None, *, truncated: bool
+) -> dict[str, Any]:
+    """The JSON object of a 2xx answer, or the error its status stands for."""
+    status = response.status_code
+    where = f"the reference service at {url}"
+    if truncated:
+        raise _unavailable(f"{where} answered more than {MAX_RESPONSE_BYTES:,} bytes", key)
+    data = _decode(body)
+    if 200 <= status < 300:
+        if data is _NOT_JSON:
+            kind = response.headers.get("content-type", "no content type")
+            msg = f"{where} answered something that is not JSON ({kind}): {_snippet(body)}"
+            raise _unavailable(msg, key)
+        if not isinstance(data, dict):
+            msg = f"{where} answered a JSON {type(data).__name__}, not the API's JSON object"
+            raise _unavailable(msg, key)
+        return data
+    error = data.get("error") if isinstance(data, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    code = code if isinstance(code, str) and code else None
+    if not (isinstance(message, str) and message.strip()):
+        message = f"{where} answered HTTP {status}" + (
+            "" if data is not _NOT_JSON else f": {_snippet(body)}"
+        )
+    message = message[:1000]
+    if key:
+        message = message.replace(key, "***")
+    if status == 400:
+        raise InputError(message)
+    if status == 401:
+        raise AuthenticationError(message)
+    if status == 402:
+        counts = _TOKENS.search(message)
+        needed, available = (int(counts[1]), int(counts[2])) if counts else (0, 0)
+        raise InsufficientTokensError(message, needed=needed, available=available)
+    if status == 403:
+        raise PermissionDeniedError(message)
+    if status == 429:
+        raise RateLimitError(message, retry_after=_retry_after(response.headers.get("retry-after")))
+    if status in _UNAVAILABLE_STATUSES:
+        raise ServiceUnavailableError(message, status=status, code=code or "service_unavailable")
+    if 400 <= status < 600:
+        raise ServiceError(message, status=status, code=code or f"http_{status}")
+    # 1xx (other than the ones httpx handles) and 3xx: httpx follows no redirect.
+    where_to = response.headers.get("location")
+    hint = f" to {where_to[:_MAX_SHOWN]}; use that URL as base_url" if where_to else ""
+    raise _unavailable(f"{where} answered HTTP {status}{hint}", key)
+
+
+def _bad_shape(url: str, what: str) -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        f"the reference service at {url} answered something that is not the API: {what}"
+    )
+
+
+def _submission(data: dict[str, Any], url: str, count: int) -> Submission:
+    ids = data.get("jobIds")
+    document = data.get("documentId")
+    message = data.get("message", "")
+    tokens = data.get("tokensAvailable")
+    if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
+        raise _bad_shape(url, "no list of jobIds")
+    if len(ids) != count:
+        raise _bad_shape(url, f"{len(ids)} job ids for {count} references")
+    if not isinstance(document, str):
+        raise _bad_shape(url, "no documentId")
+    if not isinstance(message, str):
+        raise _bad_shape(url, "a message that is not a string")
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)):
+        raise _bad_shape(url, "tokensAvailable is not an integer")
+    return Submission(tuple(str(i) for i in ids), document, message, tokens)
+
+
+def _job(item: object, url: str) -> Job:
+    if not isinstance(item, dict):
+        raise _bad_shape(url, "a job that is not an object")
+    job_id, state = item.get("id"), item.get("state")
+    error, progress, result = item.get("error"), item.get("progress"), item.get("result")
+    if not isinstance(job_id, str | int) or isinstance(job_id, bool):
+        raise _bad_shape(url, "a job without an id")
+    if state not in _STATES:
+        raise _bad_shape(url, f"job {job_id}: an unknown state {str(state)[:40]!r}")
+    if error is not None and not isinstance(error, str):
+        raise _bad_shape(url, f"job {job_id}: an error that is not a string")
+    if progress is not None and not isinstance(progress, dict):
+        raise _bad_shape(url, f"job {job_id}: progress that is not an object")
+    parsed = None
+    if state == "completed" and result is not None:
+        try:
+            parsed = ReferenceResult.model_validate(result)
+        except pydantic.ValidationError as exc:
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else "?"
+            raise _bad_shape(
+                url, f"job {job_id}: a result that is not a ReferenceResult ({where})"
+            ) from None
+    return Job(str(job_id), cast(JobState, state), error, progress, parsed)
+
+
+def _jobs(data: dict[str, Any], url: str, asked: Sequence[str]) -> list[Job]:
+    items = data.get("jobs")
+    if not isinstance(items, list):
+        raise _bad_shape(url, "no list of jobs")
+    jobs = [_job(item, url) for item in items]
+    by_id = {job.id: job for job in jobs}
+    missing = [job_id for job_id in asked if job_id not in by_id]
+    if missing:
+        raise _bad_shape(url, f"no state for job {missing[0][:40]!r}")
+    return [by_id[job_id] for job_id in asked]
+
+
+def _history_params(limit: int, offset: int) -> dict[str, int]:
+    for name, value in (("limit", limit), ("offset", offset)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{name} must be an integer", path=name)
+    return {"limit": limit, "offset": offset}
+
+
+def _cancel_call(document_id: str | None, job_ids: Iterable[str] | None) -> _Call:
+    body: dict[str, Any] = {}
+    if document_id is not None:
+        body["documentId"] = document_id
+    if job_ids is not None:
+        body["jobIds"] = _ids(job_ids)
+    if not body.get("documentId") and not body.get("jobIds"):
+        raise InputError("give a document_id, job_ids, or both", path="document_id")
+    return _Call("POST", "/api/verify-reference/cancel", body)
+
+
+class _Waiting:
+    """The polling schedule and progress reports of one :meth:`wait`."""
+
+    def __init__(self, timeout: float, poll: float, progress: Progress | None) -> None:
+        self.deadline = time.monotonic() + _timeout(timeout, "timeout")
+        self.interval = _timeout(poll, "poll")
+        self.progress = progress
+        self.reported = -1
+
+    def report(self, jobs: Sequence[Job]) -> None:
+        done = sum(1 for job in jobs if job.done)
+        if self.progress is not None and done != self.reported:
+            self.reported = done
+            self.progress(done, len(jobs))
+
+    def pause(self, jobs: Sequence[Job]) -> float:
+        """Seconds to sleep before the next poll; raises when the deadline has passed."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            pending = sum(1 for job in jobs if not job.done)
+            msg = f"{pending} of {len(jobs)} job(s) still waiting or running after the timeout"
+            raise WaitTimeoutError(msg, jobs=jobs)
+        pause = min(self.interval, left)
+        self.interval = min(self.interval * 1.5, max(MAX_POLL_INTERVAL, self.interval))
+        return pause
+
+
+def _ordered(references: Sequence[str]) -> list[list[str]]:
+    if isinstance(references, str | bytes) or not isinstance(references, Sequence):
+        msg = "references must be a list of reference strings, not a single string"
+        raise InputError(msg, path="references")
+    if not references:
+        raise InputError("give at least one reference", path="references")
+    return _batches(list(references), MAX_REFERENCES)
+
+
+class _Base:
+    def __init__(self, base_url: str, api_key: str | None, timeout: float) -> None:
+        self.base_url = _base_url(base_url)
+        self._key = _api_key(api_key)
+        self.timeout = _timeout(timeout, "timeout")
+
+    def __repr__(self) -> str:
+        key = "set" if self._key else "none"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<{key}>)"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        return headers
+
+
+# --- the sync client ------------------------------------------------------------------------------
+
+
+class ReferenceClient(_Base):
+    """A synchronous client of the reference service.
+
+    Args:
+        base_url: The service's URL, e.g. ``http://127.0.0.1:8000`` (a path prefix is kept).
+        api_key: The service's API key; default the ``CITEVERIFY_API_KEY`` environment variable.
+            Without one, requests go out unauthenticated (and get 401).
+        timeout: Seconds per HTTP request.
+        client: An ``httpx.Client`` to use (proxies, TLS, transports). You close it; the
+            requests carry their own URLs, headers and timeout.
+
+    Raises:
+        InputError: ``base_url`` is not an http(s) URL, the key is not printable ASCII, or the
+            timeout is not a positive number.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(base_url, api_key, timeout)
+        self._owned = client is None
+        self._http = client if client is not None else httpx.Client()
+
+    def close(self) -> None:
+        """Close the HTTP connections (unless the ``httpx.Client`` was given)."""
+        if self._owned:
+            self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _call(self, call: _Call) -> dict[str, Any]:
+        url = self.base_url + call.path
+        try:
+            with self._http.stream(
+                call.method,
+                url,
+                json=call.body,
+                params=call.params,
+                headers={**self._headers(), **(call.headers or {})},
+                timeout=self.timeout,
+                follow_redirects=False,
+            ) as response:
+                body = bytearray()
+                truncated = False
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_RESPONSE_BYTES:
+                        truncated = True
+                        break
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
+            raise _transport_error(exc, self.base_url, self._key) from None
+        return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
+
+    def submit(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Submission:
+        """Queue 1-20 references for verification (one token each).
+
+        The client does not retry. A caller that retries a submit whose answer was lost (a
+        timeout, a dropped connection) passes the same ``idempotency_key`` each time: the
+        service then queues and charges the references once and answers every attempt with the
+        first answer (for 24 hours; the same key with other references is refused, 422).
+
+        Args:
+            references: The reference strings (at most 1,200 characters each).
+            title: A label for the document in the history.
+            idempotency_key: Sent as the ``Idempotency-Key`` header (e.g. ``uuid.uuid4().hex``,
+                one per submission, reused on its retries).
+
+        Returns:
+            The job ids (one per reference, in order), the document id and the balance left.
+
+        Raises:
+            InputError: not a list of 1-20 strings (refused before sending), or the service
+                refused it (400).
+            ServiceError: see the module docstring.
+        """
+        call = _submit_call(references, title, idempotency_key)
+        return _submission(self._call(call), self.base_url, len(references))
+
+    def results(self, job_ids: Iterable[str]) -> list[Job]:
+        """The jobs' states and results, in the order of ``job_ids``.
+
+        More than 50 ids are polled 50 at a time.
+
+        Raises:
+            ServiceError: see the module docstring.
+        """
+        ids = _ids(job_ids)
+        jobs: list[Job] = []
+        for batch in _batches(ids, MAX_POLL_IDS):
+            data = self._call(_Call("POST", "/api/verify-reference/results", {"jobIds": batch}))
+            jobs += _jobs(data, self.base_url, batch)
+        return jobs
+
+    def wait(
+        self,
+        job_ids: Iterable[str],
+        *,
+        timeout: float = 120.0,
+        poll: float = 0.5,
+        progress: Progress | None = None,
+    ) -> list[Job]:
+        """Poll until no job is waiting or active; the jobs, in the order of ``job_ids``.
+
+        The pause between polls starts at ``poll`` seconds and grows by half each time, up to
+        4 seconds.
+
+        Args:
+            job_ids: The jobs to wait for.
+            timeout: Seconds to wait in all.
+            poll: Seconds before the second poll.
+            progress: Called with ``(done, total)`` whenever more jobs are done.
+
+        Raises:
+            WaitTimeoutError: jobs were still pending after ``timeout`` (they keep running).
+            ServiceError: see the module docstring.
+        """
+        ids = _ids(job_ids)
+        schedule = _Waiting(timeout, poll, progress)
+        while True:
+            jobs = self.results(ids)
+            schedule.report(jobs)
+            if all(job.done for job in jobs):
+                return jobs
+            time.sleep(schedule.pause(jobs))
+
+    def verify(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        timeout: float = 120.0,
+        progress: Progress | None = None,
+    ) -> list[ReferenceResult | None]:
+        """Submit references (20 per submission), wait, and return their results in order.
+
+        Args:
+            references: Any number of reference strings.
+            title: A label for the documents in the history.
+            timeout: Seconds to wait for the results in all.
+            progress: Called with ``(done, total)`` whenever more references are done.
+
+        Returns:
+            One result per reference; ``None`` for a job that failed (or was cancelled).
+
+        Raises:
+            InsufficientTokensError: the balance does not cover them; the submissions made
+                before are cancelled (and refunded).
+            WaitTimeoutError: results were still pending after ``timeout``.
+            ServiceError: see the module docstring.
+        """
+        submissions: list[Submission] = []
+        try:
+            for batch in _ordered(references):
+                submissions.append(self.submit(batch, title=title))
+        except CiteVerifyError:
+            for submission in submissions:
+                with contextlib.suppress(CiteVerifyError):  # the first error is the one to report
+                    self.cancel(document_id=submission.document_id)
+            raise
+        ids = [job_id for submission in submissions for job_id in submission.job_ids]
+        jobs = self.wait(ids, timeout=timeout, progress=progress)
+        return [job.result if job.state == "completed" else None for job in jobs]
+
+    def balance(self) -> dict[str, Any]:
+        """The key's balance (``totalAvailable``, ``pendingTokens``, ...)."""
+        return self._call(_Call("GET", "/api/verify-reference/balance"))
+
+    def history(self, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        """Past documents of this key, newest first (``documents``, ``pagination``)."""
+        params = _history_params(limit, offset)
+        return self._call(_Call("GET", "/api/verify-reference/history", params=params))
+
+    def cancel(
+        self, *, document_id: str | None = None, job_ids: Iterable[str] | None = None
+    ) -> dict[str, Any]:
+        """Cancel waiting or running jobs (by document, by id, or both); tokens are refunded.
+
+        Returns:
+            The service's answer: ``cancelledJobs``, ``refundedTokens``, ``documentStatus``.
+
+        Raises:
+            InputError: neither a document id nor job ids.
+            ServiceError: see the module docstring.
+        """
+        return self._call(_cancel_call(document_id, job_ids))
+
+
+# --- the async client -----------------------------------------------------------------------------
+
+
+class AsyncReferenceClient(_Base):
+    """The asynchronous twin of :class:`ReferenceClient` (same arguments, awaitable methods).
+
+    Args:
+        base_url: The service's URL, e.g. ``http://127.0.0.1:8000``.
+        api_key: The service's API key; default the ``CITEVERIFY_API_KEY`` environment variable.
+        timeout: Seconds per HTTP request.
+        client: An ``httpx.AsyncClient`` to use; you close it.
+
+    Raises:
+        InputError: ``base_url`` is not an http(s) URL, the key is not printable ASCII, or the
+            timeout is not a positive number.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(base_url, api_key, timeout)
+        self._owned = client is None
+        self._http = client if client is not None else httpx.AsyncClient()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (unless the ``httpx.AsyncClient`` was given)."""
+        if self._owned:
+            await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _call(self, call: _Call) -> dict[str, Any]:
+        url = self.base_url + call.path
+        try:
+            async with self._http.stream(
+                call.method,
+                url,
+                json=call.body,
+                params=call.params,
+                headers={**self._headers(), **(call.headers or {})},
+                timeout=self.timeout,
+                follow_redirects=False,
+            ) as response:
+                body = bytearray()
+                truncated = False
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_RESPONSE_BYTES:
+                        truncated = True
+                        break
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
+            raise _transport_error(exc, self.base_url, self._key) from None
+        return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
+
+    async def submit(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Submission:
+        """Queue 1-20 references; see :meth:`ReferenceClient.submit`."""
+        call = _submit_call(references, title, idempotency_key)
+        return _submission(await self._call(call), self.base_url, len(references))
+
+    async def results(self, job_ids: Iterable[str]) -> list[Job]:
+        """The jobs' states and results; see :meth:`ReferenceClient.results`."""
+        ids = _ids(job_ids)
+        jobs: list[Job] = []
+        for batch in _batches(ids, MAX_POLL_IDS):
+            call = _Call("POST", "/api/verify-reference/results", {"jobIds": batch})
+            jobs += _jobs(await self._call(call), self.base_url, batch)
+        return jobs
+
+    async def wait(
+        self,
+        job_ids: Iterable[str],
+        *,
+        timeout: float = 120.0,
+        poll: float = 0.5,
+        progress: Progress | None = None,
+    ) -> list[Job]:
+        """Poll until no job is pending; see :meth:`ReferenceClient.wait`."""
+        ids = _ids(job_ids)
+        schedule = _Waiting(timeout, poll, progress)
+        while True:
+            jobs = await self.results(ids)
+            schedule.report(jobs)
+            if all(job.done for job in jobs):
+                return jobs
+            await asyncio.sleep(schedule.pause(jobs))
+
+    async def verify(
+        self,
+        references: Sequence[str],
+        *,
+        title: str | None = None,
+        timeout: float = 120.0,
+        progress: Progress | None = None,
+    ) -> list[ReferenceResult | None]:
+        """Submit, wait, and return results in order; see :meth:`ReferenceClient.verify`."""
+        submissions: list[Submission] = []
+        try:
+            for batch in _ordered(references):
+                submissions.append(await self.submit(batch, title=title))
+        except CiteVerifyError:
+            for submission in submissions:
+                with contextlib.suppress(CiteVerifyError):
+                    await self.cancel(document_id=submission.document_id)
+            raise
+        ids = [job_id for submission in submissions for job_id in submission.job_ids]
+        jobs = await self.wait(ids, timeout=timeout, progress=progress)
+        return [job.result if job.state == "completed" else None for job in jobs]
+
+    async def balance(self) -> dict[str, Any]:
+        """The key's balance; see :meth:`ReferenceClient.balance`."""
+        return await self._call(_Call("GET", "/api/verify-reference/balance"))
+
+    async def history(self, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+        """Past documents; see :meth:`ReferenceClient.history`."""
+        params = _history_params(limit, offset)
+        return await self._call(_Call("GET", "/api/verify-reference/history", params=params))
+
+    async def cancel(
+        self, *, document_id: str | None = None, job_ids: Iterable[str] | None = None
+    ) -> dict[str, Any]:
+        """Cancel jobs; see :meth:`ReferenceClient.cancel`."""
+        return await self._call(_cancel_call(document_id, job_ids))

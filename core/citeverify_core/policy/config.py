@@ -1,0 +1,711 @@
+"""Policy configuration: the seed's ``policy.citation-verifier`` block, plus our extensions.
+
+A seed policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) loads unchanged.
+Every option that the seed does not have lives under ``extensions`` so that files stay valid both
+ways (design: "Policy files").
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal, Self, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from citeverify_core.engine.plain import (
+    DEFAULT_EXTRACT_PATTERNS,
+    DEFAULT_MIN_CONTEXT_OVERLAP,
+    CitationType,
+)
+from citeverify_core.errors import PolicyError
+from citeverify_core.text import STEM_LANGUAGES, STOPWORDS, WordMatcher
+
+__all__ = [
+    "BUNDLED_POLICIES",
+    "CitationType",
+    "LookupSettings",
+    "PolicyConfig",
+    "SemanticSettings",
+    "bundled_policy_path",
+    "load_policy_pack",
+    "policy_with_options",
+    "with_check_options",
+]
+
+#: Where the citation-verifier block lives in a policy pack.
+PACK_PREFIX = "policy.citation-verifier"
+
+_P = TypeVar("_P", bound="PolicyConfig")
+
+
+class _Strict(BaseModel):
+    # Unknown keys are errors (design: "Unknown keys are an error that names the key path").
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class RagContext(_Strict):
+    """``rag_context``: how the answer is compared with the context documents."""
+
+    verify_against_context: bool = Field(
+        default=True, description="Compare the answer with the context documents of the request."
+    )
+    min_context_overlap: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=(
+            "Minimum word overlap of the whole answer with the context. When unset it takes "
+            "min_groundedness if the policy sets that, and 0.7 otherwise."
+        ),
+    )
+
+
+class OutputAction(_Strict):
+    """``output_action``: what happens to an unverified answer."""
+
+    unverified_action: Literal["flag", "redact", "block"] = Field(
+        default="flag",
+        description=(
+            "flag: allow with citation.unverified; redact: allow, with unverified claims "
+            "replaced by a marker (the seed leaves the answer unchanged); block: block."
+        ),
+    )
+    hallucination_action: Any = Field(
+        default=None, description="Accepted for compatibility with the seed; ignored."
+    )
+
+
+class ResponseOptions(_Strict):
+    """``response``: the shape of the result details."""
+
+    include_verification_report: bool = Field(
+        default=True, description="With false, the details contain only verified and groundedness."
+    )
+
+
+class LookupSettings(_Strict):
+    """``extensions.lookups``: external lookups of DOIs, PubMed IDs, URLs and cases."""
+
+    enabled: bool = Field(
+        default=True,
+        description="Look citations up (academic and url in extract_patterns also need to be on).",
+    )
+    timeout: float = Field(
+        default=5.0, gt=0, le=120, description="Seconds per call, retries included."
+    )
+    deadline: float = Field(
+        default=15.0, gt=0, le=600, description="Seconds for all the lookups of one answer."
+    )
+    max_lookups: int = Field(default=50, ge=0, le=1000, description="Lookups per answer at most.")
+    retries: int = Field(default=2, ge=0, le=10, description="Retries on 429 and 503.")
+    crossref_base_url: str = Field(default="https://api.crossref.org")
+    openalex_base_url: str = Field(default="https://api.openalex.org")
+    semanticscholar_base_url: str = Field(default="https://api.semanticscholar.org")
+    semanticscholar_api_key: str | None = Field(default=None, description="Optional S2 API key.")
+    ncbi_base_url: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils")
+    courtlistener_base_url: str = Field(default="https://www.courtlistener.com")
+    mailto: str | None = Field(
+        default=None, description="Contact address for Crossref's polite pool and NCBI's email."
+    )
+    user_agent: str = Field(default="citeverify/0.1", min_length=1)
+    ncbi_api_key: str | None = Field(default=None, description="Raises NCBI's limit to 10/s.")
+    ncbi_tool: str = Field(default="citeverify", min_length=1)
+    url_max_redirects: int = Field(default=5, ge=0, le=20)
+    url_max_bytes: int = Field(
+        default=65536,
+        ge=0,
+        le=10_000_000,
+        description="Bytes of a page read at most (decompressed) when a URL check GETs it for its "
+        "title; the rest is not downloaded.",
+    )
+    max_response_bytes: int = Field(
+        default=8_000_000,
+        ge=1024,
+        le=200_000_000,
+        description="Bytes read at most (decompressed) of an API's answer (Crossref, E-utilities, "
+        "OpenAlex, Semantic Scholar, CourtListener); a larger answer is a failed lookup.",
+    )
+    url_allow_hosts: tuple[str, ...] = Field(
+        default=(),
+        strict=False,
+        description="Hosts, IP addresses or networks (CIDR) that URL checks may reach even though "
+        "they are loopback or private (tests, intranets).",
+    )
+    cache_ttl: float = Field(
+        default=86400.0, ge=0, description="Seconds a positive result is kept."
+    )
+    negative_cache_ttl: float = Field(
+        default=3600.0, ge=0, description="Seconds a not-found result is kept."
+    )
+    cache_path: str | None = Field(
+        default=None, description="SQLite file that keeps results across processes."
+    )
+    case_law_resolver: bool = Field(
+        default=False,
+        description="Resolve case citations with CourtListener's citation lookup API (opt-in).",
+    )
+    courtlistener_token: str | None = Field(
+        default=None, description="CourtListener API token; else COURTLISTENER_TOKEN is read."
+    )
+
+
+class SemanticSettings(_Strict):
+    """``extensions.semantic``: the semantic tier (issue 16), used when a scorer is given.
+
+    The tier is off unless ``CitationVerifier(..., semantic=scorer)`` receives a scorer: a policy
+    file cannot name code. These options bound what the scorer is given and how its score is read.
+    """
+
+    min_score: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="A claim that fails on words passes when the scorer gives it this or more "
+        "(for embeddings: the cosine similarity to its best passage; for an NLI scorer: the "
+        "entailment probability). Model-dependent: choose it on labelled data of your own.",
+    )
+    scope: Literal["failing", "all"] = Field(
+        default="failing",
+        description="failing: only claims that fail on words are scored, and the tier can only "
+        "pass them; all: every claim is scored and the score decides it either way, so that an "
+        "NLI scorer can fail a claim that keeps the source's words but flips its meaning "
+        "(a negation, an antonym). max_claims still bounds the calls.",
+    )
+    max_claims: int = Field(
+        default=32,
+        ge=1,
+        le=1000,
+        description="Claims of one answer sent to the scorer at most (in answer order); the "
+        "others keep their word verdict and the notes say so.",
+    )
+    max_passages: int = Field(
+        default=3,
+        ge=1,
+        le=20,
+        description="Passages (the best-matching document, or its best-matching sentences when "
+        "it is longer than max_passage_chars) given with each claim.",
+    )
+    max_passage_chars: int = Field(
+        default=2000,
+        ge=100,
+        le=20_000,
+        description="Longest passage, in characters (longer sentences are cut); a claim longer "
+        "than this is not sent (a part of a claim cannot vouch for all of it).",
+    )
+    timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description="Seconds for all the scorer calls of one answer; past it, the claims keep "
+        "their word verdict.",
+    )
+
+
+class Extensions(_Strict):
+    """Options of citeverify that the seed does not have (``extensions``)."""
+
+    redaction_marker: str = Field(
+        default="[unverified claim removed]",
+        min_length=1,
+        max_length=200,  # each removed claim becomes this: a long one would amplify the answer
+        description="Text that replaces each unverified claim under unverified_action: redact.",
+    )
+    strict_quotes: bool = Field(
+        default=False, description="A quote not found in the context fails the answer."
+    )
+    strict_statistics: bool = Field(
+        default=False, description="A number not found in the context fails the answer."
+    )
+    words: Literal["exact", "stem"] = Field(
+        default="exact",
+        description="exact: compare words as written (the seed); stem: compare their Snowball "
+        "stems in `language`, so that 'opens', 'opened' and 'open' match (needs PyStemmer, the "
+        "`stem` extra).",
+    )
+    stopwords: Literal["count", "ignore"] = Field(
+        default="count",
+        description="count: every word counts (the seed); ignore: the function words of "
+        "`language` (articles, auxiliaries, prepositions, conjunctions, third-person pronouns; "
+        "never negations) count neither for nor against a claim.",
+    )
+    numbers: Literal["words", "value"] = Field(
+        default="words",
+        description="words: the digits of a number are words (the seed: '4,000' is '4' and "
+        "'000'); value: a written number is one word compared by value ('4,000' = '4000' = "
+        "'four thousand', '4.5' is not '4'), and with strict_statistics a claim whose number "
+        "is not in the context fails.",
+    )
+    language: str = Field(
+        default="english",
+        description="Language of the stemmer and the stop words (Snowball names: english, "
+        "german, french, spanish, ...; stop words for english, german, french and spanish).",
+    )
+    lookups: LookupSettings = Field(default_factory=LookupSettings)
+    semantic: SemanticSettings = Field(default_factory=SemanticSettings)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if value not in STEM_LANGUAGES:
+            msg = f"unknown language {value!r} (one of: {', '.join(STEM_LANGUAGES)})"
+            raise ValueError(msg)
+        return value
+
+    @model_validator(mode="after")
+    def _check_language(self) -> Self:
+        if self.stopwords == "ignore" and self.language not in STOPWORDS:
+            msg = (
+                f"stopwords: ignore has no stop word list for {self.language!r} "
+                f"(one of: {', '.join(STOPWORDS)})"
+            )
+            raise ValueError(msg)
+        return self
+
+    def matcher(self) -> WordMatcher:
+        """How claims' words are compared with the context under these options."""
+        return WordMatcher.of(self)
+
+
+class PolicyConfig(_Strict):
+    """The ``policy.citation-verifier`` block of a policy pack, with the seed's names and defaults.
+
+    Build one from keyword arguments, from the inner mapping with
+    ``PolicyConfig.model_validate({...})``, or from a whole policy pack with
+    ``PolicyConfig.from_yaml(path)``. Invalid input raises :class:`~citeverify_core.PolicyError`
+    whose message names the key path.
+    """
+
+    require_sources: bool = Field(
+        default=True, description="The answer must contain source evidence."
+    )
+    require_source_match: bool = Field(
+        default=True,
+        description=(
+            "With require_sources, a citation alone is not enough: a quote must match the "
+            "context, the overlap must reach min_context_overlap, or an external lookup must "
+            "succeed."
+        ),
+    )
+    min_confidence: float = Field(
+        default=0.8, ge=0.0, le=1.0, description="Minimum share of claims that pass."
+    )
+    min_groundedness: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=1.0,
+        description="Minimum word overlap of one claim; fallback for min_context_overlap.",
+    )
+    extract_patterns: tuple[CitationType, ...] = Field(
+        default=DEFAULT_EXTRACT_PATTERNS,
+        strict=False,  # YAML gives a list
+        description="Citation types to find.",
+    )
+    rag_context: RagContext = Field(default_factory=RagContext)
+    output_action: OutputAction = Field(default_factory=OutputAction)
+    response: ResponseOptions = Field(default_factory=ResponseOptions)
+    external_resolver: Any = Field(
+        default=None, description="Accepted for compatibility with the seed; ignored."
+    )
+    extensions: Extensions = Field(default_factory=Extensions)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _policy_error(exc, "") from None
+
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        context: Any | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Validate the inner ``policy.citation-verifier`` mapping.
+
+        Raises:
+            PolicyError: naming the key path of each problem.
+        """
+        return cls._from_mapping(obj, prefix="", strict=strict, context=context, **kwargs)
+
+    @classmethod
+    def _from_mapping(cls, obj: Any, *, prefix: str, **kwargs: Any) -> Self:
+        if isinstance(obj, cls):
+            return obj
+        if not isinstance(obj, dict):
+            where = prefix or "policy"
+            msg = f"{where}: expected a mapping of options, got {type(obj).__name__}"
+            raise PolicyError(msg, path=prefix)
+        bad_key = _non_string_key(obj, prefix)
+        if bad_key is not None:
+            raise PolicyError(f"{bad_key}: keys must be strings", path=bad_key)
+        try:
+            # Goes through __init__, which turns a ValidationError into a PolicyError.
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as exc:  # raised before __init__ (e.g. converting the input)
+            raise _policy_error(exc, prefix) from None
+        except PolicyError as exc:
+            if not prefix:
+                raise
+            problems = [(f"{prefix}.{p}" if p else prefix, m) for p, m in exc.problems]
+            raise _make_policy_error(problems) from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Self:
+        """Read a whole policy pack (``pack``, ``policies``, ``policy``) from a YAML file.
+
+        Raises:
+            PolicyError: the file is missing, is not YAML, or holds an invalid policy.
+        """
+        policy, _notes = load_policy_pack(path, config_cls=cls)
+        return policy
+
+    @property
+    def effective_min_context_overlap(self) -> float:
+        """``rag_context.min_context_overlap`` after the seed's fallback rule."""
+        if self.rag_context.min_context_overlap is not None:
+            return self.rag_context.min_context_overlap
+        if "min_groundedness" in self.model_fields_set:
+            return self.min_groundedness
+        return DEFAULT_MIN_CONTEXT_OVERLAP
+
+    @property
+    def ignored_options(self) -> list[str]:
+        """Options that were given but that the runtime ignores, as in the seed."""
+        ignored = []
+        if self.external_resolver is not None:
+            ignored.append("external_resolver")
+        if self.output_action.hallucination_action is not None:
+            ignored.append("output_action.hallucination_action")
+        return ignored
+
+    def notes(self) -> list[str]:
+        """Human-readable notes about this policy (ignored options)."""
+        return [f"{name} is accepted but ignored at runtime" for name in self.ignored_options]
+
+
+def _non_string_key(obj: Any, prefix: str, depth: int = 0) -> str | None:
+    """The path of the first key that is not a string, in nested mappings (bounded depth)."""
+    if not isinstance(obj, dict) or depth > MAX_POLICY_DEPTH:
+        return None
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            return f"{prefix}.{_brief(key)}" if prefix else _brief(key)
+        found = _non_string_key(value, f"{prefix}.{key}" if prefix else key, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters.
+
+    Never raises: an int of 5,000 digits cannot be printed.
+    """
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
+    problems: list[tuple[str, str]] = []
+    for err in exc.errors(include_url=False):
+        loc = [prefix] if prefix else []
+        for part in err["loc"]:
+            if isinstance(part, int) and loc:
+                loc[-1] = f"{loc[-1]}[{part}]"
+            else:
+                loc.append(str(part))
+        path = ".".join(loc)
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif "input" in err and not isinstance(err["input"], dict | list):
+            message = f"{message} (got {_brief(err['input'])})"
+        problems.append((path, message))
+    return _make_policy_error(problems)
+
+
+def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
+    text = "; ".join(f"{p}: {m}" for p, m in problems)
+    return PolicyError(f"invalid policy: {text}", path=problems[0][0], problems=problems)
+
+
+_PACK_KEYS = {"pack", "policies", "policy"}
+
+#: Limits on a policy file, which may come from anywhere (issue 9: a 1 KB "billion laughs" file
+#: of nested aliases expanded past 4 GiB when validated; YAML nested 600 deep overflowed the
+#: stack). A real pack is a few hundred bytes, a dozen nodes deep at most.
+MAX_POLICY_BYTES = 1_000_000
+MAX_POLICY_DEPTH = 32
+MAX_POLICY_NODES = 10_000
+
+
+def safe_yaml(text: str) -> Any:
+    """``yaml.safe_load`` after a streaming check of the document's shape.
+
+    The events are read once (no recursion, nothing expanded): the nesting depth and the number
+    of nodes that the document stands for, with every alias counted at the size of what it
+    repeats, must stay within the limits above.
+
+    Raises:
+        PolicyError: the document is nested too deeply or expands to too many nodes.
+        yaml.YAMLError: the text is not YAML.
+    """
+    import yaml  # noqa: PLC0415 - 10-40 ms at import; only policy files need it
+
+    sizes: dict[str, int] = {}  # anchor -> nodes of the anchored node, aliases expanded
+    stack: list[list[Any]] = []  # open collections: [nodes so far, anchor]
+    total = 0
+
+    def attach(nodes: int) -> None:  # a finished node joins its parent (or the document)
+        nonlocal total
+        if stack:
+            stack[-1][0] += nodes
+            nodes = stack[-1][0]
+        else:
+            total += nodes
+            nodes = total
+        if nodes > MAX_POLICY_NODES:
+            msg = f"the document expands to more than {MAX_POLICY_NODES:,} nodes (aliases?)"
+            raise PolicyError(msg)
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            attach(sizes.get(event.anchor or "", 1))
+        elif isinstance(event, yaml.ScalarEvent):
+            if event.anchor:
+                sizes[event.anchor] = 1
+            attach(1)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            stack.append([1, event.anchor])
+            if len(stack) > MAX_POLICY_DEPTH:
+                msg = f"the document is nested more than {MAX_POLICY_DEPTH} levels deep"
+                raise PolicyError(msg)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            nodes, anchor = stack.pop()
+            if anchor:
+                sizes[anchor] = nodes
+            attach(nodes)
+    return yaml.safe_load(text)
+
+
+#: Policy packs shipped in ``citeverify/policies/``, loadable by name wherever a policy file path
+#: is taken (``CitationVerifier("recommended")``, ``--policy recommended``) when no file of that
+#: name exists. ``recommended``: the lexical options and thresholds that measure best on BEGIN's
+#: dev subsets (issue 16; the figures are in the file).
+BUNDLED_POLICIES = ("recommended",)
+
+
+def bundled_policy_path(name: str) -> Path:
+    """The path of a policy pack shipped with citeverify (see :data:`BUNDLED_POLICIES`).
+
+    Raises:
+        PolicyError: no bundled pack has this name.
+    """
+    if name not in BUNDLED_POLICIES:
+        msg = f"no bundled policy named {name!r} (one of: {', '.join(BUNDLED_POLICIES)})"
+        raise PolicyError(msg)
+    return Path(__file__).resolve().parent / "packs" / f"{name}.yaml"
+
+
+def load_policy_pack(
+    path: str | Path,
+    *,
+    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
+) -> tuple[_P, list[str]]:
+    """Load a policy pack and return the citation-verifier policy with notes for the user.
+
+    Notes say which options are ignored and which other controls were skipped. ``path`` may also
+    be the name of a bundled pack (:data:`BUNDLED_POLICIES`) when no file of that name exists.
+
+    Raises:
+        PolicyError: naming the file and the key path of each problem.
+    """
+    if not isinstance(path, str | os.PathLike):
+        msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
+        raise PolicyError(msg)
+    name = os.fspath(path)
+    if isinstance(name, str) and name in BUNDLED_POLICIES and not os.path.exists(name):
+        path = bundled_policy_path(name)  # the name of a pack shipped with citeverify
+    try:
+        path = Path(path)
+        with path.open("rb") as f:
+            raw = f.read(MAX_POLICY_BYTES + 1)
+        if len(raw) > MAX_POLICY_BYTES:
+            msg = f"policy file {path} is larger than {MAX_POLICY_BYTES:,} bytes"
+            raise PolicyError(msg)
+        text = raw.decode("utf-8")
+    except OSError as exc:
+        msg = f"cannot read policy file {path}: {exc.strerror or exc}"
+        raise PolicyError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"policy file {path} is not UTF-8 text"
+        raise PolicyError(msg) from None
+    except ValueError as exc:  # a NUL byte or a lone surrogate in the path
+        msg = f"cannot use {_brief(str(path))} as a policy file path: {exc}"
+        raise PolicyError(msg) from None
+    import yaml  # noqa: PLC0415
+
+    try:
+        doc = safe_yaml(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        msg = f"policy file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        raise PolicyError(msg) from None
+    except PolicyError as exc:
+        raise PolicyError(f"policy file {path}: {exc}") from None
+    except ValueError as exc:  # YAML that PyYAML cannot turn into values: a 5,000-digit integer
+        raise PolicyError(f"policy file {path} holds an unusable value: {exc}") from None
+    try:
+        return parse_policy_pack(doc, config_cls=config_cls)
+    except PolicyError as exc:
+        raise PolicyError(f"{path}: {exc}", path=exc.path, problems=exc.problems) from None
+
+
+def parse_policy_pack(
+    doc: Any,
+    *,
+    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
+) -> tuple[_P, list[str]]:
+    """Parse an already-loaded policy pack mapping; see :func:`load_policy_pack`."""
+    if not isinstance(doc, dict):
+        msg = (
+            "a policy pack must be a mapping with pack, policies and policy; "
+            f"got {type(doc).__name__}"
+        )
+        raise PolicyError(msg)
+    unknown = sorted(str(k) for k in doc if k not in _PACK_KEYS)
+    if unknown:
+        msg = f"{unknown[0]}: unknown key (a policy pack has pack, policies and policy)"
+        raise PolicyError(msg, path=unknown[0])
+    notes: list[str] = []
+    pack = doc.get("pack")
+    if pack is not None and not isinstance(pack, dict):
+        raise PolicyError("pack: expected a mapping (name, version, enabled)", path="pack")
+    if isinstance(pack, dict) and pack.get("enabled") is False:
+        notes.append("pack.enabled is false: a gateway would not run this pack")
+    policies = doc.get("policies")
+    chain: Any = None
+    if policies is not None:
+        if not isinstance(policies, dict):
+            raise PolicyError("policies: expected a mapping with chain", path="policies")
+        chain = policies.get("chain")
+        if chain is not None and not (
+            isinstance(chain, list) and all(isinstance(c, str) for c in chain)
+        ):
+            raise PolicyError(
+                "policies.chain: expected a list of control names", path="policies.chain"
+            )
+    policy = doc.get("policy")
+    if not isinstance(policy, dict) or "citation-verifier" not in policy:
+        msg = f"{PACK_PREFIX}: missing (the pack has no citation-verifier policy)"
+        raise PolicyError(msg, path=PACK_PREFIX)
+    if chain is not None and "citation-verifier" not in chain:
+        notes.append("citation-verifier is not in policies.chain: a gateway would not run it")
+    for other in policy:
+        if other != "citation-verifier":
+            notes.append(f"policy.{other}: not a citation-verifier option, skipped")
+    inner = policy["citation-verifier"]
+    if inner is None:
+        inner = {}
+    config = config_cls._from_mapping(inner, prefix=PACK_PREFIX)
+    notes.extend(config.notes())
+    return config, notes
+
+
+# Adapter options that are not PolicyConfig fields but common enough to deserve a keyword.
+_SHORTCUTS = {"unverified_action": ("output_action", "unverified_action")}
+
+
+def policy_with_options(policy: Any, options: Mapping[str, Any]) -> PolicyConfig:
+    """A PolicyConfig from a PolicyConfig, mapping, policy pack path or None, plus keyword options.
+
+    What the framework adapters accept as configuration.
+
+    ``options`` are top-level policy fields (``min_groundedness=0.7``), ``unverified_action``,
+    or extension options (``strict_quotes=True``).
+    """
+    if isinstance(policy, str | Path):
+        base = PolicyConfig.from_yaml(policy).model_dump(exclude_unset=True)
+    elif isinstance(policy, PolicyConfig):
+        base = policy.model_dump(exclude_unset=True)
+    elif isinstance(policy, Mapping):
+        base = dict(PolicyConfig.model_validate(dict(policy)).model_dump(exclude_unset=True))
+    elif policy is None:
+        base = {}
+    else:
+        got = type(policy).__name__
+        msg = f"policy must be a PolicyConfig, a mapping or a policy pack path, got {got}"
+        raise PolicyError(msg)
+    for key, value in options.items():
+        if key in _SHORTCUTS:
+            section, field = _SHORTCUTS[key]
+            base.setdefault(section, {})[field] = value
+        elif key not in PolicyConfig.model_fields and key in Extensions.model_fields:
+            base.setdefault("extensions", {})[key] = value  # strict_quotes=True and the like
+        else:
+            base[key] = value  # unknown keys fail in validation, with their name
+    return PolicyConfig.model_validate(base)
+
+
+def with_check_options(
+    policy: PolicyConfig, *, action: str | None = None, lookups: bool = True
+) -> PolicyConfig:
+    """``policy`` with ``citeverify check``'s ``--action`` and ``--no-lookups`` applied.
+
+    The other lookup settings of ``policy`` are kept (``lookups=False`` sets only ``enabled``).
+
+    Raises:
+        PolicyError: ``action`` is not flag, redact or block.
+    """
+    if action is None and lookups:
+        return policy
+    data = policy.model_dump(exclude_unset=True)
+    if action is not None:
+        data.setdefault("output_action", {})["unverified_action"] = action
+    if not lookups:
+        data.setdefault("extensions", {}).setdefault("lookups", {})["enabled"] = False
+    return PolicyConfig.model_validate(data)
+
+
+def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -> dict[str, Any]:
+    """Split an adapter's constructor keywords: its own fields stay, the rest configure the policy.
+
+    Returns the keywords to validate the adapter with, ``policy`` replaced by the PolicyConfig that
+    ``policy`` plus the other keywords describe (see :func:`policy_with_options`).
+    """
+    own = set(own_fields)
+    kept = {k: v for k, v in data.items() if k in own}
+    options = {k: v for k, v in data.items() if k not in own}
+    kept["policy"] = policy_with_options(data.get("policy"), options)
+    return kept
+
+
+def policy_options_validator() -> Any:
+    """A pydantic ``model_validator`` for adapter classes with a ``policy`` field.
+
+    Lets ``Adapter(policy=..., unverified_action="block", min_groundedness=0.7)`` work: see
+    :func:`collect_policy_options`. Use as ``_collect_policy = policy_options_validator()``.
+    """
+
+    def collect(cls: type[BaseModel], data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return collect_policy_options(data, cls.model_fields)
+
+    return model_validator(mode="before")(classmethod(collect))  # type: ignore[arg-type]

@@ -1,0 +1,717 @@
+"""The local index: bibliographic records in SQLite with FTS5, the embedded default source.
+
+Built by streaming OpenAlex works or Crossref works JSONL (optionally gzipped, the formats of
+their public snapshots) in batches, so memory stays flat whatever the dump size. Queried by DOI
+(exact) and by title (FTS5 with bm25 ranking).
+
+Dumps are untrusted (issue 9), and one rule decides what a bad line does:
+
+- a file that cannot be read as JSON Lines (missing, not gzip although named ``.gz``, truncated,
+  not UTF-8, a line that is not JSON) stops the build with an :class:`InputError` naming the file
+  and the line: the file is broken, and an index built from part of it would look complete;
+- a line that is JSON but not a work we can read (not an object, neither format, nested deeper
+  than the JSON reader goes, a number of more than 4,300 digits, a line over 16 MiB) is skipped
+  and counted in :attr:`LocalIndex.last_build`;
+- a work with a field of the wrong type keeps its other fields (see :func:`record_from_work`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import re
+import sqlite3
+import threading
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from rapidfuzz import fuzz, process
+
+from citeverify_core.errors import InputError
+from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
+from citeverify_core.references.model import (
+    LONE_SURROGATE,
+    Author,
+    Record,
+    text_field,
+    year_field,
+)
+from citeverify_core.references.normalize import norm
+
+__all__ = ["DumpReport", "LocalIndex", "record_from_esummary", "record_from_work"]
+
+_log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS works (
+    id INTEGER PRIMARY KEY,
+    doi TEXT UNIQUE,
+    title TEXT,
+    authors TEXT NOT NULL,      -- JSON list of [family, given]
+    year INTEGER,
+    venue TEXT,
+    volume TEXT, issue TEXT, pages TEXT, kind TEXT, url TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
+    title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
+"""
+#: Titleless references (ACS, AIP, Elsevier; issue 10) are found by year and volume. Created on
+#: open, so an index built before it gets it too (once: seconds at a million records; not on a
+#: read-only file, where the query still works, by scanning).
+_NUMBERS_INDEX = "CREATE INDEX IF NOT EXISTS works_year_volume ON works (year, volume)"
+#: Title words used in a search: the rarest ones (by document frequency) find the work with the
+#: shortest posting lists. Benchmark if changing (bench/bench_references.py: p50 <= 10 ms at 1M).
+_SEARCH_TERMS = 4
+_BATCH = 5000
+#: A dump line longer than this is skipped, read in chunks (the largest OpenAlex works are a few
+#: hundred KB), so one line never costs more memory than this.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+#: The columns a Record is read from, in :func:`_record`'s order; a works table without them
+#: all is not ours.
+_COLUMNS = ("doi", "title", "authors", "year", "venue", "volume", "issue", "pages", "kind", "url")
+_FIELDS = ", ".join(_COLUMNS)
+#: The same, from ``works w`` in a join with ``works_fts`` (which has a title and authors too).
+_W_FIELDS = ", ".join(f"w.{c}" for c in _COLUMNS)
+_STOP = frozenset(
+    {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
+     "or", "the", "to", "with"}
+)  # fmt: skip
+
+
+class LocalIndex:
+    """A SQLite FTS5 index of bibliographic records.
+
+    Args:
+        path: The database file (created when missing). ``":memory:"`` for a throwaway index.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._db = connect_sqlite(path, what="index")
+        self.path = str(path)
+        try:
+            self._db.executescript(_SCHEMA)
+            require_columns(
+                self._db, "works", set(_COLUMNS), what="citeverify index", path=self.path
+            )
+            try:
+                self._db.execute(_NUMBERS_INDEX)
+                self._db.commit()
+            except sqlite3.OperationalError:
+                # A read-only index built before: by_numbers scans the year's rows instead.
+                self._db.rollback()
+        except InputError:
+            self._db.close()
+            raise
+        except sqlite3.Error as exc:
+            self._db.close()
+            msg = f"{path} cannot be used as an index: {exc}"
+            raise InputError(msg, path=self.path) from None
+        self._lock = threading.Lock()
+        #: What the last :meth:`build` read (None before the first).
+        self.last_build: DumpReport | None = None
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    # --- building ---------------------------------------------------------------------------
+
+    def add(self, records: Iterable[Record]) -> int:
+        """Insert records (a DOI already present is replaced); returns how many were added."""
+        count = 0
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:
+            try:
+                for record in records:
+                    rows.append(_row(record))
+                    if len(rows) >= _BATCH:
+                        count += self._insert(rows)
+                        rows = []
+                count += self._insert(rows)
+                self._db.execute("INSERT INTO works_fts(works_fts) VALUES ('rebuild')")
+                self._db.commit()
+            except BaseException:
+                # A dump that turns out broken halfway adds nothing: no index that looks complete.
+                self._db.rollback()
+                raise
+        return count
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> int:
+        if rows:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
+                "pages, kind, url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return len(rows)
+
+    def build(self, dump: str | Path, *, progress: Callable[[int], None] | None = None) -> int:
+        """Add every work of an OpenAlex or Crossref JSONL dump (``.jsonl`` or ``.jsonl.gz``).
+
+        Lines that are JSON but not works are skipped: :attr:`last_build` counts them and gives
+        the first few line numbers and reasons. Nothing is added when the file is broken.
+
+        Returns:
+            How many records were added.
+
+        Raises:
+            InputError: the file is missing or cannot be read as JSON Lines (not gzip although
+                named ``.gz``, truncated, not UTF-8, a line that is not JSON); the message names
+                the file and the line.
+        """
+        if not isinstance(dump, str | Path):
+            msg = f"a dump is a file path, got {type(dump).__name__}"
+            raise InputError(msg, path="dump")
+        report = DumpReport(path=str(dump))
+        self.last_build = report
+        report.records = self.add(_read_dump(Path(dump), progress, report))
+        if report.skipped:
+            _log.warning(
+                "%s: %d line(s) skipped (%s)", dump, report.skipped, "; ".join(report.examples)
+            )
+        return report.records
+
+    def stats(self) -> dict[str, Any]:
+        """Record counts for ``citeverify index stats``."""
+        with self._lock:
+            total, dois, first, last = self._db.execute(
+                "SELECT count(*), count(doi), min(year), max(year) FROM works"
+            ).fetchone()
+        return {"path": self.path, "records": total, "with_doi": dois, "years": [first, last]}
+
+    # --- querying ---------------------------------------------------------------------------
+
+    def by_doi(self, doi: str) -> Record | None:
+        """The record with this DOI (case-insensitive), or None."""
+        if not encodable(doi):
+            return None
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {_FIELDS} FROM works WHERE doi = ?",
+                (doi.lower(),),
+            ).fetchone()
+        return _record(row) if row else None
+
+    def by_numbers(
+        self,
+        *,
+        year: int,
+        volume: str | None,
+        first_page: str | None = None,
+        author: str | None = None,
+        limit: int = 50,
+    ) -> list[Record]:
+        """Records of this year and volume, for references without a title (issue 10).
+
+        ACS, AIP and Elsevier strings give first author, venue, year, volume and first page but
+        no title; the comparison decides among these candidates. Records without a volume are
+        candidates too (books and chapters; a string's "2004, 171" may be a page), after those
+        of the volume; with ``first_page``, only records whose pages start there or that have
+        no pages; records with ``author`` (the first author's family name) in their author list
+        come first. One volume of one year holds thousands of works in a full index, so the
+        order matters: the ``(year, volume)`` index finds the rows, benchmark if changing.
+        """
+        texts = (volume, first_page, author)
+        if year_field(year) is None or not all(encodable(t or "") for t in texts):
+            return []
+        where, params = "year = ?", list[Any]([year])
+        order: list[str] = []
+        order_params: list[Any] = []
+        if volume is not None:
+            where += " AND (volume = ? OR volume IS NULL)"
+            params.append(volume)
+            order.append("volume IS NULL")
+        if first_page is not None:
+            # "766-770", and as deposited "30(7), 766-770" (see _compare._first_page).
+            starts = (
+                "(pages = ? OR instr(pages, ?) = 1 OR instr(pages, ?) = 1 OR instr(pages, ?) > 0)"
+            )
+            where += f" AND (pages IS NULL OR {starts})"
+            page_params = [first_page, f"{first_page}-", f"{first_page}\u2013", f", {first_page}"]
+            params += page_params
+            order.append(f"coalesce(NOT {starts}, 1)")  # no pages (NULL) after a match
+            order_params += page_params
+        if author:
+            order.append("instr(authors, ?) = 0")
+            order_params.append(json.dumps(author, ensure_ascii=False)[1:-1])
+        sql = f"SELECT {_FIELDS} FROM works WHERE {where}"  # constant fragments; values bound
+        if order:
+            sql += " ORDER BY " + ", ".join(order)
+        with self._lock:
+            rows = self._db.execute(f"{sql} LIMIT ?", (*params, *order_params, limit)).fetchall()
+        return [_record(r) for r in rows]
+
+    def search(self, title: str, *, limit: int = 5, author: str | None = None) -> list[Record]:
+        """Records whose title best matches ``title`` (bm25), best first.
+
+        A title word the index has never seen (a typo) is replaced by the index's words that
+        look like it. A short title ("Introduction", "Editorial": shared by many works) is
+        searched with ``author``, the cited first author's family name, as well, so that the
+        cited work is among the candidates (issue 10).
+        """
+        if not encodable(title) or (author is not None and not encodable(author)):
+            return []
+        words = _words(title)
+        if not words:
+            return []
+        with self._lock:
+            marks = ",".join("?" * len(words))
+            counts = dict(
+                self._db.execute(
+                    f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", words
+                )
+            )
+        wanted = norm(title)
+        found: dict[str | None, Record] = {}
+        alternatives: dict[str, list[str]] = {}
+
+        def typos() -> dict[str, list[str]]:
+            # Unknown words may be typos of words the index has ("repsonse" for "response").
+            # Only looked for when needed, so a correct title costs no fuzzy search.
+            if not alternatives:
+                unknown = [w for w in words if not counts.get(w)][:_TYPO_WORDS]
+                alternatives.update((w, self._close_terms(w)) for w in unknown)
+            return alternatives
+
+        if len(words) <= _SHORT_TITLE:
+            # Generic titles: thousands of records are called "Introduction". The cited
+            # author's is looked for first, and more of the others are compared.
+            limit = max(limit, _SHORT_TITLE_LIMIT)
+            if author and (names := _words(author)):
+                groups = [
+                    " OR ".join(f'"{t}"' for t in ([w] if counts.get(w) else typos().get(w, [])))
+                    for w in words
+                ]
+                if all(groups):
+                    title_part = " AND ".join(f"({g})" for g in groups)
+                    phrase = " ".join(names)
+                    for r in self._match(f'title : ({title_part}) AND authors : "{phrase}"', limit):
+                        found.setdefault(r.doi or r.title, r)
+        rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
+        # First all of the 3 rarest words (a correct title has them: tiny posting-list
+        # intersections, ~0.2 ms at 1M records); when that finds nothing like the title (a
+        # typo, a wrong word), any of the 4 rarest (~2 ms). Benchmark if changing.
+        passes: list[str] = []
+        if rare:
+            passes += [
+                " AND ".join(f'"{w}"' for w in rare[:3]),
+                " OR ".join(f'"{w}"' for w in rare),
+            ]
+        records: list[Record] = []
+        for query in passes:
+            records = self._match(f"title : ({query})", limit)
+            if _close(wanted, records):
+                break
+        else:
+            close = [t for terms in typos().values() for t in terms]
+            if close:
+                query = " OR ".join(f'"{w}"' for w in dict.fromkeys([*rare, *close]))
+                records = self._match(f"title : ({query})", limit)
+        for r in records:
+            found.setdefault(r.doi or r.title, r)
+        return list(found.values())
+
+    def _match(self, query: str, limit: int) -> list[Record]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_W_FIELDS} FROM works_fts JOIN works w ON w.id = works_fts.rowid "
+                "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
+                (query, limit),
+            ).fetchall()
+        return [_record(r) for r in rows]
+
+    def _close_terms(self, word: str) -> list[str]:
+        """Index words that look like ``word`` (rapidfuzz ratio >= 80), the closest first.
+
+        Looked for among the words that start like it: its first two letters, or its first and
+        third (a typo in the second letter). Benchmark if changing.
+        """
+        if len(word) < _TYPO_MIN_CHARS:
+            return []
+        terms: set[str] = set()
+        with self._lock:
+            for prefix in dict.fromkeys((word[:2], word[0] + word[2])):
+                rows = self._db.execute(
+                    "SELECT term FROM works_vocab WHERE term >= ? AND term < ? LIMIT ?",
+                    (prefix, prefix + "\U0010ffff", _TYPO_SCAN),
+                )
+                terms.update(t for (t,) in rows if abs(len(t) - len(word)) <= 2 and not t.isdigit())
+        close = process.extract(
+            word, list(terms), scorer=fuzz.ratio, score_cutoff=_TYPO_RATIO, limit=_TYPO_TERMS
+        )
+        return [term for term, _, _ in close]
+
+
+#: A title of at most this many words (after stop words) is searched with its first author too,
+#: and for at least _SHORT_TITLE_LIMIT candidates (issue 10: generic titles).
+_SHORT_TITLE = 2
+_SHORT_TITLE_LIMIT = 50
+#: Typo search: at most this many unknown words per title, of at least this many letters, each
+#: replaced by at most _TYPO_TERMS index words at least _TYPO_RATIO similar, found among at most
+#: _TYPO_SCAN words of the same beginning.
+_TYPO_WORDS = 3
+_TYPO_MIN_CHARS = 4
+_TYPO_TERMS = 3
+_TYPO_RATIO = 80
+_TYPO_SCAN = 50_000
+
+
+def _words(text: str) -> list[str]:
+    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[:32]
+
+
+def _close(wanted: str, records: list[Record]) -> bool:
+    """Whether one of the records has a title like ``wanted`` (a candidate at all)."""
+    return any(
+        fuzz.token_set_ratio(wanted, norm(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
+    )
+
+
+def _row(r: Record) -> tuple[Any, ...]:
+    authors = json.dumps([[a.family, a.given] for a in r.authors], ensure_ascii=False)
+    return (
+        r.doi.lower() if r.doi else None,
+        r.title,
+        authors,
+        r.year,
+        r.venue,
+        r.volume,
+        r.issue,
+        r.pages,
+        r.kind,
+        r.url,
+    )
+
+
+def _record(row: tuple[Any, ...]) -> Record:
+    doi, title, authors, year, venue, volume, issue, pages, kind, url = row
+    return Record(
+        source="LOCAL",
+        title=title,
+        authors=tuple(Author(f, g) for f, g in json.loads(authors)),
+        year=year,
+        venue=venue,
+        doi=doi,
+        volume=volume,
+        issue=issue,
+        pages=pages,
+        kind=kind,
+        url=url,
+    )
+
+
+@dataclass
+class DumpReport:
+    """What :meth:`LocalIndex.build` read from one dump.
+
+    Attributes:
+        path: The dump file.
+        records: Records added.
+        skipped: Lines skipped because they are JSON but not works.
+        examples: The first few skipped lines, as ``"line 12: not a JSON object"``.
+    """
+
+    path: str
+    records: int = 0
+    skipped: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def skip(self, number: int, reason: str) -> None:
+        """Count a skipped line."""
+        self.skipped += 1
+        if len(self.examples) < 5:
+            self.examples.append(f"line {number}: {reason}")
+
+
+def connect_sqlite(path: Any, *, what: str) -> sqlite3.Connection:
+    """A connection to a SQLite file, or an InputError that says why it cannot be opened.
+
+    SQLite opens lazily: a file that is not a database fails at the first statement, so one is
+    run here.
+    """
+    if not isinstance(path, str | Path):
+        msg = f"the {what} path must be a string or a Path, got {type(path).__name__}"
+        raise InputError(msg, path=what)
+    name = str(path)
+    if name != ":memory:":
+        folder = Path(name).parent
+        if not folder.is_dir():
+            msg = f"cannot open the {what} {name}: no such folder {folder}"
+            raise InputError(msg, path=name)
+        if Path(name).is_dir():
+            msg = f"cannot open the {what} {name}: it is a folder, not a file"
+            raise InputError(msg, path=name)
+    try:
+        db = sqlite3.connect(name, check_same_thread=False, timeout=30.0)
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: a NUL in the path
+        msg = f"cannot open the {what} {name}: {exc}"
+        raise InputError(msg, path=name) from None
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        msg = f"{name} is not a SQLite database, so not a citeverify {what} ({exc})"
+        raise InputError(msg, path=name) from None
+    return db
+
+
+def require_columns(
+    db: sqlite3.Connection, table: str, columns: set[str], *, what: str, path: str
+) -> set[str]:
+    """The columns ``table`` has, or an InputError when some of ``columns`` are missing.
+
+    A SQLite file with a table of our name but not our columns is someone else's database.
+    """
+    have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}  # our names only
+    if missing := columns - have:
+        msg = (
+            f"{path} is a SQLite database but not a {what} "
+            f"(its {table} table has no {', '.join(sorted(missing))})"
+        )
+        raise InputError(msg, path=path)
+    return have
+
+
+def encodable(text: Any) -> bool:
+    """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
+    return isinstance(text, str) and (text.isascii() or LONE_SURROGATE.search(text) is None)
+
+
+class _Readable(Protocol):
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def _lines(stream: _Readable) -> Iterator[bytes | None]:
+    """The lines of a binary stream; None for a line over ``MAX_LINE_BYTES`` (read in chunks)."""
+    while line := stream.readline(MAX_LINE_BYTES):
+        if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (chunk := stream.readline(MAX_LINE_BYTES)) and not chunk.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield line
+
+
+def _read_dump(
+    path: Path, progress: Callable[[int], None] | None, report: DumpReport
+) -> Iterator[Record]:
+    """The works of a JSONL(.gz) dump; see the module docstring for what a bad line does."""
+    if not path.is_file():
+        msg = f"no such dump file: {path}"
+        raise InputError(msg, path=str(path))
+    number = 0
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as stream:
+            for number, raw in enumerate(_lines(stream), 1):
+                if progress is not None and number % 10_000 == 0:
+                    progress(number)
+                if raw is None:
+                    report.skip(number, f"longer than {MAX_LINE_BYTES:,} bytes")
+                    continue
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    msg = f"{path}:{number}: not UTF-8 (byte {exc.start + 1} of the line)"
+                    raise InputError(msg, path=f"{path}:{number}") from None
+                if not line.strip():
+                    continue
+                try:
+                    work = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    msg = f"{path}:{number}: not JSON ({exc.msg})"
+                    raise InputError(msg, path=f"{path}:{number}") from None
+                except RecursionError:
+                    report.skip(number, "JSON nested too deeply")
+                    continue
+                except ValueError:  # a number of more than 4,300 digits (Python's int limit)
+                    report.skip(number, "a number too long to read")
+                    continue
+                if not isinstance(work, dict):
+                    report.skip(number, "not a JSON object")
+                    continue
+                record = record_from_work(work)
+                if record is None:
+                    report.skip(number, "not an OpenAlex or Crossref work")
+                    continue
+                yield record
+    except (OSError, EOFError, zlib.error) as exc:
+        # gzip.BadGzipFile is an OSError; a truncated gzip file ends in EOFError.
+        where = f"{path}:{number + 1}" if number else str(path)
+        msg = f"{where}: cannot read the dump ({exc or type(exc).__name__})"
+        raise InputError(msg, path=str(path)) from None
+
+
+def record_from_work(work: Any) -> Record | None:
+    """A Record from an OpenAlex work or a Crossref work (``message`` or bare), else None.
+
+    Never raises: dumps and API answers are untrusted. A value of the wrong type where the
+    format has text or a number (a dict ``volume``, ``date-parts: [[1e400]]``, a number for a
+    title) is dropped and the other fields kept. A payload whose structure is not the format's
+    (authors that are not a list of objects, ``date-parts`` that are not a list of lists), or a
+    value that is not a work of either format, gives None: a record with half its authors would
+    be compared as if it were whole.
+    """
+    if not isinstance(work, dict):
+        return None
+    if isinstance(work.get("message"), dict):
+        work = work["message"]
+    if "authorships" in work or "display_name" in work or "publication_year" in work:
+        return _from_openalex(work)
+    if "DOI" in work or "container-title" in work:
+        return _from_crossref(work)
+    return None
+
+
+# Readers of untrusted payloads: each returns the shape the API documents, or an empty value.
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _objects(value: Any) -> list[dict[str, Any]] | None:
+    """A list of objects (None or absent: empty), or None when it is something else."""
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return value
+    return None
+
+
+def _first_str(value: Any) -> str | None:
+    """A string, or the first item of a list of strings (Crossref's ``title: ["..."]``)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return text_field(value)
+
+
+def _doi(value: Any) -> str | None:
+    text = text_field(value)
+    if text is None:
+        return None
+    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", text.strip()).lower() or None
+
+
+def _split_name(name: str) -> Author | None:
+    """An author from a display name: "Thomas S. Kuhn" -> ``Author("Kuhn", "Thomas S.")``."""
+    parts = name.split()
+    return Author(parts[-1], " ".join(parts[:-1])) if parts else None
+
+
+def _from_openalex(w: dict[str, Any]) -> Record | None:
+    authorships = _objects(w.get("authorships"))
+    if authorships is None:
+        return None
+    authors = []
+    for a in authorships:
+        name = text_field(_dict(a.get("author")).get("display_name")) or text_field(
+            a.get("raw_author_name")
+        )
+        if name and (author := _split_name(name)):
+            authors.append(author)
+    source = _dict(_dict(w.get("primary_location")).get("source"))
+    biblio = _dict(w.get("biblio"))
+    pages = "-".join(
+        p
+        for p in (
+            text_field(biblio.get("first_page"), numbers=True),
+            text_field(biblio.get("last_page"), numbers=True),
+        )
+        if p
+    )
+    return Record(
+        source="OPENALEX",
+        title=text_field(w.get("title")) or text_field(w.get("display_name")),
+        authors=tuple(authors),
+        year=year_field(w.get("publication_year")),
+        venue=text_field(source.get("display_name"))
+        or text_field(source.get("host_organization_name")),
+        doi=_doi(w.get("doi")),
+        volume=biblio.get("volume"),
+        issue=biblio.get("issue"),
+        pages=pages or None,
+        kind=w.get("type"),
+    )
+
+
+def _from_crossref(w: dict[str, Any]) -> Record | None:
+    listed = _objects(w.get("author"))
+    if listed is None:
+        return None
+    authors = tuple(
+        Author(family, text_field(a.get("given")) or "")
+        for a in listed
+        if (family := text_field(a.get("family")) or text_field(a.get("name")))
+    )
+    year = None
+    for key in ("issued", "published", "published-print", "published-online"):
+        parts = _dict(w.get(key)).get("date-parts")
+        if parts is None:
+            continue
+        if not isinstance(parts, list) or not all(isinstance(p, list) for p in parts):
+            return None  # "date-parts": "soon" is not Crossref's format
+        if parts and parts[0] and (year := year_field(parts[0][0])) is not None:
+            break
+    return Record(
+        source="CROSSREF",
+        title=_first_str(w.get("title")),
+        authors=authors,
+        year=year,
+        venue=_first_str(w.get("container-title")) or text_field(w.get("publisher")),
+        doi=_doi(w.get("DOI")),
+        volume=w.get("volume"),
+        issue=w.get("issue"),
+        pages=w.get("page"),
+        kind=w.get("type"),
+    )
+
+
+def record_from_esummary(entry: Any) -> Record:
+    """A Record from one NCBI E-utilities esummary entry (``result[uid]``).
+
+    Never raises: a field of the wrong type (``authors: ["x"]``, a dict ``volume``) is dropped;
+    an entry that is not an object gives a record without fields. (Unlike
+    :func:`record_from_work`, always a Record: the entry was asked for by its PubMed id.)
+    """
+    entry = _dict(entry)
+    authors = []
+    for a in _list(entry.get("authors")):
+        name = text_field(_dict(a).get("name"))
+        if name is None:
+            continue
+        family, _, initials = name.strip().rpartition(" ")
+        authors.append(Author(family or name.strip(), initials if family else ""))
+    pubdate = text_field(entry.get("pubdate")) or ""
+    doi = next(
+        (
+            i.get("value")
+            for i in map(_dict, _list(entry.get("articleids")))
+            if i.get("idtype") == "doi"
+        ),
+        None,
+    )
+    return Record(
+        source="PUBMED",
+        title=text_field(entry.get("title")),
+        authors=tuple(authors),
+        year=year_field(pubdate[:4]),
+        venue=text_field(entry.get("fulljournalname")) or text_field(entry.get("source")),
+        doi=_doi(doi),
+        volume=entry.get("volume"),
+        issue=entry.get("issue"),
+        pages=entry.get("pages"),
+    )

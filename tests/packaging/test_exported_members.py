@@ -1,0 +1,84 @@
+"""The public surface is deliberate: adding or removing a name must be a visible change."""
+
+import citeverify_core
+
+EXPECTED = {
+    "AuthenticationError",
+    "Citation",
+    "CitationUnverifiedError",
+    "CitationVerifier",
+    "CiteVerifyError",
+    "ClaimResult",
+    "ContextCache",
+    "InputError",
+    "InsufficientTokensError",
+    "LookupCache",
+    "LookupRecord",
+    "PolicyConfig",
+    "PermissionDeniedError",
+    "PolicyError",
+    "QuoteResult",
+    "RateLimitError",
+    "SemanticScorer",
+    "ServiceError",
+    "ServiceUnavailableError",
+    "VerificationDetails",
+    "VerificationReport",
+    "VerificationResult",
+    "__version__",
+    "load_policy_pack",
+}
+
+
+def test_all_is_pinned():
+    assert set(citeverify_core.__all__) == EXPECTED
+
+
+def test_every_exported_name_exists_and_is_public_module():
+    for name in citeverify_core.__all__:
+        obj = getattr(citeverify_core, name)
+        module = getattr(obj, "__module__", "citeverify")
+        assert module.startswith("citeverify"), name
+
+
+def test_errors_form_one_tree():
+    for cls in (
+        citeverify_core.PolicyError,
+        citeverify_core.InputError,
+        citeverify_core.CitationUnverifiedError,
+    ):
+        assert issubclass(cls, citeverify_core.CiteVerifyError)
+
+
+ADAPTERS = {
+    "citeverify_core.batch": {
+        "CITATION_STATUSES", "COLUMNS", "BatchInterruptedError", "BatchSummary", "Fields",
+        "default_workers", "errors_path", "run_batch", "verify_records", "verify_table",
+    },
+    "citeverify_core.engine.exchange": {
+        "CONTROL_NAME", "GatewayDecision", "extract_answer", "extract_answers", "extract_context",
+        "verify_exchange",
+    },
+    "citeverify_core.references": {
+        "Author", "JobStore", "LocalIndex", "ParsedReference", "Record", "ReferenceResult",
+        "ReferenceVerifier", "apa7", "parse_bibtex", "parse_reference", "record_from_work",
+    },
+    "langchain_citeverify": {
+        "CheckAgainstSourcesInput", "CheckReferencesInput", "CitationBlockedError",
+        "CiteVerifyGuard", "CiteVerifyOutputParser", "CiteVerifyReferenceTool", "CiteVerifyTool",
+    },
+    "llamaindex_citeverify": {
+        "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
+        "CiteVerifyUsageWarning",
+    },
+}  # fmt: skip
+
+
+def test_subpackage_surfaces_are_pinned_and_documented():
+    import importlib
+
+    for name, expected in ADAPTERS.items():
+        module = importlib.import_module(name)
+        assert set(module.__all__) == expected, name
+        for member in module.__all__:
+            assert getattr(module, member).__doc__, f"{name}.{member} has no docstring"

@@ -1,0 +1,90 @@
+"""``citeverify serve``'s app on a real loopback socket (uvicorn in a thread), for the tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from citeverify_core.references import LocalIndex, ReferenceVerifier
+from citeverify_core.service import create_app
+from citeverify_core.service.store import JobStore
+
+# The job store tests' references: verified, verified with a wrong year, fabricated.
+from tests.service.test_jobs import FAKE, KUHN, LECUN_WRONG_YEAR
+
+__all__ = ["FAKE", "KUHN", "LECUN_WRONG_YEAR", "Service", "bearer", "build_index", "wait_done"]
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def build_index(folder: Path) -> LocalIndex:
+    index = LocalIndex(folder / "index.sqlite")
+    if index.stats()["records"] == 0:
+        index.build(DATA / "works-crossref.jsonl")
+    return index
+
+
+class Service:
+    """One service instance: ``with Service(db, index) as s: httpx.get(s.url + "/healthz")``."""
+
+    def __init__(self, db: str | Path, index: LocalIndex, *, lease: float = 30.0, **options: Any):
+        self.store = JobStore(db, ReferenceVerifier(index), lease=lease)
+        self.app = create_app(self.store, **options)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
+        # without it every response waits for the client's delayed ACK (~40 ms a request).
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        # ws="none": no websockets here (and the lowest uvicorn imports a deprecated websockets API).
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", backlog=256, ws="none"
+        )
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.server.run(sockets=[self._sock])
+
+    def __enter__(self) -> Service:
+        self._thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the service did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(timeout=30)
+        self._sock.close()
+        self.store.close()
+
+    def key(self, tokens: int = 100, name: str = "test") -> str:
+        key, _ = self.store.create_key(name, tokens=tokens)
+        return key
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def wait_done(client: httpx.Client, key: str, ids: list[str], timeout: float = 60) -> list[Any]:
+    """Poll until no job is waiting or active; the jobs."""
+    deadline = time.monotonic() + timeout
+    while True:
+        jobs: list[Any] = client.post(
+            "/api/verify-reference/results", json={"jobIds": ids}, headers=bearer(key)
+        ).json()["jobs"]
+        if all(j["state"] not in {"waiting", "active"} for j in jobs):
+            return jobs
+        if time.monotonic() > deadline:
+            raise AssertionError(f"jobs still running: {jobs}")
+        time.sleep(0.05)
