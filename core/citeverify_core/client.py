@@ -64,6 +64,7 @@ from citeverify_core.errors import (
     ServiceUnavailableError,
 )
 from citeverify_core.references.result import ReferenceResult
+from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -79,9 +80,6 @@ __all__ = [
 
 #: Seconds per HTTP request (connect, read, write, pool).
 DEFAULT_TIMEOUT = 30.0
-#: References per submission, job ids per poll: the seed's limits.
-MAX_REFERENCES = 20
-MAX_POLL_IDS = 50
 #: Longest pause between two polls of :meth:`ReferenceClient.wait`.
 MAX_POLL_INTERVAL = 4.0
 #: A larger answer is not the service's (50 results with their graphs are a few MB).

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from citeverify_core.errors import PolicyError
+
 __all__ = [
     "ASCII_NON_WORD",
     "MARKER_RE",
@@ -733,8 +735,6 @@ class _Stems:
         try:
             import Stemmer  # noqa: PLC0415 - optional: the `stem` extra
         except ImportError:  # pragma: no cover - the extra is installed in tests
-            from citeverify_core.errors import PolicyError  # noqa: PLC0415
-
             msg = (
                 "extensions.words: stem needs PyStemmer: the stem extra (from a clone, "
                 "python -m pip install '.[stem]')"
@@ -743,8 +743,6 @@ class _Stems:
         try:
             self._stemmer = Stemmer.Stemmer(language)
         except KeyError:  # an older PyStemmer without this language
-            from citeverify_core.errors import PolicyError  # noqa: PLC0415
-
             msg = f"extensions.language: the installed PyStemmer has no {language!r} stemmer"
             raise PolicyError(msg, path="extensions.language") from None
         self._memo: dict[str, str] = {}

@@ -67,8 +67,8 @@ def test_import_citeverify_imports_nothing_heavy() -> None:
 def test_public_names_still_resolve_lazily() -> None:
     new = imported_by(
         "import citeverify_core\n"
-        "        names = [getattr(citeverify, n) for n in citeverify_core.__all__]\n"
-        "        assert set(citeverify_core.__all__) <= set(dir(citeverify))\n"
+        "        names = [getattr(citeverify_core, n) for n in citeverify_core.__all__]\n"
+        "        assert set(citeverify_core.__all__) <= set(dir(citeverify_core))\n"
         "        assert isinstance(citeverify_core.__version__, str)"
     )
     # Every name is there; still no network stack or extractor until something is verified.

@@ -55,7 +55,8 @@ ACTIONS = frozenset({"flag", "redact", "block"})
 #: The deepest JSON a file of the command line may nest (documents, requests, responses).
 #: ``json.loads`` takes a frame per level against the interpreter's limit of 1,000, so where it
 #: gives up depends on how deep the caller's stack is; a command's stack is under 50 frames.
-#: Providers' responses nest deeply in places (logprobs: tests/robustness/test_hostile.py reads 900).
+#: Providers' responses nest deeply in places (logprobs: tests/robustness/test_hostile.py
+#: reads 900).
 MAX_JSON_DEPTH = 950
 
 

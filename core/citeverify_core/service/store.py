@@ -63,18 +63,18 @@ from citeverify_core.errors import (
 from citeverify_core.references.index import connect_sqlite, encodable, require_columns
 from citeverify_core.references.parse import MAX_REFERENCE_CHARS
 from citeverify_core.references.verify import ReferenceVerifier, _is_list, check_reference
+from citeverify_core.service.schema import (
+    MAX_HISTORY,
+    MAX_POLL_IDS,
+    MAX_REFERENCES,
+    MAX_TITLE_CHARS,
+)
 from citeverify_core.sync import run_sync
 
 __all__ = ["DEFAULT_LEASE", "MAX_ATTEMPTS", "MAX_POLL_IDS", "MAX_REFERENCES", "JobStore"]
 
 _log = logging.getLogger(__name__)
 
-#: The seed's limits.
-MAX_REFERENCES = 20
-MAX_POLL_IDS = 50
-MAX_HISTORY = 50
-#: A document title is a label, not a document.
-MAX_TITLE_CHARS = 500
 #: Seconds a claimed job stays its worker's without a heartbeat. A killed worker's jobs run again
 #: after at most this long; the heartbeat (every third of it) keeps a live worker's jobs.
 DEFAULT_LEASE = 30.0
