@@ -55,11 +55,17 @@ def _metadata(wheel):
 def test_core_wheel_holds_the_engine_and_its_data_and_no_adapter(wheels):
     names = set(zipfile.ZipFile(wheels["citeverify-core"]).namelist())
     for required in (
-        "citeverify/__init__.py",
-        "citeverify/py.typed",
-        "citeverify/_demo/rag_example.json",
+        "citeverify_core/__init__.py",
+        "citeverify_core/py.typed",
+        "citeverify_core/_demo/rag_example.json",
+        "citeverify_core/policy/packs/recommended.yaml",
+        "citeverify_core/service/web/index.html",
     ):
         assert required in names
+    # One import package of our own: nothing named `citeverify`, the import package of the
+    # unrelated project of that name on the package index (installing both must not clash).
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert top == {"citeverify_core"}, top
     assert not any(n.startswith(("core/", "tests/", "langchain_", "llamaindex_")) for n in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheels["citeverify-core"]).read(entry_points).decode()
