@@ -333,7 +333,7 @@ def bench_baselines(folder: Path, index: Any, count: int = 300) -> dict[str, flo
     """References/s of the verifier alone (15 at a time) and of ``JobStore.process`` (no HTTP)."""
     import sqlalchemy as sa
 
-    from citeverify_core.service.store import JobStore
+    from citeverify_core.service.jobs import JobStore
 
     refs = references(count, "base")
     verifier = ReferenceVerifier(index)

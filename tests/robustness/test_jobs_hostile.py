@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.service.store as _jobs
+import citeverify_core.service.jobs as _jobs
+import citeverify_core.service.store as _store
 from citeverify_core import InputError
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 from tests.robustness.test_index_hostile import foreign_sqlite
 
 DATA = Path(__file__).parents[1] / "data"
@@ -40,7 +41,7 @@ class Clock:
 
     def __init__(self, monkeypatch):
         self.now = 1_000_000.0
-        monkeypatch.setattr(_jobs, "_clock", lambda: self.now)
+        monkeypatch.setattr(_store, "clock", lambda: self.now)
 
 
 # --- ids, limits and types -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 DATA = Path(__file__).parents[1] / "data"
 ROOT = Path(__file__).parents[2]
