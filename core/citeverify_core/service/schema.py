@@ -9,11 +9,15 @@ Imports neither FastAPI nor SQLAlchemy, so that :mod:`citeverify_core.client` ca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, WithJsonSchema
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+from typing_extensions import TypedDict
 
 from citeverify_core.references.parse import MAX_REFERENCE_CHARS
+from citeverify_core.references.result import ReferenceResult
 
 __all__ = [
     "MAX_HISTORY",
@@ -56,6 +60,10 @@ MAX_TITLE_CHARS = 500
 
 #: A job's state as the API names it.
 JobState = Literal["waiting", "active", "completed", "failed", "not-found"]
+_PENDING = frozenset({"waiting", "active"})
+_OBJECT_OR_NULL: dict[str, Any] = {
+    "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}]
+}
 
 
 # --- request bodies (the API's names; the store checks them again, as the library does) ---------
@@ -121,30 +129,104 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-class Submission(BaseModel):
-    """Job ids of queued references."""
+def _answered(
+    description: str, required: Sequence[str], **properties: dict[str, Any]
+) -> Callable[[dict[str, Any]], None]:
+    """What ``/openapi.json`` says of an answer that the client also reads.
 
-    jobIds: list[str]
-    documentId: str
+    The client's models accept more than the service sends (a missing ``tokensAvailable``, a
+    job built without its error and progress, any progress object), so their types and
+    defaults would make the documented answer look looser than it is. ``properties`` change
+    the documented fields (a key set to None is removed).
+    """
+
+    def document(schema: dict[str, Any]) -> None:
+        schema["description"] = description
+        schema["required"] = list(required)
+        for name, changes in properties.items():
+            field = schema["properties"][name]
+            for key, value in changes.items():
+                if value is None:
+                    field.pop(key, None)
+                else:
+                    field[key] = value
+
+    return document
+
+
+@pydantic_dataclass(
+    frozen=True,
+    slots=True,
+    config=ConfigDict(
+        populate_by_name=True,
+        json_schema_extra=_answered(
+            "Job ids of queued references.",
+            ("jobIds", "documentId", "message", "tokensAvailable"),
+            tokensAvailable={"anyOf": None, "type": "integer"},
+        ),
+    ),
+)
+class Submission:
+    """The service's answer to a submission (``POST /api/verify-reference``).
+
+    On the wire its fields are ``jobIds``, ``documentId``, ``message`` and ``tokensAvailable``.
+
+    Attributes:
+        job_ids: One job id per reference, in order.
+        document_id: The document grouping these references (for cancelling them together).
+        message: The service's confirmation.
+        tokens_available: The key's balance after this submission (``None`` if not told).
+    """
+
+    job_ids: Annotated[tuple[str, ...], Field(alias="jobIds")]
+    document_id: Annotated[str, Field(alias="documentId")]
     message: str
-    tokensAvailable: int
+    tokens_available: Annotated[int | None, Field(alias="tokensAvailable")] = None
 
 
-class Progress(BaseModel):
+class Progress(TypedDict):
     """Live progress of an active job."""
 
     step: str | None
     message: str | None
 
 
-class Job(BaseModel):
-    """One job's state; ``result`` only when completed."""
+@pydantic_dataclass(
+    frozen=True,
+    slots=True,
+    config=ConfigDict(
+        json_schema_extra=_answered(
+            "One job's state; ``result`` only when completed.",
+            ("id", "state", "error", "progress"),
+            progress={"title": None},
+            result={"title": "Result"},
+        ),
+    ),
+)
+class Job:
+    """One job as polled (``POST /api/verify-reference/results``).
+
+    Attributes:
+        id: The job id.
+        state: ``waiting``, ``active``, ``completed``, ``failed`` or ``not-found``.
+        error: Why the job failed (``"cancelled"`` for a cancelled one), else ``None``.
+        progress: Live progress of an active job (``{"step": ..., "message": ...}``).
+        result: The verification result of a completed job, else ``None`` (and absent from
+            the answer).
+    """
 
     id: str
     state: JobState
-    error: str | None
-    progress: Progress | None
-    result: dict[str, Any] | None = None
+    error: str | None = None
+    # As the service sent it: the client reads any object here without failing.
+    progress: Annotated[Progress | None, SkipValidation] = None
+    # On the wire, the result object's JSON (documented as an object, as the service stores it).
+    result: Annotated[ReferenceResult | None, WithJsonSchema(_OBJECT_OR_NULL)] = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the job will not change any more (not waiting, not active)."""
+        return self.state not in _PENDING
 
 
 class Jobs(BaseModel):

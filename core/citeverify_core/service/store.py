@@ -22,13 +22,17 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 from citeverify_core.errors import InputError, ServiceError
 from citeverify_core.references.index import connect_sqlite, encodable, require_columns
+
+if TYPE_CHECKING:  # the transitional names at the end of this module
+    from citeverify_core.service.jobs import JobStore as JobStore  # noqa: PLC0414 - re-export
+    from citeverify_core.service.tenants import KEY_PREFIX as KEY_PREFIX  # noqa: PLC0414 - re-export
 
 __all__ = [
     "API_KEYS",

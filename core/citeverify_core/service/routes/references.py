@@ -5,6 +5,7 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request, Response
+from fastapi.responses import JSONResponse
 
 from citeverify_core.service.idempotency import IDEMPOTENCY_SECONDS, MAX_IDEMPOTENCY_KEY
 from citeverify_core.service.routes.dependencies import ERRORS, Key, service_state
@@ -51,15 +52,12 @@ def submit(
     return answer
 
 
-@router.post(
-    "/api/verify-reference/results",
-    response_model=Jobs,
-    response_model_exclude_unset=True,  # `result` only when completed, as the API defines it
-    responses=ERRORS,
-)
-def results(body: ResultsBody, key: Key, request: Request) -> dict[str, Any]:
+@router.post("/api/verify-reference/results", response_model=Jobs, responses=ERRORS)
+def results(body: ResultsBody, key: Key, request: Request) -> JSONResponse:
     """States, live progress and results of up to 50 jobs."""
-    return service_state(request).store.results(body.jobIds, tenant=key["id"])
+    # The store's answer as it is (`Jobs` documents it): `result` only when completed, and the
+    # results' JSON is not parsed into models and written again.
+    return JSONResponse(service_state(request).store.results(body.jobIds, tenant=key["id"]))
 
 
 @router.post("/api/verify-reference/cancel", response_model=Cancellation, responses=ERRORS)
