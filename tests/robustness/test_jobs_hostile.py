@@ -1,4 +1,4 @@
-"""The job store takes input from the network (issue 9): ids, limits, text, files, and leases.
+"""The job store takes input from the network: ids, limits, text, files, and leases.
 
 Whatever a caller sends, the store answers with a result, ``not-found`` or an InputError naming
 the field, never a raw exception; a job belongs to its worker until the worker's lease expires.
@@ -256,7 +256,7 @@ def test_a_lease_is_a_positive_finite_number(tmp_path, verifier, lease):
         JobStore(tmp_path / "jobs.sqlite", verifier, lease=lease)
 
 
-#: The schema before leases (issue 9): stores created by earlier versions must keep working.
+#: The schema before leases: stores created by earlier versions must keep working.
 OLD_SCHEMA = """
 CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT, created_at TEXT NOT NULL);
 CREATE TABLE jobs (

@@ -1,4 +1,4 @@
-"""Several processes on one job store (issue 9): each job verified once; a killed worker's job is
+"""Several processes on one job store: each job verified once; a killed worker's job is
 taken over only after its lease expires.
 
 Real processes (tests/support/job_worker.py) on a real SQLite file with the local index: no network.

@@ -143,7 +143,7 @@ def test_only_the_allow_listed_files_are_served(service: Service, path: str) -> 
 
 
 def test_the_script_never_parses_markup() -> None:
-    web = Path(__file__).parents[2] / "core" / "citeverify" / "service" / "web"
+    web = Path(__file__).parents[2] / "core" / "citeverify_core" / "service" / "web"
     script = (web / "app.js").read_text()
     for sink in [
         "innerHTML",
