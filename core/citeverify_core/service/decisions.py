@@ -26,10 +26,11 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citeverify_core.engine.results import VerificationResult
 from citeverify_core.errors import InputError, ServiceError
@@ -435,13 +436,6 @@ def _set_results(futures: list[tuple[asyncio.Future[str | None], str | None]]) -
     for future, logged in futures:
         if not future.done():
             future.set_result(logged)
-
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class DurableDecisions:

@@ -8,18 +8,11 @@ larger limit of their own.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citeverify_core.service.responses import error_response
 
-__all__ = ["ASGIApp", "BodyLimit"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+__all__ = ["BodyLimit"]
 
 
 class BodyLimit:

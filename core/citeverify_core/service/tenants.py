@@ -101,7 +101,11 @@ class TenantStore(Store):
         return rows[0]
 
     def revoke_key(self, ref: str | int) -> dict[str, Any]:
-        """Revoke a key (by id, name or prefix): its requests get 403 from now on."""
+        """Revoke a key (by id, name or prefix): its requests get 403 from now on.
+
+        Raises:
+            InputError: no key, or several keys, answer to ``ref``.
+        """
         with self.transaction() as db:
             row = self._find_key(db, ref)
             db.execute(
@@ -112,7 +116,12 @@ class TenantStore(Store):
         return self._key_record(int(row.id))
 
     def add_tokens(self, ref: str | int, tokens: int) -> dict[str, Any]:
-        """Add ``tokens`` (> 0) to a key's balance."""
+        """Add ``tokens`` (> 0) to a key's balance.
+
+        Raises:
+            InputError: ``tokens`` is not an integer from 1 to 10^12, or no key (or several)
+                answers to ``ref``.
+        """
         _check_tokens(tokens, allow_zero=False)
         with self.transaction() as db:
             row = self._find_key(db, ref)
@@ -153,7 +162,11 @@ class TenantStore(Store):
         raise AuthenticationError("invalid API key")
 
     def balance(self, tenant: int) -> dict[str, Any]:
-        """A key's balance as the reference-verification API answers it."""
+        """A key's balance as the reference-verification API answers it.
+
+        Raises:
+            InputError: no key has the id ``tenant``.
+        """
         record = self._key_record(tenant)
         return {
             "totalAvailable": record["tokens"],
