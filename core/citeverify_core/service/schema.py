@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SkipValidation, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 from typing_extensions import TypedDict
 
@@ -184,6 +184,12 @@ class Submission:
     tokens_available: Annotated[int | None, Field(alias="tokensAvailable")] = None
 
 
+def _as_sent(value: object) -> object:
+    # Not SkipValidation: with pydantic 2.9 it documents the field with a $ref that resolves to
+    # nothing.
+    return value
+
+
 class Progress(TypedDict):
     """Live progress of an active job."""
 
@@ -219,7 +225,7 @@ class Job:
     state: JobState
     error: str | None = None
     # As the service sent it: the client reads any object here without failing.
-    progress: Annotated[Progress | None, SkipValidation] = None
+    progress: Annotated[Progress | None, PlainValidator(_as_sent)] = None
     # On the wire, the result object's JSON (documented as an object, as the service stores it).
     result: Annotated[ReferenceResult | None, WithJsonSchema(_OBJECT_OR_NULL)] = None
 
