@@ -114,7 +114,8 @@ def test_a_batch_must_be_a_list(verifier, references):
 _MEMORY_PROBE = """
 import json, resource, sys, time
 from citeverify_core import InputError
-from citeverify_core.references import JobStore, LocalIndex, ReferenceVerifier
+from citeverify_core.references import LocalIndex, ReferenceVerifier
+from citeverify_core.service.jobs import JobStore
 
 verifier = ReferenceVerifier(LocalIndex(":memory:"))
 store = JobStore(":memory:", verifier)
