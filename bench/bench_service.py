@@ -1,4 +1,4 @@
-"""The reference service (``citeverify serve``, issue 12) under load, on two instances, and killed.
+"""The reference service (``citeverify serve``) under load, on two instances, and killed.
 
 1. One instance on SQLite: 50 concurrent clients submit 1,000 references (batches of 1-20) and
    poll ``/results`` until every job is done. Checked: no job lost, every reference verified
@@ -333,7 +333,7 @@ def bench_baselines(folder: Path, index: Any, count: int = 300) -> dict[str, flo
     """References/s of the verifier alone (15 at a time) and of ``JobStore.process`` (no HTTP)."""
     import sqlalchemy as sa
 
-    from citeverify_core.service.store import JobStore
+    from citeverify_core.service.jobs import JobStore
 
     refs = references(count, "base")
     verifier = ReferenceVerifier(index)

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from types import TracebackType
-from typing import Any, Literal, Self, cast, get_args
+from typing import Any, Self, cast, get_args
 
 import httpx
 import pydantic
@@ -64,7 +64,8 @@ from citeverify_core.errors import (
     ServiceUnavailableError,
 )
 from citeverify_core.references.result import ReferenceResult
-from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES
+from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES, Job, JobState, Submission
+from citeverify_core.service.schema import Progress as JobProgress
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -86,9 +87,7 @@ MAX_POLL_INTERVAL = 4.0
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 API_KEY_ENV = "CITEVERIFY_API_KEY"
 
-JobState = Literal["waiting", "active", "completed", "failed", "not-found"]
 _STATES: frozenset[str] = frozenset(get_args(JobState))
-_PENDING = frozenset({"waiting", "active"})
 _UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 #: The service's 402 message: "3 reference(s) need 3 token(s); the key has 2".
 _TOKENS = re.compile(r"need (\d{1,18}) token\S*; the key has (\d{1,18})")
@@ -114,47 +113,6 @@ class WaitTimeoutError(ServiceError, TimeoutError):
     def __init__(self, message: str, *, jobs: Sequence[Job] = ()) -> None:
         super().__init__(message)
         self.jobs: list[Job] = list(jobs)
-
-
-@dataclass(frozen=True, slots=True)
-class Submission:
-    """The service's answer to a submission (``POST /api/verify-reference``).
-
-    Attributes:
-        job_ids: One job id per reference, in order.
-        document_id: The document grouping these references (for :meth:`~ReferenceClient.cancel`).
-        message: The service's confirmation.
-        tokens_available: The key's balance after this submission (``None`` if not told).
-    """
-
-    job_ids: tuple[str, ...]
-    document_id: str
-    message: str
-    tokens_available: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """One job as polled (``POST /api/verify-reference/results``).
-
-    Attributes:
-        id: The job id.
-        state: ``waiting``, ``active``, ``completed``, ``failed`` or ``not-found``.
-        error: Why the job failed (``"cancelled"`` for a cancelled one), else ``None``.
-        progress: Live progress of an active job (``{"step": ..., "message": ...}``).
-        result: The verification result of a completed job, else ``None``.
-    """
-
-    id: str
-    state: JobState
-    error: str | None = None
-    progress: dict[str, Any] | None = None
-    result: ReferenceResult | None = None
-
-    @property
-    def done(self) -> bool:
-        """Whether the job will not change any more (not waiting, not active)."""
-        return self.state not in _PENDING
 
 
 # --- what both clients share: requests, answers, errors -----------------------------------------
@@ -408,7 +366,9 @@ def _job(item: object, url: str) -> Job:
             raise _bad_shape(
                 url, f"job {job_id}: a result that is not a ReferenceResult ({where})"
             ) from None
-    return Job(str(job_id), cast(JobState, state), error, progress, parsed)
+    return Job(
+        str(job_id), cast(JobState, state), error, cast("JobProgress | None", progress), parsed
+    )
 
 
 def _jobs(data: dict[str, Any], url: str, asked: Sequence[str]) -> list[Job]:

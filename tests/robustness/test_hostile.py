@@ -998,7 +998,7 @@ HOSTILE_PATHS = {
 def test_database_paths(name: str, tmp_path: Path) -> None:
     from citeverify_core import LookupCache
     from citeverify_core.references import LocalIndex, ReferenceVerifier
-    from citeverify_core.service.store import JobStore
+    from citeverify_core.service.jobs import JobStore
 
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"not a database" * 100)

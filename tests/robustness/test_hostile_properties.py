@@ -35,7 +35,7 @@ from citeverify_core.references import (
     parse_reference,
     record_from_work,
 )
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 DATA = Path(__file__).parents[1] / "data"
 #: Seconds one example may take (small inputs: anything near this is a hang or a blow-up).

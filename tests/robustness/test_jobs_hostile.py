@@ -1,4 +1,4 @@
-"""The job store takes input from the network (issue 9): ids, limits, text, files, and leases.
+"""The job store takes input from the network: ids, limits, text, files, and leases.
 
 Whatever a caller sends, the store answers with a result, ``not-found`` or an InputError naming
 the field, never a raw exception; a job belongs to its worker until the worker's lease expires.
@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.service.store as _jobs
+import citeverify_core.service.jobs as _jobs
+import citeverify_core.service.store as _store
 from citeverify_core import InputError
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 from tests.robustness.test_index_hostile import foreign_sqlite
 
 DATA = Path(__file__).parents[1] / "data"
@@ -40,7 +41,7 @@ class Clock:
 
     def __init__(self, monkeypatch):
         self.now = 1_000_000.0
-        monkeypatch.setattr(_jobs, "_clock", lambda: self.now)
+        monkeypatch.setattr(_store, "clock", lambda: self.now)
 
 
 # --- ids, limits and types -----------------------------------------------------------------------
@@ -255,7 +256,7 @@ def test_a_lease_is_a_positive_finite_number(tmp_path, verifier, lease):
         JobStore(tmp_path / "jobs.sqlite", verifier, lease=lease)
 
 
-#: The schema before leases (issue 9): stores created by earlier versions must keep working.
+#: The schema before leases: stores created by earlier versions must keep working.
 OLD_SCHEMA = """
 CREATE TABLE documents (id TEXT PRIMARY KEY, title TEXT, created_at TEXT NOT NULL);
 CREATE TABLE jobs (

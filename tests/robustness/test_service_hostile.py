@@ -1,6 +1,6 @@
 """``citeverify serve`` under hostile requests, over real HTTP on loopback (SQLite store).
 
-Each probe either asserts the behaviour the service has (a JSON error with a seed status, never a
+Each probe either asserts the behaviour the service has (a JSON error with one of the API's statuses, never a
 500, a hang, a traceback or another tenant's data), or, where it found a defect, is a strict xfail
 naming it.
 """

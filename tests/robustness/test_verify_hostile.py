@@ -10,7 +10,7 @@ import pytest
 
 from citeverify_core import InputError
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 DATA = Path(__file__).parents[1] / "data"
 KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
@@ -115,7 +115,7 @@ _MEMORY_PROBE = """
 import json, resource, sys, time
 from citeverify_core import InputError
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 verifier = ReferenceVerifier(LocalIndex(":memory:"))
 store = JobStore(":memory:", verifier)

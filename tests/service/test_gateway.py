@@ -1,4 +1,4 @@
-"""The gateway shape (seed 000): Chat Completions and Responses API exchanges."""
+"""The gateway shape (the guard API): Chat Completions and Responses API exchanges."""
 
 import pytest
 
@@ -194,7 +194,7 @@ def test_malformed_exchanges(req, resp, path):
     assert info.value.path == path
 
 
-# --- what a block or a redaction hands back (issue 9) -----------------------------------------
+# --- what a block or a redaction hands back ------------------------------------------------------
 
 SECRET = "Dragons guard the entrance with 97% certainty"
 LEAKY = f'The museum opens at nine. {SECRET}. "Dragons guard it."'

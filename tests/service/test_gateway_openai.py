@@ -1,4 +1,4 @@
-"""The guard endpoints driven by the real ``openai`` package (issue 13).
+"""The guard endpoints driven by the real ``openai`` package.
 
 ``citeverify serve``'s app runs under uvicorn on 127.0.0.1 (``tests/service.py``) in front of a
 real loopback upstream (``tests/loopback.py``, answering OpenAI-shaped JSON and SSE) or the
@@ -38,7 +38,7 @@ MESSAGES: list[Any] = [
 ]
 CLIENT_KEY = "sk-client-key-123"
 # The policy a block is tested with: block, quotes only, no lookups, and the report not asked
-# for, so a block's body carries counts and no text of the answer (issue 9).
+# for, so a block's body carries counts and no text of the answer.
 BLOCKING = {
     "output_action": {"unverified_action": "block"},
     "extract_patterns": ["quote"],
@@ -175,7 +175,7 @@ def _create(client: OpenAI, documents: list[dict[str, str]] = DOCUMENTS, **optio
 
 
 def _decision(parsed: Any) -> dict[str, Any]:
-    """Seed 000's ``verdictan.decision`` of a parsed openai object (kept among its extras)."""
+    """The guard API's ``verdictan.decision`` of a parsed openai object (kept among its extras)."""
     decision: dict[str, Any] = (parsed.model_extra or {})["verdictan"]["decision"]
     return decision
 
@@ -184,7 +184,7 @@ def _assert_allowed(completion: Any, content: str) -> None:
     assert isinstance(completion, ChatCompletion)
     assert completion.choices[0].message.content == content  # the answer, intact
     assert completion.choices[0].finish_reason == "stop"
-    # Seed 000: the decision is nested under `verdictan` of the provider response; the openai
+    # The guard API: the decision is nested under `verdictan` of the provider response; the openai
     # models keep unknown fields (model_extra), so the client can read it.
     decision = _decision(completion)
     assert decision["control"] == "citation-verifier"
@@ -212,12 +212,12 @@ def test_an_allowed_answer_is_a_normal_chat_completion_with_the_decision(tmp_pat
 
 
 def test_the_fixture_upstream_answers_the_openai_client_too(tmp_path, index):
-    quoted = f'"{MUSEUM}"'  # seed 000's fixture: the quoted sentence
+    quoted = f'"{MUSEUM}"'  # the guard API's example fixture: the quoted sentence
     with guard(tmp_path, index, _fixture(tmp_path, quoted)) as client:
         completion = _create(client)
     _assert_allowed(completion, quoted)
     details = _decision(completion)["details"]
-    assert details["quotes"][0]["text"] == MUSEUM  # the seed's pack extracts quotes
+    assert details["quotes"][0]["text"] == MUSEUM  # the example policy pack extracts quotes
 
 
 def test_verdictan_is_not_forwarded_and_the_clients_authorization_passes_through(tmp_path, index):
@@ -295,7 +295,7 @@ def test_a_blocked_fixture_answer_and_a_blocked_responses_answer(tmp_path, index
 
 
 def test_the_seed_pack_blocks_an_unrelated_context(tmp_path, index):
-    # Seed 000's second step: the same request, the context changed to an unrelated sentence.
+    # The guard API's example, second step: the same request, the context changed to an unrelated sentence.
     # The pack sets include_verification_report, so the decision names the claims; still no
     # completion is handed back, and not the context documents either.
     unrelated = [{"content": "Bats sleep by day."}]
@@ -392,7 +392,7 @@ def _stream_text(stream: Any) -> str:
 
 
 def test_a_passthrough_stream_yields_the_chunks_unenforced(tmp_path, index):
-    # Passed through unchecked (the seed's behaviour), even an answer a block would stop.
+    # Passed through unchecked (as the guard API specifies), even an answer a block would stop.
     replies = {"chat/completions": _sse(INVENTED)}
     with loopback_guard(tmp_path, index, replies, policy=BLOCKING) as (client, upstream):
         raw = client.chat.completions.with_raw_response.create(

@@ -1,4 +1,4 @@
-"""The citation-verifier gateway as a service: seed 000's exchange over real HTTP on loopback."""
+"""The citation-verifier gateway as a service: the guard API's example exchange over real HTTP on loopback."""
 
 import json
 from pathlib import Path
@@ -13,7 +13,7 @@ from tests.support.service import Service, build_index
 
 SEED_POLICY = Path(__file__).parents[1] / "data" / "seed-policy-config.yaml"
 MUSEUM = "The museum opens at nine."
-# Seed 000's request.json, unchanged.
+# The guard API's example request.json, unchanged.
 REQUEST = {
     "model": "gpt-4o-mini",
     "stream": False,
@@ -144,7 +144,7 @@ def test_buffered_streams_are_enforced(tmp_path, index, fixture_file):
         blocked = client.post("/v1/chat/completions", json={**UNRELATED, "stream": True})
         assert blocked.status_code == 400
         assert blocked.json()["error"]["code"] == "content_policy_violation"
-        # No chunk of the blocked answer was sent (the seed's pack asks for the report, so the
+        # No chunk of the blocked answer was sent (the example pack asks for the report, so the
         # decision's details name the claims).
         assert "data:" not in blocked.text
 

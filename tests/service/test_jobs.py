@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-import citeverify_core.service.store as _jobs
+import citeverify_core.service.store as _store
 from citeverify_core import InputError
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 DATA = Path(__file__).parents[1] / "data"
 KUHN = "Kuhn, T. S. (1962). The Structure of Scientific Revolutions. University of Chicago Press."
@@ -115,8 +115,8 @@ def test_jobs_survive_a_restart(tmp_path, verifier, monkeypatch):
     assert reopened.results(pending["jobIds"])["jobs"][0]["state"] == "active"
     assert reopened.process() == 0
     # Once the lease has expired, the worker is gone: the job runs again.
-    later = _jobs._clock() + 6
-    monkeypatch.setattr(_jobs, "_clock", lambda: later)
+    later = _store.clock() + 6
+    monkeypatch.setattr(_store, "clock", lambda: later)
     assert reopened.process() == 1
     assert (
         reopened.results(pending["jobIds"])["jobs"][0]["result"]["status"] == "verified-with-error"

@@ -1,4 +1,4 @@
-"""Several processes on one job store (issue 9): each job verified once; a killed worker's job is
+"""Several processes on one job store: each job verified once; a killed worker's job is
 taken over only after its lease expires.
 
 Real processes (tests/support/job_worker.py) on a real SQLite file with the local index: no network.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from citeverify_core.references import LocalIndex, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 DATA = Path(__file__).parents[1] / "data"
 ROOT = Path(__file__).parents[2]

@@ -1,4 +1,4 @@
-"""``citeverify serve``: seed 004's wire format over real HTTP on loopback, SQLite store."""
+"""``citeverify serve``: the reference-verification API's wire format over real HTTP on loopback, SQLite store."""
 
 import json
 
@@ -35,7 +35,7 @@ def client(service):
 
 def test_the_seeds_two_calls_verify_references_and_spend_one_token_each(service, client):
     key = service.key(tokens=10)
-    # The seed's "Complete Example", unchanged but for the base URL.
+    # The reference-verification API's "Complete Example", unchanged but for the base URL.
     submitted = client.post(
         "/api/verify-reference",
         headers={"Content-Type": "application/json", **bearer(key)},

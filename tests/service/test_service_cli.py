@@ -132,7 +132,7 @@ def test_serve_without_an_index_is_one_clear_error(tmp_path):
 
 
 def test_serve_upstream_fixture_runs_the_seeds_gateway_example(tmp_path):
-    # Seed 000's example against `citeverify serve --upstream fixture:...`, as the README shows.
+    # The guard API's example against `citeverify serve --upstream fixture:...`, as the README shows.
     from tests.service.test_gateway_service import REQUEST, SEED_POLICY
 
     answers = tmp_path / "answers.json"

@@ -289,14 +289,15 @@ def test_every_acknowledged_decision_survives_kill_9(tmp_path: Path) -> None:
 def test_an_idempotency_key_is_forgotten_after_24_hours(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import citeverify_core.service.store as _jobs
+    import citeverify_core.service.idempotency as _idempotency
+    import citeverify_core.service.store as _store
 
     key = service.key(tokens=10)
     url = service.url + "/api/verify-reference"
     headers = {**bearer(key), "Idempotency-Key": "daily"}
     first = httpx.post(url, json={"references": [KUHN]}, headers=headers, timeout=30).json()
     now = time.time()
-    monkeypatch.setattr(_jobs, "_clock", lambda: now + _jobs.IDEMPOTENCY_SECONDS + 60)
+    monkeypatch.setattr(_store, "clock", lambda: now + _idempotency.IDEMPOTENCY_SECONDS + 60)
     later = httpx.post(url, json={"references": [KUHN]}, headers=headers, timeout=30)
     assert later.status_code == 200
     assert "idempotent-replayed" not in later.headers

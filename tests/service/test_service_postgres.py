@@ -12,7 +12,8 @@ import pytest
 import sqlalchemy as sa
 
 from citeverify_core.references import ReferenceVerifier
-from citeverify_core.service.store import JOBS, JobStore
+from citeverify_core.service.jobs import JobStore
+from citeverify_core.service.store import JOBS
 from tests.support.pg import postgres_url
 from tests.support.service import (
     FAKE,

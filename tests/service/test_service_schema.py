@@ -5,10 +5,10 @@ generated valid (positive) and invalid (negative) requests carrying a valid API 
 
 What the checks can and cannot see: FastAPI documents each JSON operation's 200 body only as "an
 object" (the endpoints return ``dict[str, Any]``), documents a 422 that the service never sends
-(validation errors are the seed's 400), and documents none of the seed's 400/401/402/403/413/429
+(validation errors are the API's 400), and documents none of the API's 400/401/402/403/413/429
 or the ``{"error": {"code", "message"}}`` envelope. So ``response_schema_conformance`` only proves
 that the answers are JSON objects; the two checks of this module (``seed_status_codes`` and
-``seed_error_envelope``) hold the service to the seed where the schema is silent.
+``seed_error_envelope``) hold the service to the reference-verification API where the schema is silent.
 """
 
 import json
@@ -44,7 +44,7 @@ OPERATIONS = [
     ("GET", "/healthz"),
     ("GET", "/metrics"),
 ]
-#: The seed's error statuses (and 413, the body limit): allowed whether documented or not.
+#: The API's error statuses (and 413, the body limit): allowed whether documented or not.
 SEED_ERRORS = {400, 401, 402, 403, 413, 429}
 MAX_EXAMPLES = 30
 
@@ -67,14 +67,14 @@ def api_schema(service):
 
 
 def seed_status_codes(ctx: Any, response: Any, case: Any) -> None:
-    """The status is documented for the operation, or one of the seed's error statuses."""
+    """The status is documented for the operation, or one of the API's error statuses."""
     documented = {
         int(code) for code in case.operation.definition.raw.get("responses", {}) if code.isdigit()
     }
     status = response.status_code
     assert status in documented or status in SEED_ERRORS, (
         f"{case.operation.label} answered {status}; documented: {sorted(documented)}, "
-        f"seed errors: {sorted(SEED_ERRORS)}"
+        f"the API's errors: {sorted(SEED_ERRORS)}"
     )
 
 

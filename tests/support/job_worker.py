@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from citeverify_core.references import LocalIndex, ReferenceResult, ReferenceVerifier
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 
 class CountingVerifier(ReferenceVerifier):

@@ -13,7 +13,7 @@ import uvicorn
 
 from citeverify_core.references import LocalIndex, ReferenceVerifier
 from citeverify_core.service import create_app
-from citeverify_core.service.store import JobStore
+from citeverify_core.service.jobs import JobStore
 
 # The job store tests' references: verified, verified with a wrong year, fabricated.
 from tests.service.test_jobs import FAKE, KUHN, LECUN_WRONG_YEAR

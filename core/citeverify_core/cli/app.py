@@ -698,7 +698,7 @@ def _service_db(db: str | None) -> str:
 
 def _key_store(db: str | None) -> Any:
     from citeverify_core.references import ReferenceVerifier  # noqa: PLC0415 - start-up time
-    from citeverify_core.service.store import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
+    from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
 
     # Key commands verify nothing: a verifier without sources.
     return JobStore(_service_db(db), ReferenceVerifier(sources=[]))
@@ -880,7 +880,7 @@ def serve(
         extra = "from a clone, python -m pip install '.[server]'"
         _fail(f"citeverify serve needs the server extra: {extra} ({exc})")
     from citeverify_core.references import ReferenceVerifier  # noqa: PLC0415 - start-up time
-    from citeverify_core.service.store import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
+    from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
 
     if no_workers:
         typer.echo("citeverify serve: --no-workers is now --no-jobs", err=True)

@@ -1,7 +1,7 @@
 """``citeverify serve``: the reference-verification REST API and the guard gateway, self-hosted.
 
 Needs the ``server`` extra (FastAPI, uvicorn). :func:`create_app` builds the ASGI app around a
-:class:`citeverify_core.service.store.JobStore` (SQLite by default, PostgreSQL for several
+:class:`citeverify_core.service.jobs.JobStore` (SQLite by default, PostgreSQL for several
 instances); workers inside the app verify up to ``max_concurrency`` references at once.
 Deployment notes: ``docs/service.md``.
 

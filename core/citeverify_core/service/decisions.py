@@ -26,14 +26,15 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import sqlalchemy as sa
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from citeverify_core.engine.results import VerificationResult
 from citeverify_core.errors import InputError, ServiceError
-from citeverify_core.service.store import DECISIONS, JobStore
+from citeverify_core.service.store import DECISIONS, Store
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "DecisionLog", "DurableDecisions", "decision_row"]
 
@@ -111,10 +112,10 @@ def decision_row(
 
 
 class DecisionLog:
-    """The decisions of one service, written in the background to the job store's database.
+    """The decisions of one service, written in the background to the service's database.
 
     Args:
-        store: The job store; its database holds the log.
+        store: The service's store; its database holds the log.
         log_content: Also store the answer and the context documents (off by default: they may
             be private, and the log is kept for ``retention_days``).
         retention_days: Rows older than this are deleted (checked at start and every hour).
@@ -122,7 +123,7 @@ class DecisionLog:
 
     def __init__(
         self,
-        store: JobStore,
+        store: Store,
         *,
         log_content: bool = False,
         retention_days: float = DEFAULT_RETENTION_DAYS,
@@ -194,7 +195,7 @@ class DecisionLog:
             stored["content"] = content if len(content) <= MAX_CONTENT_CHARS else None
         if wait:
             try:
-                with self._write_lock, self.store._transaction() as db:
+                with self._write_lock, self.store.transaction() as db:
                     done = db.execute(DECISIONS.insert().returning(DECISIONS.c.id), stored)
                     return str(done.scalar_one())
             except ServiceError as exc:
@@ -295,7 +296,7 @@ class DecisionLog:
                 rows = [row for row, _ in batch]
                 ids: list[str | None] = [None] * len(rows)
                 try:
-                    with self.store._transaction() as db:
+                    with self.store.transaction() as db:
                         # RETURNING only when someone needs an id (POST /api/check's answer).
                         if any(ticket is not None and ticket[2] for _, ticket in batch):
                             done = db.execute(
@@ -324,7 +325,7 @@ class DecisionLog:
         self._pruned = time.monotonic()
         cutoff = time.time() - self.retention_days * 86400
         try:
-            with self.store._transaction() as db:
+            with self.store.transaction() as db:
                 gone = db.execute(DECISIONS.delete().where(DECISIONS.c.created_ts < cutoff))
         except ServiceError as exc:
             _log.warning("old decisions not deleted: %s", exc)
@@ -343,7 +344,7 @@ class DecisionLog:
         limit: int = 50,
         offset: int = 0,
     ) -> dict[str, Any]:
-        """The key's decisions, newest first, with the seed's pagination object."""
+        """The key's decisions, newest first, with the history's pagination object."""
         self.flush()
         where = [DECISIONS.c.api_key_id == tenant]
         if verdict is not None:
@@ -352,7 +353,7 @@ class DecisionLog:
             where.append(DECISIONS.c.action == _one_of(action, _ACTIONS, "action"))
         if policy is not None:
             where.append(DECISIONS.c.policy == policy)
-        with self.store._transaction() as db:
+        with self.store.transaction() as db:
             total = db.execute(
                 sa.select(sa.func.count()).select_from(DECISIONS).where(*where)
             ).scalar_one()
@@ -380,7 +381,7 @@ class DecisionLog:
         # isdigit and int() refuses it. Neither is an id.
         if not (decision_id.isascii() and decision_id.isdigit() and len(decision_id) < 19):
             return None
-        with self.store._transaction() as db:
+        with self.store.transaction() as db:
             row = db.execute(
                 sa.select(*_SUMMARY, DECISIONS.c.content).where(
                     DECISIONS.c.id == int(decision_id), DECISIONS.c.api_key_id == tenant
@@ -402,7 +403,7 @@ class DecisionLog:
         where = [DECISIONS.c.api_key_id == tenant, DECISIONS.c.created_ts >= since]
         if policy is not None:
             where.append(DECISIONS.c.policy == policy)
-        with self.store._transaction() as db:
+        with self.store.transaction() as db:
             rows = db.execute(
                 sa.select(day.label("day"), DECISIONS.c.action, sa.func.count().label("n"))
                 .where(*where)
@@ -435,13 +436,6 @@ def _set_results(futures: list[tuple[asyncio.Future[str | None], str | None]]) -
     for future, logged in futures:
         if not future.done():
             future.set_result(logged)
-
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class DurableDecisions:

@@ -119,9 +119,9 @@ def build_app(options: ServeOptions) -> FastAPI:
     """One process's app: its own store connection, verifier, policy packs and upstream."""
     from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
     from citeverify_core.service.app import create_app  # noqa: PLC0415
+    from citeverify_core.service.jobs import JobStore  # noqa: PLC0415
     from citeverify_core.service.limits import VerificationSlots  # noqa: PLC0415
     from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415
-    from citeverify_core.service.store import JobStore  # noqa: PLC0415
 
     local = LocalIndex(Path(options.index)) if "local" in options.sources else None
     verifier = ReferenceVerifier(
