@@ -6,7 +6,7 @@ import time
 import pytest
 
 from citeverify_core import CitationVerifier
-from citeverify_core.lookups.http import LookupCache
+from citeverify_core.lookups.cache import LookupCache
 from tests.support.loopback import Loopback, Reply
 
 DOI = "10.1371/journal.pone.0033693"
@@ -407,7 +407,7 @@ def test_redirect_to_another_scheme_is_blocked(server):
 
 @pytest.mark.asyncio
 async def test_ncbi_rate_limit_spaces_calls():
-    from citeverify_core.lookups.http import _RateLimiter
+    from citeverify_core.lookups.http import RateLimiter as _RateLimiter
 
     limiter = _RateLimiter(10)  # with an API key
     start = time.monotonic()
