@@ -325,7 +325,7 @@ def test_lookups_can_be_turned_off(server):
 
 
 def test_a_successful_lookup_is_source_evidence():
-    # No context documents: the answer passes only with source evidence (seed step 7).
+    # No context documents: the answer passes only with source evidence (the decision's rule for no context).
     with Loopback() as server:
         server.routes[("GET", f"/works/{DOI}")] = Reply(200, CROSSREF_WORK)
         strict = {**policy(server), "require_sources": True}
