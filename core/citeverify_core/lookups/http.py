@@ -14,8 +14,9 @@ What it holds, each once:
 - Failures: what a call may raise is :data:`LOOKUP_ERRORS`, and :func:`failure_reason` is the one
   place that turns one into a reason for people. Nothing here raises into the verifier.
 
-The gateway's upstream (aiohttp) and the client of our own service share :class:`Inflater`,
-:data:`ACCEPT_ENCODING` and :func:`retry_after`.
+The gateway's upstream (aiohttp) and the client of our own service read bodies with the same
+:class:`Inflater` and :data:`ACCEPT_ENCODING`; the client takes a 429's wait from
+:func:`retry_after`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "ACCEPT_ENCODING",
     "DEFAULT_HOST_RATES",
     "LOOKUP_ERRORS",
+    "BoundedBody",
     "Inflater",
     "LookupFailure",
     "Outbound",
@@ -50,12 +52,14 @@ __all__ = [
     "decode_json",
     "failure_reason",
     "host_limiter",
+    "http_error",
     "json_depth",
     "parse_payload",
     "quote_path",
     "read_body",
     "retry_after",
     "text_or_none",
+    "url_host",
 ]
 
 if TYPE_CHECKING:
