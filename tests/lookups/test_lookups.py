@@ -409,14 +409,14 @@ def test_redirect_to_another_scheme_is_blocked(server):
 
 @pytest.mark.asyncio
 async def test_ncbi_rate_limit_spaces_calls():
-    from citeverify_core.lookups.http import RateLimiter as _RateLimiter
+    from citeverify_core.lookups.http import RateLimiter
 
-    limiter = _RateLimiter(10)  # with an API key
+    limiter = RateLimiter(10)  # with an API key
     start = time.monotonic()
     for _ in range(4):
         await limiter.wait()
     assert time.monotonic() - start >= 0.3  # 4 calls at 10/s: the last one 0.3 s after the first
-    assert _RateLimiter(3).interval == pytest.approx(1 / 3)
+    assert RateLimiter(3).interval == pytest.approx(1 / 3)
 
 
 def test_pubmed_calls_of_separate_answers_respect_the_rate(server):
