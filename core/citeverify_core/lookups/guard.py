@@ -85,7 +85,7 @@ class AddressGuard:
             LookupFailure: the host cannot be resolved, or resolves to an address not allowed.
         """
         import asyncio  # noqa: PLC0415 - loaded with the first lookup, not at import
-        import socket  # noqa: PLC0415
+        import socket  # noqa: PLC0415 - start-up time, as asyncio
 
         host = url.raw_host.decode("ascii")  # IDNA-encoded: what DNS sees
         port = url.port or (443 if url.scheme == "https" else 80)

@@ -74,7 +74,7 @@ def cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
         return None
     import pydantic  # noqa: PLC0415 - only with lookups (start-up time)
 
-    from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415
+    from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
 
     try:
         return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})

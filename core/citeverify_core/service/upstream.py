@@ -27,8 +27,9 @@ from typing import Any
 
 import aiohttp
 
-from citeverify_core.errors import InputError
+from citeverify_core.errors import InputError, PolicyError
 from citeverify_core.lookups.http import ACCEPT_ENCODING, Inflater, LookupFailure
+from citeverify_core.policy.config import safe_yaml
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -257,10 +258,7 @@ class FixtureUpstream:
     """
 
     def __init__(self, path: str | Path) -> None:
-        import yaml  # noqa: PLC0415
-
-        from citeverify_core.errors import PolicyError  # noqa: PLC0415
-        from citeverify_core.policy.config import safe_yaml  # noqa: PLC0415
+        import yaml  # noqa: PLC0415 - PyYAML only when a fixture file is read
 
         file = Path(path)
         try:
