@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     )
     from citeverify_core.engine.semantic import SemanticScorer
     from citeverify_core.engine.verifier import CitationVerifier
-    from citeverify_core.lookups.http import LookupCache
+    from citeverify_core.lookups.cache import LookupCache
     from citeverify_core.policy.config import PolicyConfig, load_policy_pack
 
     __version__: str
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "CitationVerifier": "citeverify_core.engine.verifier",
     "ContextCache": "citeverify_core.engine.context",
-    "LookupCache": "citeverify_core.lookups.http",
+    "LookupCache": "citeverify_core.lookups.cache",
     "PolicyConfig": "citeverify_core.policy.config",
     "load_policy_pack": "citeverify_core.policy.config",
     "Citation": "citeverify_core.engine.results",

@@ -1,4 +1,4 @@
-"""A client of the reference service (``citeverify serve``, seed 004's wire format).
+"""A client of the reference service (``citeverify serve``, the reference-verification API).
 
 :class:`ReferenceClient` (sync) and :class:`AsyncReferenceClient` (async) speak the service's
 REST API over httpx: submit 1-20 references, poll their jobs, wait for them, read the balance
@@ -44,9 +44,9 @@ import math
 import os
 import re
 import time
+import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import Any, Self, cast, get_args
 
@@ -63,6 +63,7 @@ from citeverify_core.errors import (
     ServiceError,
     ServiceUnavailableError,
 )
+from citeverify_core.lookups.http import ACCEPT_ENCODING, BoundedBody, LookupFailure, retry_after
 from citeverify_core.references.result import ReferenceResult
 from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES, Job, JobState, Submission
 from citeverify_core.service.schema import Progress as JobProgress
@@ -92,6 +93,9 @@ _UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
 #: The service's 402 message: "3 reference(s) need 3 token(s); the key has 2".
 _TOKENS = re.compile(r"need (\d{1,18}) token\S*; the key has (\d{1,18})")
 _MAX_SHOWN = 200  # characters of a service's message or body quoted in an error
+#: A 429 without a readable Retry-After is taken to mean a minute; a longer wait, a day at most.
+_ASSUMED_WAIT = 60.0
+_LONGEST_WAIT = 24 * 3600.0
 
 Progress = Callable[[int, int], None]
 
@@ -226,6 +230,18 @@ def _unavailable(message: str, key: str | None) -> ServiceUnavailableError:
     return ServiceUnavailableError(message)
 
 
+def _reader(response: httpx.Response) -> BoundedBody:
+    """The body's reader: decompressed by the core, a step at a time, up to the API's limit."""
+    return BoundedBody(response.headers.get("content-encoding", ""), MAX_RESPONSE_BYTES)
+
+
+def _unreadable(exc: Exception, url: str) -> ServiceUnavailableError:
+    """An encoding not asked for, or corrupt compression: not the API's answer."""
+    why = str(exc) if isinstance(exc, LookupFailure) else f"corrupt compression: {exc}"
+    msg = f"the reference service at {url} sent a body that cannot be read ({why})"
+    return ServiceUnavailableError(msg[:1000])
+
+
 def _transport_error(exc: Exception, url: str, key: str | None) -> ServiceUnavailableError:
     if isinstance(exc, httpx.TimeoutException):
         what = f"timed out ({type(exc).__name__})"
@@ -236,21 +252,10 @@ def _transport_error(exc: Exception, url: str, key: str | None) -> ServiceUnavai
     return _unavailable(f"the reference service at {url} {what}"[:1000], key)
 
 
-def _retry_after(value: str | None) -> float:
-    """Seconds from a Retry-After header (seconds or an HTTP date); 60 when absent or odd."""
-    if not value:
-        return 60.0
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-        except (TypeError, ValueError, IndexError, OverflowError):
-            return 60.0
-    if not math.isfinite(seconds):
-        return 60.0
-    return max(0.0, min(seconds, 24 * 3600.0))
+def _wait(value: str | None) -> float:
+    """Seconds to wait by a 429's Retry-After (the core's rule); a minute when absent or odd."""
+    seconds = retry_after(value)
+    return _ASSUMED_WAIT if seconds is None else min(seconds, _LONGEST_WAIT)
 
 
 def _decode(body: bytes) -> Any:
@@ -308,7 +313,7 @@ def _answer(
     if status == 403:
         raise PermissionDeniedError(message)
     if status == 429:
-        raise RateLimitError(message, retry_after=_retry_after(response.headers.get("retry-after")))
+        raise RateLimitError(message, retry_after=_wait(response.headers.get("retry-after")))
     if status in _UNAVAILABLE_STATUSES:
         raise ServiceUnavailableError(message, status=status, code=code or "service_unavailable")
     if 400 <= status < 600:
@@ -448,7 +453,7 @@ class _Base:
         return f"{type(self).__name__}(base_url={self.base_url!r}, api_key=<{key}>)"
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         return headers
@@ -513,16 +518,13 @@ class ReferenceClient(_Base):
                 timeout=self.timeout,
                 follow_redirects=False,
             ) as response:
-                body = bytearray()
-                truncated = False
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > MAX_RESPONSE_BYTES:
-                        truncated = True
-                        break
+                reader = _reader(response)
+                truncated = any(reader.feed(chunk) for chunk in response.iter_raw())
+        except (LookupFailure, zlib.error) as exc:
+            raise _unreadable(exc, self.base_url) from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             raise _transport_error(exc, self.base_url, self._key) from None
-        return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
+        return _answer(response, reader.body(), self.base_url, self._key, truncated=truncated)
 
     def submit(
         self,
@@ -721,16 +723,17 @@ class AsyncReferenceClient(_Base):
                 timeout=self.timeout,
                 follow_redirects=False,
             ) as response:
-                body = bytearray()
+                reader = _reader(response)
                 truncated = False
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_RESPONSE_BYTES:
+                async for chunk in response.aiter_raw():
+                    if reader.feed(chunk):
                         truncated = True
                         break
+        except (LookupFailure, zlib.error) as exc:
+            raise _unreadable(exc, self.base_url) from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             raise _transport_error(exc, self.base_url, self._key) from None
-        return _answer(response, bytes(body), self.base_url, self._key, truncated=truncated)
+        return _answer(response, reader.body(), self.base_url, self._key, truncated=truncated)
 
     async def submit(
         self,

@@ -1,12 +1,14 @@
 """Lookups over real HTTP on 127.0.0.1: Crossref, PubMed, URLs, CourtListener, faults, caching."""
 
 import asyncio
+import gzip
+import itertools
 import time
 
 import pytest
 
 from citeverify_core import CitationVerifier
-from citeverify_core.lookups.http import LookupCache
+from citeverify_core.lookups.cache import LookupCache
 from tests.support.loopback import Loopback, Reply
 
 DOI = "10.1371/journal.pone.0033693"
@@ -323,7 +325,7 @@ def test_lookups_can_be_turned_off(server):
 
 
 def test_a_successful_lookup_is_source_evidence():
-    # No context documents: the answer passes only with source evidence (seed step 7).
+    # No context documents: the answer passes only with source evidence (the decision's rule for no context).
     with Loopback() as server:
         server.routes[("GET", f"/works/{DOI}")] = Reply(200, CROSSREF_WORK)
         strict = {**policy(server), "require_sources": True}
@@ -407,14 +409,14 @@ def test_redirect_to_another_scheme_is_blocked(server):
 
 @pytest.mark.asyncio
 async def test_ncbi_rate_limit_spaces_calls():
-    from citeverify_core.lookups.http import _RateLimiter
+    from citeverify_core.lookups.http import RateLimiter
 
-    limiter = _RateLimiter(10)  # with an API key
+    limiter = RateLimiter(10)  # with an API key
     start = time.monotonic()
     for _ in range(4):
         await limiter.wait()
     assert time.monotonic() - start >= 0.3  # 4 calls at 10/s: the last one 0.3 s after the first
-    assert _RateLimiter(3).interval == pytest.approx(1 / 3)
+    assert RateLimiter(3).interval == pytest.approx(1 / 3)
 
 
 def test_pubmed_calls_of_separate_answers_respect_the_rate(server):
@@ -424,3 +426,77 @@ def test_pubmed_calls_of_separate_answers_respect_the_rate(server):
         CitationVerifier(policy(server, negative_cache_ttl=0, cache_ttl=0)).verify("PMID: 27933103")
     assert server.calls("/eutils/esummary.fcgi") == 3
     assert time.monotonic() - start >= 2 / 3  # three calls at 3/s without an API key
+
+
+# --- the core's rules, shared by every caller ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param(None, None, id="absent"),
+        pytest.param("", None, id="empty"),
+        pytest.param(" 7 ", 7.0, id="seconds"),
+        pytest.param("\u00b2", None, id="superscript-two"),
+        pytest.param("1.5", None, id="fraction"),
+        pytest.param("-5", None, id="negative"),
+        pytest.param("nan", None, id="nan"),
+        pytest.param("9" * 5000, float("inf"), id="5000-digits"),
+        pytest.param("Mon, 01 Jan 2001 00:00:00 GMT", 0.0, id="past-date"),
+        pytest.param("Mon, 01 Jan 99999 00:00:00 GMT", None, id="year-99999"),
+    ],
+)
+def test_retry_after_is_one_rule(value, expected):
+    from citeverify_core.lookups.http import retry_after
+
+    assert retry_after(value) == expected
+
+
+def test_retry_after_reads_a_future_date():
+    from email.utils import formatdate
+
+    from citeverify_core.lookups.http import retry_after
+
+    seconds = retry_after(formatdate(time.time() + 30, usegmt=True))
+    assert seconds is not None and 28 <= seconds <= 31
+
+
+def test_a_host_rate_applies_to_every_caller(server, monkeypatch):
+    # NCBI's rate is a property of its host: a URL in an answer that points there waits too.
+    import citeverify_core.lookups.http as core
+
+    monkeypatch.setattr(core, "DEFAULT_HOST_RATES", {"127.0.0.1": 5.0})
+    times: list[float] = []
+
+    def page(_seen):
+        times.append(time.monotonic())
+        return Reply(200)
+
+    for path in ("/a", "/b", "/c"):
+        server.routes[("HEAD", path)] = page
+    url = server.url
+    result = CitationVerifier(policy(server)).verify(f"See {url}/a and {url}/b and {url}/c now.")
+    assert [c.status for c in result.details.citations] == ["verified"] * 3
+    ordered = sorted(times)
+    assert min(b - a for a, b in itertools.pairwise(ordered)) >= 0.15  # 5/s: 0.2 s
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate", "identity"])
+def test_the_inflater_never_makes_more_than_a_step(encoding):
+    import zlib
+
+    from citeverify_core.lookups.http import Inflater
+
+    plain = b"x" * 3_000_000
+    if encoding == "gzip":
+        data = gzip.compress(plain)
+    elif encoding == "identity":
+        data = plain
+    else:
+        wbits = -zlib.MAX_WBITS if encoding == "raw-deflate" else zlib.MAX_WBITS
+        packer = zlib.compressobj(wbits=wbits)
+        data = packer.compress(plain) + packer.flush()
+    inflater = Inflater("deflate" if encoding == "raw-deflate" else encoding, step=4096)
+    pieces = [p for i in range(0, len(data), 1000) for p in inflater.feed(data[i : i + 1000])]
+    assert b"".join(pieces) == plain
+    assert encoding == "identity" or max(map(len, pieces)) <= 4096

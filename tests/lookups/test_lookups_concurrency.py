@@ -1,4 +1,4 @@
-"""The lookups of one answer run concurrently, and a repeat is served from the cache (issue 14).
+"""The lookups of one answer run concurrently, and a repeat is served from the cache.
 
 Generous bounds, not timing benchmarks (``bench/bench_citations.py`` measures): 20 DOIs against a
 service answering after 200 ms take 4 s one after the other; concurrently they must finish in

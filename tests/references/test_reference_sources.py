@@ -1,7 +1,9 @@
 """Remote bibliographic sources over real HTTP on 127.0.0.1, in the shapes of the real APIs."""
 
+import itertools
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,98 @@ def test_remote_answers_are_cached(server):
     again = verifier.verify(REFERENCE)
     assert again.status == "verified"
     assert len(server.seen) == 1
+
+
+# --- NCBI's rate limit: every call to E-utilities waits on one limiter -------------------------
+
+ESUMMARY_DEEP_LEARNING = {
+    "result": {
+        "uids": ["26017442"],
+        "26017442": {
+            "uid": "26017442",
+            "pubdate": "2015 May 28",
+            "fulljournalname": "Nature",
+            "title": "Deep learning.",
+            "authors": [{"name": "LeCun Y"}, {"name": "Bengio Y"}, {"name": "Hinton G"}],
+            "articleids": [{"idtype": "doi", "value": "10.1038/nature14539"}],
+        },
+    }
+}
+
+
+def stamped(server, path, reply, times):
+    """Route ``path`` to ``reply``, noting when each request arrived (monotonic seconds)."""
+
+    def answer(_seen):
+        times.append(time.monotonic())
+        return reply
+
+    server.routes[("GET", path)] = answer
+
+
+def spacing(times):
+    """The shortest gap between two requests, in arrival order."""
+    ordered = sorted(times)
+    return min(b - a for a, b in itertools.pairwise(ordered))
+
+
+def test_reference_verification_waits_on_ncbis_limiter(server):
+    # Four references verified at once make four esearch and four esummary calls: at 3/s
+    # without an API key, never two within a third of a second of each other.
+    times: list[float] = []
+    stamped(
+        server,
+        "/eutils/esearch.fcgi",
+        Reply(200, {"esearchresult": {"idlist": ["26017442"]}}),
+        times,
+    )
+    stamped(server, "/eutils/esummary.fcgi", Reply(200, ESUMMARY_DEEP_LEARNING), times)
+    verifier = ReferenceVerifier(
+        sources=["pubmed"],
+        settings=settings(server, cache_ttl=0, negative_cache_ttl=0, timeout=10.0),
+    )
+    titles = ["Deep learning", "Deep learning again", "Deep learning, once more", "Deep nets"]
+    references = [REFERENCE.replace("Deep learning", title) for title in titles]
+    results = verifier.verify_references(references)
+    assert len(times) == 8
+    # The limiter's slots are a third of a second apart; the server notes them with some jitter.
+    assert spacing(times) >= 0.25
+    assert max(times) - min(times) >= (len(times) - 1) / 3 - 0.05
+    assert results[0].status == "verified"
+
+
+def test_answer_lookups_and_reference_sources_share_ncbis_limiter(server):
+    # The answer verifier's PMID lookups and the reference sources are two clients of one core:
+    # run side by side, their calls to the same E-utilities host are spaced as one stream.
+    from citeverify_core import CitationVerifier
+
+    times: list[float] = []
+    stamped(
+        server,
+        "/eutils/esearch.fcgi",
+        Reply(200, {"esearchresult": {"idlist": ["26017442"]}}),
+        times,
+    )
+    stamped(server, "/eutils/esummary.fcgi", Reply(200, ESUMMARY_DEEP_LEARNING), times)
+    # A source's deadline covers its waits on the limiter: long enough for all of them here.
+    uncached = {"cache_ttl": 0, "negative_cache_ttl": 0, "timeout": 10.0}
+    answers = CitationVerifier(
+        {
+            "require_sources": False,
+            "extensions": {"lookups": {"ncbi_base_url": server.url + "/eutils", **uncached}},
+        }
+    )
+    references = ReferenceVerifier(sources=["pubmed"], settings=settings(server, **uncached))
+
+    def check_answers():
+        for _ in range(3):
+            answers.verify("PMID: 26017442")
+
+    with ThreadPoolExecutor(2) as pool:
+        done = pool.submit(check_answers)
+        results = references.verify_references([REFERENCE, REFERENCE.replace("Deep", "Deeper")])
+        done.result()
+    assert len(times) == 3 + 4
+    assert spacing(times) >= 0.25
+    assert max(times) - min(times) >= (len(times) - 1) / 3 - 0.05
+    assert {r.status for r in results} <= {"verified", "verified-with-error"}

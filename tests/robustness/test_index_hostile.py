@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import citeverify_core.references.index as _index
 from citeverify_core import InputError
+from citeverify_core.lookups.pubmed import record_from_esummary
 from citeverify_core.references import LocalIndex, Record, record_from_work
-from citeverify_core.references.index import record_from_esummary
 from citeverify_core.references.model import Author
 
 # --- the record parsers never raise --------------------------------------------------------------

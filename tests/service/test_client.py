@@ -514,3 +514,58 @@ def test_cli_refs_server_shows_failed_jobs_as_needs_human(tmp_path):
         r = runner.invoke(app, ["refs", str(refs), "--server", server.url, "--api-key", "cvk_k"])
     assert r.exit_code == 1, r.output
     assert "NEEDS-HUMAN" in r.stdout and "worker lost" in r.stdout
+
+
+# --- the core's body reader and Retry-After rule ---------------------------------------------------
+
+
+BALANCE = "/api/verify-reference/balance"
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_compressed_answers_are_read_and_bombs_are_bounded(asynchronous):
+    import asyncio
+    import gzip
+
+    def balance(server_url):
+        if not asynchronous:
+            with ReferenceClient(server_url, api_key="cvk_k") as client:
+                return client.balance()
+
+        async def run():
+            async with AsyncReferenceClient(server_url, api_key="cvk_k") as client:
+                return await client.balance()
+
+        return asyncio.run(run())
+
+    zipped = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+    with Loopback() as server:
+        server.routes[("GET", BALANCE)] = Reply(
+            200, gzip.compress(json.dumps({"totalAvailable": 3}).encode()), zipped
+        )
+        assert balance(server.url) == {"totalAvailable": 3}
+        assert "gzip" in server.seen[-1].headers["Accept-Encoding"]
+        bomb = gzip.compress(b" " * (33 * 1024 * 1024))  # 33 MB of spaces in 33 KB
+        server.routes[("GET", BALANCE)] = Reply(200, bomb, zipped)
+        with pytest.raises(ServiceUnavailableError, match="more than"):
+            balance(server.url)
+        server.routes[("GET", BALANCE)] = Reply(200, b"{}", {"Content-Encoding": "br"})
+        with pytest.raises(ServiceUnavailableError, match="cannot be read"):
+            balance(server.url)
+        server.routes[("GET", BALANCE)] = Reply(200, b"not gzip", zipped)
+        with pytest.raises(ServiceUnavailableError, match="corrupt compression"):
+            balance(server.url)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("7", 7.0), ("1.5", 60.0), ("soon", 60.0), ("9" * 400, 86400.0), ("", 60.0)],
+    ids=["seconds", "fraction", "words", "huge", "empty"],
+)
+def test_retry_after_follows_the_cores_rule(value, seconds):
+    limited = {"error": {"code": "rate_limited", "message": "slow down"}}
+    with Loopback() as server, ReferenceClient(server.url, api_key="cvk_k") as client:
+        server.routes[("GET", BALANCE)] = Reply(429, limited, {"Retry-After": value})
+        with pytest.raises(RateLimitError) as caught:
+            client.balance()
+    assert caught.value.retry_after == seconds

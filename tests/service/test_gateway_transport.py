@@ -30,9 +30,10 @@ from typer.testing import CliRunner
 
 from citeverify_core import CitationVerifier
 from citeverify_core.cli.app import app
-from citeverify_core.service.gateway import GatewayConfig, HTTPUpstream
+from citeverify_core.service.gateway import GatewayConfig
 from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
+from citeverify_core.service.upstream import HTTPUpstream
 from tests.support.loopback import Loopback, Reply, Seen, open_connections
 from tests.support.service import Service, build_index
 

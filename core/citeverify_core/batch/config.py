@@ -20,7 +20,7 @@ from citeverify_core.errors import CiteVerifyError, InputError
 if TYPE_CHECKING:
     from citeverify_core.engine.results import VerificationResult
     from citeverify_core.engine.verifier import CitationVerifier, PolicyLike
-    from citeverify_core.lookups.http import LookupCache
+    from citeverify_core.lookups.cache import LookupCache
     from citeverify_core.policy.config import PolicyConfig
 
 #: Citation statuses (``Citation.status``), one count column each; anything else is ``other``.
@@ -107,7 +107,7 @@ def resolve_batch_policy(
 def build_verifier(config: WorkerConfig) -> CitationVerifier:
     """A verifier with a context cache and, with lookups on, the shared SQLite lookup cache."""
     from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
-    from citeverify_core.lookups.http import LookupCache  # noqa: PLC0415
+    from citeverify_core.lookups.cache import LookupCache  # noqa: PLC0415
     from citeverify_core.policy.config import PolicyConfig  # noqa: PLC0415
 
     policy = PolicyConfig.model_validate(config.policy)

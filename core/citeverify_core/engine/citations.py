@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from citeverify_core.engine.context import ContextSearch
 from citeverify_core.engine.extract import Found, NumberIndex
 from citeverify_core.engine.plain import trusted
-from citeverify_core.lookups.http import Target
+from citeverify_core.lookups.outcome import Target
 from citeverify_core.text import match_normalize, words
 
 if TYPE_CHECKING:  # pydantic: not imported by a verification that makes no lookup (issue 14)

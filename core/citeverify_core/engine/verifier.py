@@ -38,7 +38,7 @@ from citeverify_core.engine.extract import (
 )
 from citeverify_core.engine.plain import PLAIN_KINDS, Kinds, PlainPolicy, model_kinds, trusted
 from citeverify_core.errors import InputError, PolicyError
-from citeverify_core.lookups.http import LookupCache, Lookups, Target
+from citeverify_core.lookups.resolve import LookupCache, Lookups, Target
 from citeverify_core.sync import run_sync
 from citeverify_core.text import (
     ASCII_NON_WORD,

@@ -1,18 +1,22 @@
-"""External lookups (seed 000, step 5): Crossref, NCBI E-utilities, URLs, and CourtListener.
+"""The one outbound HTTP core: every call to an outside service goes through it.
 
-Every lookup becomes a :class:`~citeverify_core.LookupRecord`; nothing here raises into the
-verifier.
-The single place that turns exceptions into outcomes is :func:`_failure_reason`.
+What it holds, each once:
 
-URL checks treat the answer as hostile: only http(s), never loopback, private, link-local,
-multicast or reserved addresses (checked after DNS resolution and again after every redirect, and
-the connection is pinned to the address that was checked, so a second DNS answer cannot swap it),
-no cookies or credentials, a bounded number of bytes read.
+- :class:`Outbound`, the client the service clients share: retries on 429/503 within the call's
+  deadline by one Retry-After rule (:func:`retry_after`), per-host rate limits
+  (:func:`host_limiter`), bounded and decompressed reads, the JSON guard, the cache of answers;
+  with an :class:`~citeverify_core.lookups.guard.AddressGuard` (a per-client option) it connects
+  only to public addresses, checked after DNS resolution and pinned.
+- Bodies are streamed and decompressed here (:class:`Inflater`), never past a byte limit, so a
+  huge body or a compression bomb costs that limit and no more; JSON is decoded with bounded
+  nesting and finite numbers only (:func:`decode_json`); every identifier put into a URL path is
+  encoded so that it stays inside its segment (:func:`quote_path`).
+- Failures: what a call may raise is :data:`LOOKUP_ERRORS`, and :func:`failure_reason` is the one
+  place that turns one into a reason for people. Nothing here raises into the verifier.
 
-Services are untrusted too (issue 9): bodies are streamed and decompressed here, never past a
-byte limit (``max_response_bytes``, ``url_max_bytes``), so a huge body or a compression bomb costs
-that limit and no more; JSON is decoded with bounded nesting and finite numbers only; every
-identifier put into a URL path is encoded so that it stays inside its segment.
+The gateway's upstream (aiohttp) and the client of our own service read bodies with the same
+:class:`Inflater` and :data:`ACCEPT_ENCODING`; the client takes a 429's wait from
+:func:`retry_after`.
 """
 
 from __future__ import annotations
@@ -21,45 +25,50 @@ import contextlib
 import contextvars
 import functools
 import importlib
-import ipaddress
 import json
-import logging
 import math
 import os
 import re
 import threading
 import time
 import zlib
-from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from itertools import accumulate
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
-from citeverify_core.errors import InputError
 from citeverify_core.sync import on_background_loop
 
 __all__ = [
+    "ACCEPT_ENCODING",
+    "DEFAULT_HOST_RATES",
     "LOOKUP_ERRORS",
-    "LookupCache",
-    "Lookups",
-    "Target",
+    "BoundedBody",
+    "Inflater",
+    "LookupFailure",
+    "Outbound",
+    "RateLimiter",
+    "clean_text",
     "decode_json",
+    "failure_reason",
+    "host_limiter",
+    "http_error",
     "json_depth",
     "parse_payload",
     "quote_path",
+    "read_body",
+    "retry_after",
+    "text_or_none",
+    "url_host",
 ]
 
 if TYPE_CHECKING:
     import asyncio
-    import socket
-    import sqlite3
 
     import httpx
 
-    from citeverify_core.engine.results import LookupRecord
+    from citeverify_core.lookups.cache import LookupCache
+    from citeverify_core.lookups.guard import AddressGuard
     from citeverify_core.policy.config import LookupSettings
 
     LOOKUP_ERRORS: tuple[type[BaseException], ...]
@@ -69,8 +78,8 @@ else:
         """A module imported on its first use, then put in this module's globals in its place.
 
         httpx costs about 280 ms at import (it loads its optional command line: click, rich,
-        pygments), asyncio and sqlite3 tens of milliseconds: a verify() with nothing to look up,
-        and ``import citeverify_core``, need none of them (issue 14, tests/cli/test_startup.py).
+        pygments), asyncio tens of milliseconds: a verify() with nothing to look up, and
+        ``import citeverify_core``, need neither (tests/cli/test_startup.py).
         """
 
         def __init__(self, name: str) -> None:
@@ -83,44 +92,33 @@ else:
 
     asyncio = _LazyModule("asyncio")
     httpx = _LazyModule("httpx")
-    socket = _LazyModule("socket")
-    sqlite3 = _LazyModule("sqlite3")
 
 T = TypeVar("T")
-Service = Literal["crossref", "pubmed", "url", "courtlistener"]
-_REDIRECTS = {301, 302, 303, 307, 308}
 _RETRY_STATUSES = {429, 503}
-# Only what _read_body can decompress within its limit: httpx would also offer zstd (and br when
-# installed), and decode a whole chunk at once, so a bomb could expand past any limit.
-_ACCEPT_ENCODING = "gzip, deflate"
+#: Only what :class:`Inflater` can decompress within a limit: httpx would also offer zstd (and br
+#: when installed), and decode a whole chunk at once, so a bomb could expand past any limit.
+ACCEPT_ENCODING = "gzip, deflate"
 _MAX_JSON_DEPTH = 64  # real answers nest under 10 levels; json.loads recurses (RecursionError)
-_MAX_REASON = 500  # characters of a failure reason (it may quote what a service said)
-_log = logging.getLogger("citeverify_core.lookups")
+#: Requests per second to a host, whoever sends them (a URL in an answer included), unless the
+#: caller names its own rate: NCBI blocks a client past 3 requests/s without an API key.
+DEFAULT_HOST_RATES: Mapping[str, float] = {"eutils.ncbi.nlm.nih.gov": 3.0}
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
-    """Something to look up: a DOI at Crossref, a PMID at PubMed, a URL, a case citation."""
-
-    service: Service
-    key: str
-
-
-class _Failure(Exception):
-    """A lookup that failed for a reason we can state (blocked address, bad shape, ...)."""
+class LookupFailure(Exception):
+    """A call that failed for a reason we can state (blocked address, bad shape, ...)."""
 
 
 @functools.cache
 def _lookup_errors() -> tuple[type[BaseException], ...]:
     """Everything a lookup or a source may raise (``LOOKUP_ERRORS``, built on first use).
 
-    Each is turned into a reason by :func:`_failure_reason`, the one mapping. ``httpx.InvalidURL``
+    Each is turned into a reason by :func:`failure_reason`, the one mapping. ``httpx.InvalidURL``
     is not an ``httpx.HTTPError``; h11's protocol errors arrive as
     ``httpx.RemoteProtocolError``/``LocalProtocolError``; IDNA and UTF-8 errors are
     ``ValueError``s; ``zlib.error`` comes from a corrupt compressed body.
     """
     errors = (httpx.HTTPError, httpx.InvalidURL, OSError, TimeoutError, ValueError, zlib.error)
-    return (*errors, _Failure)
+    return (*errors, LookupFailure)
 
 
 def __getattr__(name: str) -> Any:
@@ -142,693 +140,22 @@ def parse_payload(parser: Callable[[Any], T], payload: Any, what: str) -> T:
 
     The one place where a parser's exception on an untrusted answer is caught; the reason keeps
     the exception's type, so a parser bug stays visible in ``external_lookup``.
+
+    Raises:
+        LookupFailure: the parser raised one of the errors of a surprising shape.
     """
     try:
         return parser(payload)
     except _PAYLOAD_ERRORS as exc:
         msg = f"unexpected {what} response ({type(exc).__name__}: {exc})"
-        raise _Failure(msg) from exc
+        raise LookupFailure(msg) from exc
 
 
-class LookupCache:
-    """Results of lookups, in memory with a TTL, and optionally in a SQLite file.
-
-    Only definitive outcomes are stored: found (``ttl``) and not found (``negative_ttl``, shorter).
-    Timeouts and server errors are not cached: the next call tries again.
-
-    The file is a cache, not a record: a row that cannot be read (a corrupted payload, a value of
-    the wrong type) is a miss, and a write or read that SQLite refuses later (disk full, a locked
-    or damaged file) is logged and skipped, never raised into a verification.
-
-    Memory is bounded by entries and by bytes (issue 9): the reference sources keep whole API
-    answers, up to ``max_response_bytes`` each. Sizes are those of the payloads as JSON; a payload
-    over 1/32 of ``max_bytes`` is kept only in the file.
-
-    Args:
-        path: The SQLite file, or None for memory only.
-        max_entries: Payloads kept in memory at most (least recently used go first).
-        max_bytes: Bytes of payloads (as JSON) kept in memory at most.
-
-    Raises:
-        InputError: ``path`` cannot be opened as a lookup cache (not a SQLite database, a
-            directory, a database whose ``lookups`` table has other columns).
-    """
-
-    def __init__(
-        self,
-        path: str | Path | None = None,
-        *,
-        max_entries: int = 10_000,
-        max_bytes: int = 32_000_000,
-    ) -> None:
-        self._memory: OrderedDict[tuple[str, str], tuple[float, dict[str, Any], int]] = (
-            OrderedDict()
-        )
-        self._max = max_entries
-        self._max_bytes = max_bytes
-        self._bytes = 0
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        if path is not None:
-            self._db = _open_cache(path)
-
-    def get(self, service: str, key: str) -> dict[str, Any] | None:
-        """The stored payload, or None when absent, expired or unreadable."""
-        now = time.time()
-        with self._lock:
-            item = self._memory.get((service, key))
-            if item is not None:
-                if item[0] > now:
-                    self._memory.move_to_end((service, key))
-                    return item[1]
-                self._forget((service, key))
-            if self._db is None:
-                return None
-            try:
-                row = self._db.execute(
-                    "SELECT expires, payload FROM lookups WHERE service = ? AND key = ?",
-                    (service, key),
-                ).fetchone()
-            except (sqlite3.Error, UnicodeEncodeError) as exc:  # a key with a lone surrogate
-                _log.warning("lookup cache: read skipped (%s)", exc)
-                return None
-        if row is None:
-            return None
-        expires, text = row
-        if not isinstance(expires, int | float) or expires <= now or not isinstance(text, str):
-            return None
-        try:
-            payload = json.loads(text)
-        except (ValueError, RecursionError):  # a corrupted row is a miss (issue 9)
-            return None
-        if not isinstance(payload, dict):
-            return None
-        self._remember(service, key, float(expires), payload, len(text))
-        return payload
-
-    def put(self, service: str, key: str, payload: dict[str, Any], ttl: float) -> None:
-        """Store a payload for ``ttl`` seconds (nothing is stored when ``ttl`` is 0)."""
-        if ttl <= 0:
-            return
-        expires = time.time() + ttl
-        text = json.dumps(payload)
-        self._remember(service, key, expires, payload, len(text))
-        if self._db is not None:
-            with self._lock:
-                try:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO lookups VALUES (?, ?, ?, ?)",
-                        (service, key, expires, text),
-                    )
-                except (sqlite3.Error, UnicodeEncodeError) as exc:
-                    _log.warning("lookup cache: write skipped (%s)", exc)
-
-    def _remember(
-        self, service: str, key: str, expires: float, payload: dict[str, Any], size: int
-    ) -> None:
-        with self._lock:
-            self._forget((service, key))
-            if size > self._max_bytes // 32:
-                return
-            self._memory[(service, key)] = (expires, payload, size)
-            self._bytes += size
-            while len(self._memory) > self._max or self._bytes > self._max_bytes:
-                self._forget(next(iter(self._memory)))
-
-    def _forget(self, key: tuple[str, str]) -> None:
-        item = self._memory.pop(key, None)
-        if item is not None:
-            self._bytes -= item[2]
-
-    def close(self) -> None:
-        """Close the SQLite file, if any."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-
-def _open_cache(path: str | Path) -> sqlite3.Connection:
-    # Several processes opening one new cache at once (citeverify batch's workers) race to switch
-    # it to WAL; SQLite answers "database is locked" at once for that, without its busy handler.
-    # The loser waits and tries again.
-    import time  # noqa: PLC0415 - only opening a cache needs it
-
-    for attempt in range(50):
-        try:
-            return _open_cache_once(path)
-        except _CacheLocked:
-            time.sleep(0.05 * (1 + attempt % 4))
-    return _open_cache_once(path, last=True)
-
-
-class _CacheLocked(Exception):
-    """Another process holds the new cache's lock while it sets it up."""
-
-
-def _open_cache_once(path: str | Path, *, last: bool = False) -> sqlite3.Connection:
-    db: sqlite3.Connection | None = None
-    try:
-        db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")  # the first read: "file is not a database" here
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS lookups (service TEXT NOT NULL, key TEXT NOT NULL, "
-            "expires REAL NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (service, key))"
-        )
-        db.execute("SELECT service, key, expires, payload FROM lookups LIMIT 0")
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate
-        if db is not None:
-            db.close()
-        if not last and "locked" in str(exc):
-            raise _CacheLocked from None
-        msg = (
-            f"cannot use {str(path)!r} as the lookup cache ({exc}): give cache_path a new file "
-            "or one that citeverify created"
-        )
-        raise InputError(msg, path="extensions.lookups.cache_path") from None
-    return db
-
-
-class _RateLimiter:
-    """Spaces calls at least ``interval`` seconds apart (NCBI: 3/s without a key, 10/s with)."""
-
-    def __init__(self, per_second: float) -> None:
-        self.interval = 1.0 / per_second
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    async def wait(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-
-
-_NCBI_WITHOUT_KEY = _RateLimiter(3)
-_NCBI_WITH_KEY = _RateLimiter(10)
-
-
-class Lookups:
-    """Runs the lookups of one answer concurrently within the call and answer deadlines.
-
-    Args:
-        settings: ``extensions.lookups`` of the policy.
-        client: An ``httpx.AsyncClient`` to use (yours: proxies, limits, transports; you close
-            it). When None, the sync API shares one client on citeverify's background loop, so
-            connections stay alive across answers, and the async API opens one client per answer
-            and closes it (inject a client to keep connections alive there too).
-        cache: Where results are kept; by default an in-memory cache (plus the SQLite file named
-            by ``settings.cache_path``).
-    """
-
-    def __init__(
-        self,
-        settings: LookupSettings,
-        *,
-        client: httpx.AsyncClient | None = None,
-        cache: LookupCache | None = None,
-    ) -> None:
-        self.settings = settings
-        self._client = client
-        self.cache = cache if cache is not None else LookupCache(settings.cache_path)
-        # NCBI counts requests per client machine, so the limiter is shared by every verifier.
-        self._ncbi_limit = _NCBI_WITH_KEY if settings.ncbi_api_key else _NCBI_WITHOUT_KEY
-        self._allow_names, self._allow_nets = _parse_allow_list(settings.url_allow_hosts)
-        self.calls = 0  # HTTP requests sent (for tests and benchmarks)
-
-    # --- clients ------------------------------------------------------------------------------
-
-    def _http(self) -> httpx.AsyncClient:
-        return _CLIENT.get()
-
-    def _timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(self.settings.timeout)
-
-    # --- running ------------------------------------------------------------------------------
-
-    async def run(self, targets: Iterable[Target]) -> list[LookupRecord]:
-        """Look every target up; one record per target, in order."""
-        async with self.session():
-            return await self._run(list(targets))
-
-    @contextlib.asynccontextmanager
-    async def session(self) -> AsyncIterator[httpx.AsyncClient]:
-        """The HTTP client for the calls made inside (see the class docstring for which one)."""
-        async with contextlib.AsyncExitStack() as stack:
-            if self._client is not None:
-                client = self._client
-            elif on_background_loop():
-                client = _shared_client()
-            else:
-                client = await stack.enter_async_context(_new_client())
-            token = _CLIENT.set(client)
-            try:
-                yield client
-            finally:
-                _CLIENT.reset(token)
-
-    async def get_json(
-        self,
-        url: str,
-        *,
-        params: dict[str, str] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> tuple[int, Any]:
-        """GET inside :meth:`session`, with the retries; returns ``(status, parsed JSON or None)``.
-
-        The body is read up to ``max_response_bytes`` and decoded by :func:`decode_json`.
-
-        Raises:
-            One of :data:`LOOKUP_ERRORS` (transport failures, a body too large, malformed JSON),
-                for the caller's single failure mapping.
-        """
-        response, body = await self._call(
-            "GET",
-            url,
-            params=params,
-            headers={"User-Agent": self.settings.user_agent, **(headers or {})},
-        )
-        if response.status_code != 200:
-            return response.status_code, None
-        return 200, decode_json(body)
-
-    async def _run(self, targets: list[Target]) -> list[LookupRecord]:
-        targets = list(dict.fromkeys(targets))[: self.settings.max_lookups]
-        records: dict[Target, LookupRecord] = {}
-        todo: list[Target] = []
-        for t in targets:
-            record = _cached_record(self.cache.get(t.service, t.key))
-            if record is not None:
-                records[t] = record
-            else:
-                todo.append(t)
-        jobs: list[tuple[list[Target], Callable[[], Awaitable[list[_Outcome]]]]] = []
-        pmids = [t for t in todo if t.service == "pubmed"]
-        cases = [t for t in todo if t.service == "courtlistener"]
-        if pmids:  # one esummary call for all of them (NCBI's rate limit is per request)
-            jobs.append((pmids, lambda: self._pubmed([t.key for t in pmids])))
-        if cases:
-            jobs.append((cases, lambda: self._courtlistener([t.key for t in cases])))
-        for t in todo:
-            if t.service == "crossref":
-                jobs.append(([t], lambda t=t: self._single(self._crossref(t.key))))  # type: ignore[misc]
-            elif t.service == "url":
-                jobs.append(([t], lambda t=t: self._single(self._url(t.key))))  # type: ignore[misc]
-        tasks = [asyncio.ensure_future(self._guarded(group, job)) for group, job in jobs]
-        if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=self.settings.deadline)
-            for task in pending:
-                task.cancel()
-            for (group, _), task in zip(jobs, tasks, strict=True):
-                if task in done:
-                    outcomes = task.result()
-                else:
-                    reason = f"answer deadline of {self.settings.deadline:g}s reached"
-                    outcomes = [_Outcome.failed(t, reason, 0.0) for t in group]
-                for t, outcome in zip(group, outcomes, strict=True):
-                    records[t] = outcome.record
-                    self._store(outcome)
-        return [records[t] for t in targets]
-
-    async def _single(self, coro: Awaitable[_Outcome]) -> list[_Outcome]:
-        return [await coro]
-
-    async def _guarded(
-        self, group: list[Target], job: Callable[[], Awaitable[list[_Outcome]]]
-    ) -> list[_Outcome]:
-        start = time.perf_counter()
-        try:
-            async with asyncio.timeout(self.settings.timeout):
-                return await job()
-        except _lookup_errors() as exc:
-            elapsed = (time.perf_counter() - start) * 1000
-            reason = _failure_reason(exc, self.settings.timeout)
-            return [_Outcome.failed(t, reason, elapsed) for t in group]
-
-    def _store(self, outcome: _Outcome) -> None:
-        if outcome.definitive and not outcome.record.cached:
-            r = outcome.record
-            ttl = self.settings.cache_ttl if r.ok else self.settings.negative_cache_ttl
-            payload = r.model_dump(exclude={"cached", "elapsed_ms"})
-            self.cache.put(r.service, r.target, payload, ttl)
-
-    async def _call(
-        self,
-        method: str,
-        url: str,
-        *,
-        params: dict[str, str] | None = None,
-        headers: dict[str, str] | None = None,
-        data: dict[str, str] | None = None,
-        retry: bool = True,
-    ) -> tuple[httpx.Response, bytes]:
-        """One API call: retries on 429/503 honouring Retry-After within the call's deadline.
-
-        Returns the (closed) response and, for a 200, its body read up to
-        ``max_response_bytes``; other statuses are not read.
-        """
-        deadline = time.monotonic() + self.settings.timeout
-        headers = {"Accept-Encoding": _ACCEPT_ENCODING, **(headers or {})}
-        client = self._http()
-        attempt = 0
-        while True:
-            self.calls += 1
-            request = client.build_request(
-                method, url, params=params, headers=headers, data=data, timeout=self._timeout()
-            )
-            response = await client.send(request, stream=True)
-            try:
-                body = b""
-                if response.status_code == 200:
-                    body = await _read_body(response, self.settings.max_response_bytes)
-            finally:
-                await response.aclose()
-            if (
-                not retry
-                or response.status_code not in _RETRY_STATUSES
-                or attempt >= self.settings.retries
-            ):
-                return response, body
-            delay = _retry_after(response) or 0.25 * 2**attempt
-            if time.monotonic() + delay >= deadline:
-                return response, body  # waiting longer would break the call's deadline
-            await asyncio.sleep(delay)
-            attempt += 1
-
-    # --- Crossref -----------------------------------------------------------------------------
-
-    async def _crossref(self, doi: str) -> _Outcome:
-        s = self.settings
-        start = time.perf_counter()
-        url = f"{s.crossref_base_url.rstrip('/')}/works/{quote_path(doi, safe='/:;()<>[]')}"
-        params = {"mailto": s.mailto} if s.mailto else None
-        agent = f"{s.user_agent} (mailto:{s.mailto})" if s.mailto else s.user_agent
-        response, body = await self._call("GET", url, params=params, headers={"User-Agent": agent})
-        elapsed = (time.perf_counter() - start) * 1000
-        target = Target("crossref", doi)
-        if response.status_code == 404:
-            return _Outcome.of(
-                target, False, 404, elapsed, "DOI not found at Crossref", definitive=True
-            )
-        if response.status_code != 200:
-            return _Outcome.of(target, False, response.status_code, elapsed, _http_error(response))
-        data = decode_json(body)
-        message = data.get("message") if isinstance(data, dict) else None
-        if not isinstance(message, dict):
-            msg = "unexpected Crossref response (no message object)"
-            raise _Failure(msg)
-        metadata = parse_payload(_crossref_metadata, message, "Crossref")
-        return _Outcome.of(target, True, 200, elapsed, None, metadata, True)
-
-    # --- PubMed -------------------------------------------------------------------------------
-
-    async def _pubmed(self, pmids: list[str]) -> list[_Outcome]:
-        s = self.settings
-        await self._ncbi_limit.wait()
-        start = time.perf_counter()
-        params = {"db": "pubmed", "id": ",".join(pmids), "retmode": "json", "tool": s.ncbi_tool}
-        if s.mailto:
-            params["email"] = s.mailto
-        if s.ncbi_api_key:
-            params["api_key"] = s.ncbi_api_key
-        response, body = await self._call(
-            "GET",
-            f"{s.ncbi_base_url.rstrip('/')}/esummary.fcgi",
-            params=params,
-            headers={"User-Agent": s.user_agent},
-        )
-        elapsed = (time.perf_counter() - start) * 1000
-        targets = [Target("pubmed", p) for p in pmids]
-        if response.status_code != 200:
-            err = _http_error(response)
-            return [_Outcome.of(t, False, response.status_code, elapsed, err) for t in targets]
-        data = decode_json(body)
-        if not isinstance(data, dict):
-            msg = "unexpected E-utilities response (not an object)"
-            raise _Failure(msg)
-        result = data.get("result")
-        outcomes = []
-        for t in targets:
-            entry = result.get(t.key) if isinstance(result, dict) else None
-            if isinstance(entry, dict) and "error" not in entry and entry.get("uid") == t.key:
-                meta = parse_payload(_pubmed_metadata, entry, "E-utilities")
-                outcomes.append(_Outcome.of(t, True, 200, elapsed, None, meta, True))
-            else:
-                why = _text(entry.get("error") if isinstance(entry, dict) else data.get("error"))
-                error = f"PMID not found at PubMed ({why})" if why else "PMID not found at PubMed"
-                outcomes.append(_Outcome.of(t, False, 200, elapsed, error, definitive=True))
-        return outcomes
-
-    # --- URLs ---------------------------------------------------------------------------------
-
-    async def _url(self, url: str) -> _Outcome:
-        start = time.perf_counter()
-        current = _parse_url(url)
-        metadata: dict[str, Any] = {}
-        for _hop in range(self.settings.url_max_redirects + 1):
-            response, metadata = await self._fetch(current)
-            location = response.headers.get("location")
-            if response.status_code in _REDIRECTS and location:
-                current = _parse_url(location, base=current, what="redirect to")
-                continue
-            elapsed = (time.perf_counter() - start) * 1000
-            metadata["final_url"] = str(current.copy_with(username=None, password=None))
-            status = response.status_code
-            ok = status < 400
-            error = None if ok else _http_error(response)
-            definitive = ok or status in {404, 410}
-            return _Outcome.of(Target("url", url), ok, status, elapsed, error, metadata, definitive)
-        msg = f"more than {self.settings.url_max_redirects} redirects"
-        raise _Failure(msg)
-
-    async def _fetch(self, target: httpx.URL) -> tuple[httpx.Response, dict[str, Any]]:
-        """HEAD, then a bounded GET when HEAD is refused; the address is vetted and pinned.
-
-        ``target`` comes from :func:`_parse_url`, which has checked its scheme, host and port.
-        """
-        address = await self._vet(target)
-        pinned = target.copy_with(host=address, username=None, password=None)
-        headers = {
-            "Host": target.netloc.decode("ascii"),  # IDNA-encoded, IPv6 in brackets, no userinfo
-            "User-Agent": self.settings.user_agent,
-            "Accept": "*/*",
-            "Accept-Encoding": _ACCEPT_ENCODING,
-        }
-        extensions: dict[str, Any] = (
-            {"sni_hostname": target.raw_host.decode("ascii")} if target.scheme == "https" else {}
-        )
-        client = self._http()
-        metadata: dict[str, Any] = {}
-        self.calls += 1
-        request = httpx.Request("HEAD", pinned, headers=headers, extensions=extensions)
-        response = await client.send(request, stream=True, follow_redirects=False, auth=None)
-        await response.aclose()
-        if response.status_code in {403, 405, 501}:
-            self.calls += 1
-            request = httpx.Request("GET", pinned, headers=headers, extensions=extensions)
-            response = await client.send(request, stream=True, follow_redirects=False, auth=None)
-            # The status answers the check; the body is only for a title, so a body we cannot
-            # decode (an encoding we did not ask for, corrupt gzip) just has none. Truncated, the
-            # read raises _Failure only for the encoding.
-            body = b""
-            try:
-                with contextlib.suppress(zlib.error, _Failure):
-                    body = await _read_body(response, self.settings.url_max_bytes, truncate=True)
-            finally:
-                await response.aclose()
-            title = re.search(rb"<title[^>]*>([^<]{1,300})", body, re.IGNORECASE)
-            if title:
-                metadata["title"] = title.group(1).decode("utf-8", "replace").strip()
-        if "content-type" in response.headers:
-            metadata["content_type"] = response.headers["content-type"][:200]
-        return response, metadata
-
-    async def _vet(self, url: httpx.URL) -> str:
-        """Resolve the host and return an address that URL checks may connect to."""
-        host = url.raw_host.decode("ascii")  # IDNA-encoded: what DNS sees
-        port = url.port or (443 if url.scheme == "https" else 80)
-        if host.lower() in self._allow_names:
-            return host
-        if _legacy_ipv4(host):
-            # 0177.0.0.1, 0x7f.1, 127.1, 2130706433: inet_aton reads them as 127.0.0.1, browsers
-            # too, but proxies and libraries differ; no reference cites a page that way.
-            msg = f"blocked: {host} is an IPv4 address in a non-standard form"
-            raise _Failure(msg)
-        try:
-            addresses = [ipaddress.ip_address(host)]
-        except ValueError:
-            loop = asyncio.get_running_loop()
-            try:
-                infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except (socket.gaierror, UnicodeError) as exc:  # UnicodeError: a label over 63
-                msg = f"cannot resolve host {host!r} ({getattr(exc, 'strerror', None) or exc})"
-                raise _Failure(msg) from None
-            addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
-        if not addresses:
-            msg = f"cannot resolve host {host!r} (no address)"
-            raise _Failure(msg)
-        for address in addresses:
-            if any(address in net for net in self._allow_nets):
-                continue
-            problem = _forbidden(address)
-            if problem:
-                msg = f"blocked: {host} resolves to {address}, {problem}"
-                raise _Failure(msg)
-        return str(addresses[0])
-
-    # --- CourtListener ------------------------------------------------------------------------
-
-    async def _courtlistener(self, citations: list[str]) -> list[_Outcome]:
-        s = self.settings
-        token = s.courtlistener_token or os.environ.get("COURTLISTENER_TOKEN")
-        targets = [Target("courtlistener", c) for c in citations]
-        if not token:
-            why = (
-                "no CourtListener token "
-                "(extensions.lookups.courtlistener_token or COURTLISTENER_TOKEN)"
-            )
-            return [_Outcome.failed(t, why, 0.0) for t in targets]
-        start = time.perf_counter()
-        response, body = await self._call(
-            "POST",
-            f"{s.courtlistener_base_url.rstrip('/')}/api/rest/v4/citation-lookup/",
-            data={"text": "; ".join(citations)},
-            headers={"Authorization": f"Token {token}", "User-Agent": s.user_agent},
-            retry=False,
-        )
-        elapsed = (time.perf_counter() - start) * 1000
-        if response.status_code != 200:
-            err = _http_error(response)
-            return [_Outcome.of(t, False, response.status_code, elapsed, err) for t in targets]
-        data = decode_json(body)
-        if not isinstance(data, list):
-            msg = "unexpected CourtListener response (not a list)"
-            raise _Failure(msg)
-        by_citation: dict[str, dict[str, Any]] = {}
-        for item in data:
-            if not isinstance(item, dict):
-                continue
-            names = item.get("normalized_citations")
-            for name in [item.get("citation"), *(names if isinstance(names, list) else [])]:
-                if isinstance(name, str):
-                    by_citation.setdefault(name, item)
-        outcomes = []
-        for t in targets:
-            item = by_citation.get(t.key)
-            if item is None:
-                outcomes.append(
-                    _Outcome.of(t, False, 200, elapsed, "not in CourtListener's answer")
-                )
-                continue
-            # Every field is the service's word: a status of another type is no status.
-            status = item.get("status")
-            status = status if type(status) is int else None
-            clusters = item.get("clusters")
-            first = clusters[0] if isinstance(clusters, list) and clusters else None
-            name = _text(first.get("case_name")) if isinstance(first, dict) else None
-            meta = {"case_name": name} if name else {}
-            if status == 200:
-                outcomes.append(_Outcome.of(t, True, 200, elapsed, None, meta, True))
-            else:
-                known = {300: "ambiguous", 404: "not found"}
-                err = (
-                    _text(item.get("error_message"))
-                    or known.get(status or 0)
-                    or (f"status {status}" if status is not None else "no status in the answer")
-                )
-                outcomes.append(_Outcome.of(t, False, status, elapsed, err, meta, status == 404))
-        return outcomes
-
-
-_CLIENT: contextvars.ContextVar[httpx.AsyncClient] = contextvars.ContextVar("citeverify_client")
-_shared: httpx.AsyncClient | None = None
-
-
-def _forget_shared_client() -> None:
-    # In a forked child the shared client belongs to the parent's loop, which did not come along.
-    global _shared  # noqa: PLW0603
-    _shared = None
-
-
-os.register_at_fork(after_in_child=_forget_shared_client)
-
-
-def _new_client() -> httpx.AsyncClient:
-    # Timeouts and the User-Agent are set per request, from each verifier's settings. No cookie
-    # is kept: every page an answer links to could add some to the shared client, for as long
-    # as the process lives (issue 9), and no lookup needs one.
-    from http.cookiejar import CookieJar, DefaultCookiePolicy  # noqa: PLC0415 - 10-60 ms
-
-    return httpx.AsyncClient(
-        follow_redirects=False,
-        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
-        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
-    )
-
-
-def _shared_client() -> httpx.AsyncClient:
-    """The client of citeverify's background loop, shared by every verifier's sync calls."""
-    global _shared  # noqa: PLW0603 - created on the background loop, lives as long as it
-    if _shared is None or _shared.is_closed:
-        _shared = _new_client()
-    return _shared
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    record: LookupRecord
-    definitive: bool
-
-    @classmethod
-    def of(
-        cls,
-        target: Target,
-        ok: bool,
-        status: int | None,
-        elapsed: float,
-        error: str | None,
-        metadata: dict[str, Any] | None = None,
-        definitive: bool = False,
-    ) -> _Outcome:
-        from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
-
-        record = LookupRecord(
-            service=target.service,
-            target=target.key,
-            ok=ok,
-            status_code=status,
-            elapsed_ms=round(elapsed, 1),
-            cached=False,
-            error=None if error is None else _clean(error, _MAX_REASON),
-            metadata=metadata or {},
-        )
-        return cls(record, definitive)
-
-    @classmethod
-    def failed(cls, target: Target, reason: str, elapsed: float) -> _Outcome:
-        return cls.of(target, False, None, elapsed, reason)
-
-
-def _cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
-    """A record from the cache, or None (a miss) when the payload is not one (a damaged file)."""
-    if payload is None:
-        return None
-    import pydantic  # noqa: PLC0415 - only with lookups (issue 14)
-
-    from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415
-
-    try:
-        return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})
-    except pydantic.ValidationError:
-        return None
-
-
-def _failure_reason(exc: BaseException, timeout: float) -> str:
-    """The one place where a lookup's exception becomes a reason for people."""
+def failure_reason(exc: BaseException, timeout: float) -> str:
+    """The one place where a call's exception (one of :data:`LOOKUP_ERRORS`) becomes a reason."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return f"timed out after {timeout:g}s"
-    if isinstance(exc, _Failure):
+    if isinstance(exc, LookupFailure):
         return str(exc)
     if isinstance(exc, httpx.InvalidURL):
         return f"invalid URL: {exc}"
@@ -859,24 +186,40 @@ def _failure_reason(exc: BaseException, timeout: float) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _clean(text: str, limit: int) -> str:
+def clean_text(text: str, limit: int) -> str:
     """Text from a service made safe to serialize: lone surrogates replaced, length capped."""
     text = text[: limit + 1].encode("utf-8", "replace").decode("utf-8")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _text(value: Any, limit: int = 1000) -> str | None:
+def text_or_none(value: Any, limit: int = 1000) -> str | None:
     """A non-empty string field of an untrusted payload, cleaned; anything else is None."""
-    return _clean(value, limit) if isinstance(value, str) and value.strip() else None
+    return clean_text(value, limit) if isinstance(value, str) and value.strip() else None
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "").strip()
+def http_error(response: httpx.Response) -> str:
+    """``HTTP 503 Service Unavailable``: a status as a reason."""
+    return f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+
+# --- Retry-After ------------------------------------------------------------------------------
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait by a ``Retry-After`` header, or None when it is absent or unreadable.
+
+    The one rule for every caller (lookups, reference sources, the client of our service):
+    RFC 9110's two forms, ASCII digits (delay-seconds) or an HTTP date (its distance from now,
+    0 when past). ``"²"`` and ``"٣"`` are not digits although ``str.isdigit`` says so; a
+    5,000-digit value is ``inf``, beyond any deadline; ``"-5"``, ``"1.5"`` and ``"nan"`` are
+    unreadable. What to do without a value (back off, assume a minute) is the caller's choice.
+    """
+    value = (value or "").strip()
     if not value:
         return None
-    if value.isascii() and value.isdigit():  # not "²" or "٣": str.isdigit says yes to those
-        return float(value)  # a 5,000-digit value is inf: beyond any deadline
-    from email.utils import parsedate_to_datetime  # noqa: PLC0415
+    if value.isascii() and value.isdigit():
+        return float(value)
+    from email.utils import parsedate_to_datetime  # noqa: PLC0415 - only for a dated header
 
     try:
         when = parsedate_to_datetime(value)
@@ -885,8 +228,297 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-def _http_error(response: httpx.Response) -> str:
-    return f"HTTP {response.status_code} {response.reason_phrase}".strip()
+# --- per-host rate limits ---------------------------------------------------------------------
+
+
+class RateLimiter:
+    """Spaces calls at least ``1 / per_second`` seconds apart, across threads and event loops.
+
+    One limiter serves every verifier of the process (the sync API's background loop and the
+    caller's own loops alike), so the slot is taken under a thread lock and slept outside it.
+    """
+
+    def __init__(self, per_second: float) -> None:
+        self.interval = 1.0 / per_second
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    async def wait(self) -> None:
+        """Wait for the next free slot."""
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+_LIMITERS: dict[tuple[str, float], RateLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def host_limiter(host: str, per_second: float) -> RateLimiter:
+    """The process's limiter for ``host`` (``name`` or ``name:port``) at ``per_second``.
+
+    Every call to that host at that rate waits on the same limiter, whichever client sends it:
+    NCBI counts requests per machine without an API key, per key with one (10/s).
+    """
+    key = (host.lower(), per_second)
+    with _LIMITERS_LOCK:
+        limiter = _LIMITERS.get(key)
+        if limiter is None:
+            limiter = _LIMITERS[key] = RateLimiter(per_second)
+    return limiter
+
+
+# --- the client -------------------------------------------------------------------------------
+
+
+_CLIENT: contextvars.ContextVar[httpx.AsyncClient] = contextvars.ContextVar("citeverify_client")
+_shared: httpx.AsyncClient | None = None
+
+
+def _forget_shared_client() -> None:
+    # In a forked child the shared client belongs to the parent's loop, which did not come along.
+    global _shared  # noqa: PLW0603
+    _shared = None
+
+
+os.register_at_fork(after_in_child=_forget_shared_client)
+
+
+def _new_client() -> httpx.AsyncClient:
+    # Timeouts and the User-Agent are set per request, from each verifier's settings. No cookie
+    # is kept: every page an answer links to could add some to the shared client, for as long
+    # as the process lives, and no lookup needs one.
+    from http.cookiejar import CookieJar, DefaultCookiePolicy  # noqa: PLC0415 - 10-60 ms
+
+    return httpx.AsyncClient(
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=50, max_keepalive_connections=20),
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+    )
+
+
+def _shared_client() -> httpx.AsyncClient:
+    """The client of citeverify's background loop, shared by every verifier's sync calls."""
+    global _shared  # noqa: PLW0603 - created on the background loop, lives as long as it
+    if _shared is None or _shared.is_closed:
+        _shared = _new_client()
+    return _shared
+
+
+Read = Literal["ok", "any", "none"]
+
+
+class Outbound:
+    """Calls to outside services with the settings of one verifier: the clients' one core.
+
+    Args:
+        settings: ``extensions.lookups`` of the policy (timeouts, retries, byte limits).
+        client: An ``httpx.AsyncClient`` to use (yours: proxies, limits, transports; you close
+            it). When None, inside :meth:`session` on citeverify's background loop one client
+            is shared by every verifier, so connections stay alive across answers; elsewhere
+            :meth:`session` opens one and closes it.
+        cache: Where answers are kept (:meth:`get_cached_json`); None keeps nothing.
+        guard: Connect only to the addresses it allows, pinned after the check (URLs taken from
+            an answer). None for the services' configured base URLs, which may be a mirror on
+            the local network.
+    """
+
+    def __init__(
+        self,
+        settings: LookupSettings,
+        *,
+        client: httpx.AsyncClient | None = None,
+        cache: LookupCache | None = None,
+        guard: AddressGuard | None = None,
+    ) -> None:
+        self.settings = settings
+        self.cache = cache
+        self.guard = guard
+        self._client = client
+        self.calls = 0  # HTTP requests sent (for tests and benchmarks)
+
+    def with_guard(self, guard: AddressGuard) -> Outbound:
+        """The same client, settings and cache, connecting only where ``guard`` allows."""
+        return Outbound(self.settings, client=self._client, cache=self.cache, guard=guard)
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The HTTP client for the calls made inside (see the class docstring for which one)."""
+        async with contextlib.AsyncExitStack() as stack:
+            if self._client is not None:
+                client = self._client
+            elif on_background_loop():
+                client = _shared_client()
+            else:
+                client = await stack.enter_async_context(_new_client())
+            token = _CLIENT.set(client)
+            try:
+                yield client
+            finally:
+                _CLIENT.reset(token)
+
+    async def request(
+        self,
+        method: str,
+        url: str | httpx.URL,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
+        retry: bool = True,
+        rate: float | None = None,
+        read: Read = "ok",
+        limit: int | None = None,
+    ) -> tuple[httpx.Response, bytes]:
+        """One call inside :meth:`session`: rate-limited, retried, its body read within bounds.
+
+        Retries on 429/503 wait by :func:`retry_after` (else 0.25 s, doubling) while the
+        call's deadline (``settings.timeout``) allows. Each attempt waits on the host's limiter:
+        ``rate`` requests/s, or the host's :data:`DEFAULT_HOST_RATES` entry.
+
+        Args:
+            method: The HTTP method.
+            url: The URL; with a guard, only an http(s) URL of an allowed address.
+            params: Query parameters.
+            headers: Request headers (``Accept-Encoding`` is :data:`ACCEPT_ENCODING`).
+            data: A form body.
+            retry: Whether 429/503 are retried.
+            rate: Requests per second to this URL's host, whoever calls it.
+            read: Whose bodies are read: ``"ok"`` (200 only), ``"any"``, ``"none"``. With
+                ``"any"``, a body is cut at the limit instead of failing, and one that cannot be
+                decoded is empty (a page read for its title).
+            limit: Bytes read at most (default ``settings.max_response_bytes``).
+
+        Returns:
+            The (closed) response and the body read.
+
+        Raises:
+            One of :data:`LOOKUP_ERRORS`, for the caller's single failure mapping.
+        """
+        deadline = time.monotonic() + self.settings.timeout
+        limit = self.settings.max_response_bytes if limit is None else limit
+        headers = {"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})}
+        client = _CLIENT.get()
+        if self.guard is None:
+            target = httpx.URL(url)
+        else:
+            target = url if isinstance(url, httpx.URL) else self.guard.parse(url)
+        host = url_host(target)
+        per_second = rate if rate is not None else DEFAULT_HOST_RATES.get(target.host)
+        extensions: dict[str, Any] = {}
+        send: dict[str, Any] = {}
+        if self.guard is not None:
+            # Connect to the address that was checked, so a second DNS answer cannot swap it;
+            # the name goes in Host and SNI. Redirects are the caller's, each one checked again.
+            address = await self.guard.vet(target)
+            headers["Host"] = target.netloc.decode("ascii")  # IDNA, IPv6 in brackets, no userinfo
+            if target.scheme == "https":
+                extensions["sni_hostname"] = target.raw_host.decode("ascii")
+            target = target.copy_with(host=address, username=None, password=None)
+            send = {"follow_redirects": False, "auth": None}
+        attempt = 0
+        while True:
+            if per_second is not None:
+                await host_limiter(host, per_second).wait()
+            self.calls += 1
+            request = client.build_request(
+                method,
+                target,
+                params=params,
+                headers=headers,
+                data=data,
+                timeout=httpx.Timeout(self.settings.timeout),
+                extensions=extensions,
+            )
+            response = await client.send(request, stream=True, **send)
+            try:
+                body = b""
+                if read == "any":
+                    # The status answers the call; a body we cannot decode just has none.
+                    with contextlib.suppress(zlib.error, LookupFailure):
+                        body = await read_body(response, limit, truncate=True)
+                elif read == "ok" and response.status_code == 200:
+                    body = await read_body(response, limit)
+            finally:
+                await response.aclose()
+            if not retry or response.status_code not in _RETRY_STATUSES:
+                return response, body
+            if attempt >= self.settings.retries:
+                return response, body
+            delay = retry_after(response.headers.get("retry-after"))
+            delay = 0.25 * 2**attempt if delay is None else delay
+            if time.monotonic() + delay >= deadline:
+                return response, body  # waiting longer would break the call's deadline
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def get_json(
+        self,
+        url: str,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        rate: float | None = None,
+    ) -> tuple[int, Any]:
+        """GET with the retries; returns ``(status, parsed JSON or None)``.
+
+        The body is read up to ``max_response_bytes`` and decoded by :func:`decode_json`.
+
+        Raises:
+            One of :data:`LOOKUP_ERRORS` (transport failures, a body too large, malformed JSON),
+                for the caller's single failure mapping.
+        """
+        response, body = await self.request(
+            "GET",
+            url,
+            params=params,
+            headers={"User-Agent": self.settings.user_agent, **(headers or {})},
+            rate=rate,
+        )
+        if response.status_code != 200:
+            return response.status_code, None
+        return 200, decode_json(body)
+
+    async def get_cached_json(
+        self,
+        namespace: str,
+        url: str,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        *,
+        rate: float | None = None,
+    ) -> Any:
+        """The JSON answer of a GET (None for a 404), from the cache when it holds it.
+
+        Found answers are kept ``cache_ttl`` seconds, not found ones ``negative_cache_ttl``, so
+        asking again (re-checking a bibliography) makes no new call.
+
+        Raises:
+            LookupFailure: any other status (429 after the retries, 5xx).
+            One of :data:`LOOKUP_ERRORS` from the call.
+        """
+        key = url + "?" + "&".join(f"{k}={v}" for k, v in sorted((params or {}).items()))
+        cached = self.cache.get(namespace, key) if self.cache is not None else None
+        if cached is not None:
+            return cached.get("data")
+        status, data = await self.get_json(url, params=params, headers=headers, rate=rate)
+        if status in {200, 404}:
+            data = data if status == 200 else None
+            if self.cache is not None:
+                ttl = self.settings.cache_ttl if status == 200 else self.settings.negative_cache_ttl
+                self.cache.put(namespace, key, {"data": data}, ttl)
+            return data
+        msg = f"answered HTTP {status}"
+        raise LookupFailure(msg)
+
+
+def url_host(url: httpx.URL) -> str:
+    """``host`` or ``host:port`` (when not the scheme's default): what a rate limit is kept by."""
+    host = url.host
+    return f"{host}:{url.port}" if url.port is not None else host
 
 
 # --- URLs -------------------------------------------------------------------------------------
@@ -906,170 +538,116 @@ def quote_path(value: str, *, safe: str = "/") -> str:
     )
 
 
-def _parse_url(text: str, *, base: httpx.URL | None = None, what: str = "URL") -> httpx.URL:
-    """``text`` (resolved against ``base``) as a URL we can fetch, else a failure that says why.
-
-    httpx raises ``InvalidURL`` (a bad port, ``[::1``, ``0177.0.0.1``) and ``UnicodeError`` (a
-    host that fails IDNA); urllib-style joining raises ``ValueError``. Parsing is where an answer
-    or a ``Location`` header first touches the network code, so the reason names the URL.
-    """
-    shown = _clean(repr(text), 200)
-    try:
-        url = httpx.URL(text) if base is None else base.join(text)
-        port = url.port
-        raw_host = url.raw_host
-    except (httpx.InvalidURL, ValueError) as exc:
-        msg = f"invalid {what} {shown}: {exc}"
-        raise _Failure(msg) from None
-    if url.scheme not in {"http", "https"}:
-        msg = f"blocked: scheme {url.scheme!r} is not http(s)"
-        raise _Failure(msg)
-    if not raw_host:
-        msg = f"invalid {what} {shown}: no host"
-        raise _Failure(msg)
-    if port is not None and not 0 < port < 65536:
-        msg = f"invalid {what} {shown}: port {port} out of range"
-        raise _Failure(msg)
-    return url
-
-
-_IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*|[0-9]+")
-
-
-def _legacy_ipv4(host: str) -> bool:
-    """Whether a host is an IPv4 address written other than as four decimal numbers.
-
-    The WHATWG URL standard reads a host whose last label is a number as IPv4 (octal ``0177``,
-    hex ``0x7f``, fewer than four parts, one 32-bit number, a trailing dot); ``inet_aton`` does
-    too. Only the dotted-quad form is judged by address; the others are refused outright.
-    """
-    if ":" in host:  # IPv6, even with a dotted tail (::ffff:1.2.3.4)
-        return False
-    labels = host.split(".")
-    if labels and labels[-1] == "":
-        labels.pop()  # "127.0.0.1." resolves like "127.0.0.1"
-    if not labels or not _IPV4_PART.fullmatch(labels[-1]):
-        return False
-    try:
-        ipaddress.IPv4Address(host)
-    except ValueError:
-        return True
-    return False
-
-
-# Prefixes whose IPv6 addresses carry an IPv4 address a gateway may forward to (issue 9):
-# 6to4 (2002::/16, RFC 3056), Teredo (2001::/32, RFC 4380; the client is XOR-obfuscated),
-# NAT64 (64:ff9b::/96, RFC 6052; 64:ff9b:1::/48 is local use), IPv4-compatible (::/96) and
-# IPv4-translated (::ffff:0:0/96, RFC 2765).
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_COMPATIBLE = ipaddress.IPv6Network("::/96")
-_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
-    embedded: list[ipaddress.IPv4Address] = []
-    if address.sixtofour is not None:
-        embedded.append(address.sixtofour)
-    if address.teredo is not None:
-        embedded.extend(address.teredo)
-    compatible = address in _COMPATIBLE and int(address) > 1  # :: and ::1 are judged as such
-    if compatible or address in _NAT64 or address in _TRANSLATED:
-        embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
-    return embedded
-
-
-def _forbidden(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """Why a URL check may not connect to ``address``, or None when it may."""
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:  # the connection goes to the IPv4 address
-            return _forbidden(address.ipv4_mapped)
-        for inner in _embedded_ipv4(address):
-            problem = _forbidden(inner)
-            if problem:
-                return f"which embeds {inner}, {problem}"
-    for flag in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
-        if getattr(address, f"is_{flag}"):
-            return f"a {flag.replace('_', '-')} address"
-    if not address.is_global:
-        return "not a public address"
-    return None
-
-
-def _parse_allow_list(
-    entries: Iterable[str],
-) -> tuple[set[str], list[ipaddress.IPv4Network | ipaddress.IPv6Network]]:
-    names: set[str] = set()
-    nets: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
-    for entry in entries:
-        try:
-            nets.append(ipaddress.ip_network(entry, strict=False))
-        except ValueError:
-            names.add(entry.lower())
-    return names, nets
-
-
 # --- bodies -----------------------------------------------------------------------------------
 
 
-_WBITS = {
+_WBITS: dict[str, int | None] = {
     "": None,
     "identity": None,
     "gzip": zlib.MAX_WBITS | 16,
     "x-gzip": zlib.MAX_WBITS | 16,
-    "deflate": zlib.MAX_WBITS | 32,  # zlib-wrapped or gzip; raw deflate: see _inflate
+    "deflate": zlib.MAX_WBITS | 32,  # zlib-wrapped or gzip; raw deflate: see Inflater.feed
 }
 
 
-async def _read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
-    """The decompressed body, never more than ``limit`` bytes of it.
+class Inflater:
+    """A ``Content-Encoding`` undone in steps of at most ``step`` bytes: a bomb never inflates.
 
-    Raw bytes are read and decompressed here with ``max_length``, so a compression bomb stops at
-    the limit (httpx's own decoders inflate a whole network chunk at once, ~1000x for deflate).
-    Reading stops at the first byte past the limit, and closing the response drops the
-    connection: a 1 GiB body costs the limit's transfer, not the gigabyte.
+    httpx's and aiohttp's own decoders inflate a whole network chunk at once (~1000x for
+    deflate); here each call to zlib is given a ``max_length``, and the caller stops feeding
+    once it has read its limit.
+
+    Args:
+        encoding: The response's ``Content-Encoding`` (identity, gzip or deflate).
+        step: Decompressed bytes produced at a time.
 
     Raises:
-        _Failure: the body is over ``limit`` (unless ``truncate``), or compressed in a way we did
-            not ask for.
+        LookupFailure: an encoding we did not ask for (see :data:`ACCEPT_ENCODING`).
     """
-    encoding = str(response.headers.get("content-encoding", "")).strip().lower()
-    if encoding not in _WBITS:
-        msg = f"unsupported content encoding {_clean(repr(encoding), 60)} in the response"
-        raise _Failure(msg)
-    wbits = _WBITS[encoding]
-    decoder = None if wbits is None else zlib.decompressobj(wbits)
-    body = bytearray()
+
+    def __init__(self, encoding: str, *, step: int = 64 * 1024) -> None:
+        self.encoding = encoding.strip().lower()
+        if self.encoding not in _WBITS:
+            msg = f"unsupported content encoding {clean_text(repr(self.encoding), 60)}"
+            raise LookupFailure(msg + " in the response")
+        wbits = _WBITS[self.encoding]
+        self._zlib = None if wbits is None else zlib.decompressobj(wbits)
+        self._started = False
+        self.step = step
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decompressed bytes of ``data``, in pieces of at most ``step``.
+
+        Raw deflate (no zlib header, sent by some servers as "deflate") is tried as such when
+        the first bytes fail, as httpx does.
+
+        Raises:
+            zlib.error: the compressed data is corrupt.
+        """
+        if self._zlib is None:
+            if data:
+                yield data
+            return
+        while not self._zlib.eof:
+            try:
+                out = self._zlib.decompress(data, self.step)
+            except zlib.error:
+                if self._started:
+                    raise
+                self._started = True
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+                continue
+            self._started = True
+            data = self._zlib.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < self.step:  # all consumed, nothing held back
+                return
+
+
+class BoundedBody:
+    """Raw chunks in, the decompressed body out, never more than ``limit`` bytes of it.
+
+    Reading stops at the first byte past the limit (:attr:`over`), and closing the response
+    then drops the connection: a 1 GiB body costs the limit's transfer, not the gigabyte.
+    """
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        self.limit = limit
+        self._inflater = Inflater(encoding, step=min(limit + 1, 64 * 1024))
+        self._body = bytearray()
+        self.over = False
+
+    def feed(self, chunk: bytes) -> bool:
+        """Add a raw chunk; True once the body is over the limit (feed no more)."""
+        for piece in self._inflater.feed(chunk):
+            self._body += piece[: self.limit + 1 - len(self._body)]
+            if len(self._body) > self.limit:
+                self.over = True
+                return True
+        return False
+
+    def body(self) -> bytes:
+        """The body read, cut at the limit."""
+        return bytes(self._body[: self.limit])
+
+
+async def read_body(response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    """The decompressed body of a streamed httpx response, never more than ``limit`` bytes.
+
+    Raises:
+        LookupFailure: the body is over ``limit`` (unless ``truncate``), or compressed in a way
+            we did not ask for.
+        zlib.error: the compressed body is corrupt.
+    """
+    reader = BoundedBody(str(response.headers.get("content-encoding", "")), limit)
     async for chunk in response.aiter_raw():
-        room = limit + 1 - len(body)  # >= 1: zlib reads max_length=0 as "no limit"
-        if decoder is None:
-            body += chunk[:room]
-        else:
-            decoder = _inflate(decoder, chunk, room, body)
-        if len(body) > limit:
+        if reader.feed(chunk):
             if truncate:
-                return bytes(body[:limit])
+                break
             msg = f"response larger than {limit} bytes"
-            raise _Failure(msg)
-    return bytes(body)
-
-
-def _inflate(
-    decoder: zlib._Decompress, chunk: bytes, room: int, body: bytearray
-) -> zlib._Decompress:
-    """Append at most ``room`` decompressed bytes of ``chunk`` to ``body``; the decoder to go on.
-
-    When fewer than ``room`` bytes come out, zlib has consumed all of ``chunk``, so nothing is
-    left behind. Raw deflate (no zlib header, sent by some servers as "deflate") is retried as
-    such on the first chunk, as httpx does.
-    """
-    try:
-        body += decoder.decompress(chunk, room)
-    except zlib.error:
-        if body or decoder.eof:
-            raise
-        decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-        body += decoder.decompress(chunk, room)
-    return decoder
+            raise LookupFailure(msg)
+    return reader.body()
 
 
 # --- JSON -------------------------------------------------------------------------------------
@@ -1089,7 +667,7 @@ def json_depth(body: bytes) -> int:
 
 
 def decode_json(body: bytes) -> Any:
-    """An untrusted JSON answer, decoded within bounds, or a ``ValueError``/``_Failure``.
+    r"""An untrusted JSON answer, decoded within bounds.
 
     - Nesting deeper than 64 levels is refused before parsing: ``json.loads`` recurses, and
       200,000 ``[`` raise ``RecursionError``. The check drops strings, keeps the brackets, and
@@ -1102,11 +680,15 @@ def decode_json(body: bytes) -> Any:
       ``int(inf)`` raises downstream; ``NaN``/``Infinity`` are not JSON.
     - Escaped lone surrogates (``"\ud800"``) become U+FFFD: they cannot be encoded as UTF-8,
       so the result could not be serialized.
+
+    Raises:
+        LookupFailure: too deep, a number out of range, a constant that is not JSON.
+        ValueError: not UTF-8 or not JSON.
     """
     if json_depth(body) > _MAX_JSON_DEPTH:
         msg = f"malformed JSON in the response (nested deeper than {_MAX_JSON_DEPTH} levels)"
-        raise _Failure(msg)
-    text = body.decode("utf-8-sig")  # UnicodeDecodeError: mapped by _failure_reason
+        raise LookupFailure(msg)
+    text = body.decode("utf-8-sig")  # UnicodeDecodeError: mapped by failure_reason
     data = json.loads(
         text, parse_float=_finite_float, parse_int=_int64, parse_constant=_no_constant
     )
@@ -1119,7 +701,7 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         msg = f"malformed JSON in the response (number out of range: {text[:40]})"
-        raise _Failure(msg)
+        raise LookupFailure(msg)
     return value
 
 
@@ -1128,13 +710,13 @@ def _int64(text: str) -> int:
     value = int(text) if len(text) <= 20 else 1 << 64
     if not -(1 << 63) <= value < 1 << 63:
         msg = f"malformed JSON in the response (integer out of range: {text[:40]})"
-        raise _Failure(msg)
+        raise LookupFailure(msg)
     return value
 
 
 def _no_constant(text: str) -> Any:
     msg = f"malformed JSON in the response ({text} is not a JSON number)"
-    raise _Failure(msg)
+    raise LookupFailure(msg)
 
 
 def _scrub(value: Any) -> Any:
@@ -1146,42 +728,3 @@ def _scrub(value: Any) -> Any:
     if isinstance(value, dict):
         return {_scrub(k): _scrub(v) for k, v in value.items()}
     return value
-
-
-# --- metadata ---------------------------------------------------------------------------------
-
-
-def _crossref_metadata(message: dict[str, Any]) -> dict[str, Any]:
-    # One parser for bibliographic payloads, shared with the reference verifier. Imported here:
-    # citeverify_core.references imports this module.
-    from citeverify_core.references.index import record_from_work  # noqa: PLC0415
-
-    record = record_from_work(message)
-    if record is None:
-        msg = "unexpected Crossref response (not a work)"
-        raise _Failure(msg)
-    return _metadata(record)
-
-
-def _pubmed_metadata(entry: dict[str, Any]) -> dict[str, Any]:
-    from citeverify_core.references.index import record_from_esummary  # noqa: PLC0415
-
-    return _metadata(record_from_esummary(entry))
-
-
-def _metadata(record: Any) -> dict[str, Any]:
-    """What a UI shows about the work a DOI or PMID really is (every field type-checked)."""
-    authors = []
-    for a in record.authors:
-        name = " ".join(p for p in (a.given, a.family) if isinstance(p, str) and p)
-        if name:
-            authors.append(_clean(name, 300))
-    year = record.year
-    return {
-        "title": _text(record.title),
-        "authors": authors,
-        "year": year if type(year) is int else None,
-        "container": _text(record.venue),
-        "type": _text(record.kind, 100),
-        "doi": _text(record.doi, 300),
-    }

@@ -11,7 +11,8 @@ Parse -> search sources -> compare fields -> status, corrected APA 7 reference, 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from citeverify_core.references.index import LocalIndex, record_from_work
+    from citeverify_core.lookups.works import record_from_work
+    from citeverify_core.references.index import LocalIndex
     from citeverify_core.references.model import Author, ParsedReference, Record
     from citeverify_core.references.parse import parse_bibtex, parse_reference
     from citeverify_core.references.result import ReferenceResult, apa7
@@ -29,7 +30,7 @@ _LAZY = {
     "apa7": "citeverify_core.references.result",
     "parse_bibtex": "citeverify_core.references.parse",
     "parse_reference": "citeverify_core.references.parse",
-    "record_from_work": "citeverify_core.references.index",
+    "record_from_work": "citeverify_core.lookups.works",
 }
 
 

@@ -4,7 +4,7 @@ Built by streaming OpenAlex works or Crossref works JSONL (optionally gzipped, t
 their public snapshots) in batches, so memory stays flat whatever the dump size. Queried by DOI
 (exact) and by title (FTS5 with bm25 ranking).
 
-Dumps are untrusted (issue 9), and one rule decides what a bad line does:
+Dumps are untrusted, and one rule decides what a bad line does:
 
 - a file that cannot be read as JSON Lines (missing, not gzip although named ``.gz``, truncated,
   not UTF-8, a line that is not JSON) stops the build with an :class:`InputError` naming the file
@@ -12,7 +12,8 @@ Dumps are untrusted (issue 9), and one rule decides what a bad line does:
 - a line that is JSON but not a work we can read (not an object, neither format, nested deeper
   than the JSON reader goes, a number of more than 4,300 digits, a line over 16 MiB) is skipped
   and counted in :attr:`LocalIndex.last_build`;
-- a work with a field of the wrong type keeps its other fields (see :func:`record_from_work`).
+- a work with a field of the wrong type keeps its other fields (see
+  :func:`~citeverify_core.lookups.works.record_from_work`, which reads both formats).
 """
 
 from __future__ import annotations
@@ -33,17 +34,12 @@ from typing import Any, Protocol
 from rapidfuzz import fuzz, process
 
 from citeverify_core.errors import InputError
+from citeverify_core.lookups.bibliographic import LONE_SURROGATE, Author, Record, year_field
+from citeverify_core.lookups.works import record_from_work
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
-from citeverify_core.references.model import (
-    LONE_SURROGATE,
-    Author,
-    Record,
-    text_field,
-    year_field,
-)
 from citeverify_core.references.normalize import norm
 
-__all__ = ["DumpReport", "LocalIndex", "record_from_esummary", "record_from_work"]
+__all__ = ["DumpReport", "LocalIndex", "connect_sqlite", "encodable", "require_columns"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,7 +58,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
 """
-#: Titleless references (ACS, AIP, Elsevier; issue 10) are found by year and volume. Created on
+#: Titleless references (ACS, AIP, Elsevier) are found by year and volume. Created on
 #: open, so an index built before it gets it too (once: seconds at a million records; not on a
 #: read-only file, where the query still works, by scanning).
 _NUMBERS_INDEX = "CREATE INDEX IF NOT EXISTS works_year_volume ON works (year, volume)"
@@ -208,7 +204,7 @@ class LocalIndex:
         author: str | None = None,
         limit: int = 50,
     ) -> list[Record]:
-        """Records of this year and volume, for references without a title (issue 10).
+        """Records of this year and volume, for references without a title.
 
         ACS, AIP and Elsevier strings give first author, venue, year, volume and first page but
         no title; the comparison decides among these candidates. Records without a volume are
@@ -254,7 +250,7 @@ class LocalIndex:
         A title word the index has never seen (a typo) is replaced by the index's words that
         look like it. A short title ("Introduction", "Editorial": shared by many works) is
         searched with ``author``, the cited first author's family name, as well, so that the
-        cited work is among the candidates (issue 10).
+        cited work is among the candidates.
         """
         if not encodable(title) or (author is not None and not encodable(author)):
             return []
@@ -350,7 +346,7 @@ class LocalIndex:
 
 
 #: A title of at most this many words (after stop words) is searched with its first author too,
-#: and for at least _SHORT_TITLE_LIMIT candidates (issue 10: generic titles).
+#: and for at least _SHORT_TITLE_LIMIT candidates (generic titles).
 _SHORT_TITLE = 2
 _SHORT_TITLE_LIMIT = 50
 #: Typo search: at most this many unknown words per title, of at least this many letters, each
@@ -549,169 +545,3 @@ def _read_dump(
         where = f"{path}:{number + 1}" if number else str(path)
         msg = f"{where}: cannot read the dump ({exc or type(exc).__name__})"
         raise InputError(msg, path=str(path)) from None
-
-
-def record_from_work(work: Any) -> Record | None:
-    """A Record from an OpenAlex work or a Crossref work (``message`` or bare), else None.
-
-    Never raises: dumps and API answers are untrusted. A value of the wrong type where the
-    format has text or a number (a dict ``volume``, ``date-parts: [[1e400]]``, a number for a
-    title) is dropped and the other fields kept. A payload whose structure is not the format's
-    (authors that are not a list of objects, ``date-parts`` that are not a list of lists), or a
-    value that is not a work of either format, gives None: a record with half its authors would
-    be compared as if it were whole.
-    """
-    if not isinstance(work, dict):
-        return None
-    if isinstance(work.get("message"), dict):
-        work = work["message"]
-    if "authorships" in work or "display_name" in work or "publication_year" in work:
-        return _from_openalex(work)
-    if "DOI" in work or "container-title" in work:
-        return _from_crossref(work)
-    return None
-
-
-# Readers of untrusted payloads: each returns the shape the API documents, or an empty value.
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _objects(value: Any) -> list[dict[str, Any]] | None:
-    """A list of objects (None or absent: empty), or None when it is something else."""
-    if value is None:
-        return []
-    if isinstance(value, list) and all(isinstance(v, dict) for v in value):
-        return value
-    return None
-
-
-def _first_str(value: Any) -> str | None:
-    """A string, or the first item of a list of strings (Crossref's ``title: ["..."]``)."""
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return text_field(value)
-
-
-def _doi(value: Any) -> str | None:
-    text = text_field(value)
-    if text is None:
-        return None
-    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", text.strip()).lower() or None
-
-
-def _split_name(name: str) -> Author | None:
-    """An author from a display name: "Thomas S. Kuhn" -> ``Author("Kuhn", "Thomas S.")``."""
-    parts = name.split()
-    return Author(parts[-1], " ".join(parts[:-1])) if parts else None
-
-
-def _from_openalex(w: dict[str, Any]) -> Record | None:
-    authorships = _objects(w.get("authorships"))
-    if authorships is None:
-        return None
-    authors = []
-    for a in authorships:
-        name = text_field(_dict(a.get("author")).get("display_name")) or text_field(
-            a.get("raw_author_name")
-        )
-        if name and (author := _split_name(name)):
-            authors.append(author)
-    source = _dict(_dict(w.get("primary_location")).get("source"))
-    biblio = _dict(w.get("biblio"))
-    pages = "-".join(
-        p
-        for p in (
-            text_field(biblio.get("first_page"), numbers=True),
-            text_field(biblio.get("last_page"), numbers=True),
-        )
-        if p
-    )
-    return Record(
-        source="OPENALEX",
-        title=text_field(w.get("title")) or text_field(w.get("display_name")),
-        authors=tuple(authors),
-        year=year_field(w.get("publication_year")),
-        venue=text_field(source.get("display_name"))
-        or text_field(source.get("host_organization_name")),
-        doi=_doi(w.get("doi")),
-        volume=biblio.get("volume"),
-        issue=biblio.get("issue"),
-        pages=pages or None,
-        kind=w.get("type"),
-    )
-
-
-def _from_crossref(w: dict[str, Any]) -> Record | None:
-    listed = _objects(w.get("author"))
-    if listed is None:
-        return None
-    authors = tuple(
-        Author(family, text_field(a.get("given")) or "")
-        for a in listed
-        if (family := text_field(a.get("family")) or text_field(a.get("name")))
-    )
-    year = None
-    for key in ("issued", "published", "published-print", "published-online"):
-        parts = _dict(w.get(key)).get("date-parts")
-        if parts is None:
-            continue
-        if not isinstance(parts, list) or not all(isinstance(p, list) for p in parts):
-            return None  # "date-parts": "soon" is not Crossref's format
-        if parts and parts[0] and (year := year_field(parts[0][0])) is not None:
-            break
-    return Record(
-        source="CROSSREF",
-        title=_first_str(w.get("title")),
-        authors=authors,
-        year=year,
-        venue=_first_str(w.get("container-title")) or text_field(w.get("publisher")),
-        doi=_doi(w.get("DOI")),
-        volume=w.get("volume"),
-        issue=w.get("issue"),
-        pages=w.get("page"),
-        kind=w.get("type"),
-    )
-
-
-def record_from_esummary(entry: Any) -> Record:
-    """A Record from one NCBI E-utilities esummary entry (``result[uid]``).
-
-    Never raises: a field of the wrong type (``authors: ["x"]``, a dict ``volume``) is dropped;
-    an entry that is not an object gives a record without fields. (Unlike
-    :func:`record_from_work`, always a Record: the entry was asked for by its PubMed id.)
-    """
-    entry = _dict(entry)
-    authors = []
-    for a in _list(entry.get("authors")):
-        name = text_field(_dict(a).get("name"))
-        if name is None:
-            continue
-        family, _, initials = name.strip().rpartition(" ")
-        authors.append(Author(family or name.strip(), initials if family else ""))
-    pubdate = text_field(entry.get("pubdate")) or ""
-    doi = next(
-        (
-            i.get("value")
-            for i in map(_dict, _list(entry.get("articleids")))
-            if i.get("idtype") == "doi"
-        ),
-        None,
-    )
-    return Record(
-        source="PUBMED",
-        title=text_field(entry.get("title")),
-        authors=tuple(authors),
-        year=year_field(pubdate[:4]),
-        venue=text_field(entry.get("fulljournalname")) or text_field(entry.get("source")),
-        doi=_doi(doi),
-        volume=entry.get("volume"),
-        issue=entry.get("issue"),
-        pages=entry.get("pages"),
-    )

@@ -13,7 +13,7 @@ import httpx
 from rapidfuzz import fuzz
 
 from citeverify_core.errors import InputError
-from citeverify_core.lookups.http import Lookups
+from citeverify_core.lookups.resolve import Lookups
 from citeverify_core.policy.config import LookupSettings
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE, compare, decide
 from citeverify_core.references.index import LocalIndex

@@ -1,4 +1,4 @@
-"""The citation-verifier gateway (seed 000) as a service: an OpenAI-compatible guard endpoint.
+"""The citation-verifier gateway as a service: an OpenAI-compatible guard endpoint.
 
 ``POST /v1/chat/completions`` and ``POST /v1/responses`` forward the request (without its
 ``verdictan`` field) to an upstream OpenAI-compatible base URL, or answer from a fixture file,
@@ -7,16 +7,17 @@ the upstream response with the decision attached, or HTTP 400 ``content_policy_v
 decision itself is :func:`citeverify_core.engine.exchange.verify_exchange`; this module only moves
 bytes.
 
-Streams (``stream: true``): by default passed through unchecked, as the seed's gateway does, and
-marked so (``X-Citeverify-Enforced: false``). With ``stream_mode="buffer"`` the chunks are held
-until the stream ends, assembled into the response they stand for
+Streams (``stream: true``): by default passed through unchecked, as the citation-verifier
+control specifies, and marked so (``X-Citeverify-Enforced: false``). With
+``stream_mode="buffer"`` the chunks are held until the stream ends, assembled into the response
+they stand for
 (:mod:`citeverify_core.service.streams`) and decided as that JSON answer would be; the stream is
 replayed when the decision leaves it as it is, else the JSON decision (or the 400) is sent.
 
 Neither clients nor upstreams are trusted. Verification (and its lookups) runs on
 :class:`~citeverify_core.service.limits.VerificationSlots`' threads, never on the event loop, within
 per-process and per-caller bounds (429 beyond). One deadline covers a request's upstream call,
-lookups and verification (504 past it). Upstream bodies are decompressed here, a step at a time,
+lookups and verification (504 past it). Upstream bodies are decompressed a step at a time
 and read only up to a limit (502 beyond), so a compression bomb costs the limit. An upstream
 fault is a 502 or 504, never a 400. A client that goes away, or the service's shutdown, cancels
 the upstream request and closes its connection.
@@ -25,16 +26,11 @@ the upstream request and closes its connection.
 import asyncio
 import contextlib
 import json
-import math
-import os
 import time
-import zlib
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import aiohttp
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
@@ -48,34 +44,35 @@ from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
 from citeverify_core.service.store import KEY_PREFIX, JobStore
 from citeverify_core.service.streams import assemble_stream, replayable
+from citeverify_core.service.upstream import (
+    MAX_ANSWER_BYTES,
+    UPSTREAM_KEY_ENV,
+    FixtureUpstream,
+    HTTPUpstream,
+    UpstreamError,
+    bounded,
+    encode_request,
+    make_upstream,
+)
 
-__all__ = ["FixtureUpstream", "GatewayConfig", "HTTPUpstream", "gateway_router", "make_upstream"]
+# The upstream's names are re-exported: a GatewayConfig is built with them.
+__all__ = [
+    "UPSTREAM_KEY_ENV",
+    "FixtureUpstream",
+    "GatewayConfig",
+    "HTTPUpstream",
+    "gateway_router",
+    "make_upstream",
+]
 
 #: A request body larger than this is refused (413) by the app's body limit.
 GATEWAY_MAX_BODY = 4 * 1024 * 1024
-#: Where the upstream key comes from when the client sends no Authorization header.
-UPSTREAM_KEY_ENV = "CITEVERIFY_UPSTREAM_API_KEY"
+#: Whether a response was verified: ``false`` on a stream passed through unchecked.
 ENFORCED_HEADER = "X-Citeverify-Enforced"
 #: A stream longer than this (decompressed) is cut (passthrough) or not verified (buffer): 502.
 MAX_STREAM_BYTES = 32 * 1024 * 1024
-#: An upstream answer (not a stream) longer than this, decompressed, is refused (502): the answer
-#: is held in memory, parsed and verified (the verifier's own limit is 2,000,000 characters).
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
 #: Seconds one guard request may take in all: the upstream's answer, lookups and verification.
 DEFAULT_DEADLINE = 120.0
-_ROUTES = {"chat": "chat/completions", "responses": "responses"}
-#: Decompressed bytes produced at a time: a compression bomb never inflates past one step.
-_STEP = 64 * 1024
-# Only what _Decoder can inflate step by step: an HTTP client would also offer zstd (and br when
-# installed) and decode a whole network chunk at once (~1000x for deflate, far more for zstd).
-_ACCEPT_ENCODING = "gzip, deflate"
-_WBITS: dict[str, int | None] = {
-    "": None,
-    "identity": None,
-    "gzip": zlib.MAX_WBITS | 16,
-    "x-gzip": zlib.MAX_WBITS | 16,
-    "deflate": zlib.MAX_WBITS | 32,  # zlib-wrapped or gzip; raw deflate: see _Decoder.feed
-}
 
 T = TypeVar("T")
 
@@ -96,229 +93,6 @@ def openai_error(
 def _upstream_error(exc: "UpstreamError") -> JSONResponse:
     code = "upstream_timeout" if exc.status == 504 else "upstream_error"
     return openai_error(exc.status, str(exc), code=code, kind="api_error")
-
-
-@dataclass
-class Reply:
-    """What an upstream answered: a status and a JSON body, or a stream of SSE bytes."""
-
-    status: int
-    body: Any = None
-    chunks: AsyncGenerator[bytes, None] | None = None
-    headers: Mapping[str, str] | None = None
-
-
-class UpstreamError(Exception):
-    """The upstream failed: timed out (504) or answered something that is not its API (502)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class HTTPUpstream:
-    """An OpenAI-compatible base URL (``https://api.openai.com/v1``, a vLLM server, ...).
-
-    The calls go through aiohttp, not httpx (the library's lookups use httpx): a guard request
-    is mostly its upstream call, and httpx's connection pool scans every pooled connection on
-    each request (~1.5 ms of CPU a request at 50 clients, bench/bench_gateway.py), aiohttp's
-    costs a fraction of that. aiohttp's own decompression is off: bodies are inflated here in
-    bounded steps (:class:`_Decoder`).
-
-    Args:
-        base_url: The API's base URL.
-        timeout: Seconds to connect, and between two reads (the guard's deadline bounds the
-            whole exchange).
-        api_key: The upstream key for callers that present a key of this service (default:
-            ``CITEVERIFY_UPSTREAM_API_KEY``).
-    """
-
-    def __init__(self, base_url: str, *, timeout: float = 60.0, api_key: str | None = None):
-        self.base_url = base_url.rstrip("/")
-        self.api_key = api_key if api_key is not None else os.environ.get(UPSTREAM_KEY_ENV)
-        self.timeout = timeout
-        # A session belongs to the event loop it was made in: made on first use, in the
-        # service's loop (the object itself is built before uvicorn starts its loop).
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            self._session = aiohttp.ClientSession(
-                auto_decompress=False,
-                timeout=aiohttp.ClientTimeout(
-                    total=None, sock_connect=self.timeout, sock_read=self.timeout
-                ),
-                # As httpx did: HTTP(S)_PROXY and NO_PROXY from the environment are honoured.
-                trust_env=True,
-            )
-            self._loop = loop
-        return self._session
-
-    async def send(
-        self,
-        kind: str,
-        body: dict[str, Any],
-        authorization: str | None,
-        *,
-        content: bytes | None = None,
-        max_bytes: int = MAX_ANSWER_BYTES,
-    ) -> Reply:
-        """Forward ``body`` (already encoded as ``content``, when given) with ``authorization``.
-
-        The router decides whose key ``authorization`` is. An answer is read, decompressed, up
-        to ``max_bytes``; a stream is returned unread (its chunks decompressed).
-
-        Raises:
-            UpstreamError: no answer (502), a timeout (504), an answer over ``max_bytes`` or not
-                JSON (502).
-        """
-        headers = {"Content-Type": "application/json", "Accept-Encoding": _ACCEPT_ENCODING}
-        if authorization:
-            headers["Authorization"] = authorization
-        if content is None:
-            content = _encode_request(body)
-        url = f"{self.base_url}/{_ROUTES[kind]}"
-        try:
-            response = await self._client().request(
-                "POST", url, data=content, headers=headers, allow_redirects=False
-            )
-        except TimeoutError:  # aiohttp's ServerTimeoutError is one too
-            raise UpstreamError(504, "the upstream model did not answer in time") from None
-        except (aiohttp.ClientError, ValueError) as exc:
-            raise UpstreamError(502, f"the upstream model cannot be reached ({exc})") from None
-        if body.get("stream") is True and response.status == 200:
-            return Reply(200, chunks=_decoded(response), headers=response.headers)
-        raw = await _read(response, max_bytes)
-        try:
-            parsed = json.loads(raw, parse_constant=_no_constant)
-        except (ValueError, RecursionError):
-            if response.status >= 400:
-                raise UpstreamError(502, f"the upstream answered {response.status}") from None
-            raise UpstreamError(502, "the upstream answer is not JSON") from None
-        return Reply(response.status, parsed)
-
-    async def aclose(self) -> None:
-        """Close the connection pool."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
-
-
-def _no_constant(name: str) -> Any:
-    """``NaN`` and ``Infinity`` are not JSON: an answer holding one cannot be sent on."""
-    msg = f"{name} is not JSON"
-    raise ValueError(msg)
-
-
-async def _read(response: aiohttp.ClientResponse, limit: int) -> bytearray:
-    """The whole answer, decompressed; 502 past ``limit`` bytes (the connection is dropped)."""
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        response.close()
-        raise _too_long(limit)
-    # One growing buffer, not a list of pieces: when it is dropped, the memory goes back to the
-    # system (a large block is its own mapping), instead of fragmenting the heap.
-    body = bytearray()
-    async with contextlib.aclosing(_decoded(response)) as pieces:
-        async for piece in pieces:
-            if len(body) + len(piece) > limit:
-                # Not kept in a local before: the frame would hold the exception and the
-                # exception the frame (a cycle), keeping the buffer until a garbage collection.
-                raise _too_long(limit)
-            body += piece
-    return body
-
-
-def _too_long(limit: int) -> UpstreamError:
-    return UpstreamError(502, f"the upstream answer is longer than {limit:,} bytes")
-
-
-async def _decoded(response: aiohttp.ClientResponse) -> AsyncGenerator[bytes, None]:
-    """The body's bytes, decompressed a step at a time; the response is closed at the end.
-
-    Closing the generator early (a limit, a deadline, a client that left) closes the
-    connection; one read to the end goes back to the pool.
-    """
-    complete = False
-    try:
-        decoder = _Decoder(str(response.headers.get("content-encoding", "")))
-        async for raw in response.content.iter_chunked(_STEP):
-            for piece in decoder.feed(raw):
-                yield piece
-        complete = True
-    except TimeoutError:
-        raise UpstreamError(504, "the upstream model stopped sending (timeout)") from None
-    except aiohttp.ClientError as exc:
-        raise UpstreamError(502, f"the upstream answer broke off ({exc})") from None
-    finally:
-        if complete:
-            response.release()
-        else:
-            response.close()
-
-
-class _Decoder:
-    """Content-Encoding undone in steps of at most ``_STEP`` bytes (a bomb never inflates)."""
-
-    def __init__(self, encoding: str) -> None:
-        encoding = encoding.strip().lower()
-        if encoding not in _WBITS:
-            msg = f"the upstream answer is encoded as {encoding[:40]!r}; the gateway asked for "
-            raise UpstreamError(502, msg + _ACCEPT_ENCODING)
-        wbits = _WBITS[encoding]
-        self._zlib = None if wbits is None else zlib.decompressobj(wbits)
-        self._started = False
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        """The decompressed bytes of ``data``, in pieces of at most ``_STEP``."""
-        if self._zlib is None:
-            if data:
-                yield data
-            return
-        while not self._zlib.eof:
-            try:
-                out = self._zlib.decompress(data, _STEP)
-            except zlib.error as exc:
-                if self._started:
-                    msg = f"the upstream answer's compression is broken ({exc})"
-                    raise UpstreamError(502, msg) from None
-                # Raw deflate (no zlib header), sent by some servers as "deflate": as httpx does.
-                self._started = True
-                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-                continue
-            self._started = True
-            data = self._zlib.unconsumed_tail
-            if out:
-                yield out
-            if not data and len(out) < _STEP:  # all consumed, nothing held back
-                return
-
-
-async def _bounded(
-    chunks: AsyncGenerator[bytes, None], deadline: float, limit: int
-) -> AsyncGenerator[bytes, None]:
-    """``chunks`` until the deadline (loop time) or ``limit`` bytes; closes ``chunks`` at the end.
-
-    Raises:
-        UpstreamError: 504 past the deadline, 502 past the limit.
-    """
-    size = 0
-    async with contextlib.aclosing(chunks):
-        while True:
-            try:
-                async with asyncio.timeout_at(deadline):
-                    chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                msg = "the upstream stream did not end within the gateway's deadline"
-                raise UpstreamError(504, msg) from None
-            size += len(chunk)
-            if size > limit:
-                raise UpstreamError(502, f"the upstream stream is longer than {limit:,} bytes")
-            yield chunk
 
 
 async def _passthrough(chunks: AsyncGenerator[bytes, None]) -> AsyncGenerator[bytes, None]:
@@ -352,133 +126,6 @@ class _ClosingStream(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             await self._source.aclose()
-
-
-class FixtureUpstream:
-    """A built-in provider that answers from a file of canned answers (repeatable tests, demos).
-
-    The file (JSON or YAML) is ``{"answer": "..."}``, or ``{"answers": [{"match": "text in the
-    last user message", "answer": "..."}, ...], "default": "..."}``.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        import yaml  # noqa: PLC0415
-
-        from citeverify_core.errors import PolicyError  # noqa: PLC0415
-        from citeverify_core.policy.config import safe_yaml  # noqa: PLC0415
-
-        file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-            data = safe_yaml(text)  # JSON is YAML
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, PolicyError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise InputError(f"cannot read the fixture {file}: {reason}", path=str(file)) from None
-        if isinstance(data, str):
-            data = {"answer": data}
-        if not isinstance(data, Mapping):
-            raise InputError(f"the fixture {file} must be a mapping", path=str(file))
-        self.default = data.get("answer", data.get("default"))
-        self.rules = [
-            (str(rule.get("match", "")), str(rule.get("answer", "")))
-            for rule in data.get("answers") or []
-            if isinstance(rule, Mapping)
-        ]
-        if not isinstance(self.default, str) and not self.rules:
-            raise InputError(f"the fixture {file} holds no answer", path=str(file))
-
-    def answer_for(self, body: Mapping[str, Any]) -> str:
-        """The canned answer for this request."""
-        last = _last_user_text(body)
-        for match, answer in self.rules:
-            if match in last:
-                return answer
-        return self.default if isinstance(self.default, str) else self.rules[0][1]
-
-    async def send(
-        self, kind: str, body: dict[str, Any], authorization: str | None, **_limits: Any
-    ) -> Reply:
-        """Answer as the provider would."""
-        text = self.answer_for(body)
-        model = str(body.get("model", "fixture"))
-        if body.get("stream") is True:
-            return Reply(200, chunks=_fixture_stream(kind, model, text))
-        return Reply(200, _completion(kind, model, text))
-
-    api_key: str | None = None  # a fixture needs no key
-
-    async def aclose(self) -> None:
-        """Nothing to close."""
-
-
-def _last_user_text(body: Mapping[str, Any]) -> str:
-    messages = body.get("messages", body.get("input"))
-    if isinstance(messages, str):
-        return messages
-    if isinstance(messages, list):
-        for message in reversed(messages):
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                content = message.get("content")
-                return content if isinstance(content, str) else json.dumps(content)
-    return ""
-
-
-def _completion(kind: str, model: str, text: str) -> dict[str, Any]:
-    if kind == "responses":
-        return {
-            "id": "resp_fixture",
-            "object": "response",
-            "model": model,
-            "status": "completed",
-            "output": [
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": text}],
-                }
-            ],
-        }
-    return {
-        "id": "chatcmpl-fixture",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-            }
-        ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-    }
-
-
-async def _fixture_stream(kind: str, model: str, text: str) -> AsyncGenerator[bytes, None]:
-    words = text.split(" ")
-    for i, word in enumerate(words):
-        delta = word if i == 0 else " " + word
-        event: dict[str, Any]
-        if kind == "responses":
-            event = {"type": "response.output_text.delta", "delta": delta}
-        else:
-            event = {
-                "id": "chatcmpl-fixture",
-                "object": "chat.completion.chunk",
-                "model": model,
-                "choices": [{"index": 0, "delta": {"content": delta}, "finish_reason": None}],
-            }
-        yield f"data: {json.dumps(event)}\n\n".encode()
-    yield b"data: [DONE]\n\n"
-
-
-def make_upstream(spec: str, *, timeout: float = 60.0) -> HTTPUpstream | FixtureUpstream:
-    """``fixture:FILE`` or an http(s) base URL."""
-    if spec.startswith("fixture:"):
-        return FixtureUpstream(spec.removeprefix("fixture:"))
-    if not spec.startswith(("http://", "https://")):
-        raise InputError("--upstream is an http(s) base URL or fixture:FILE", path="upstream")
-    return HTTPUpstream(spec, timeout=timeout)
 
 
 @dataclass
@@ -605,7 +252,7 @@ def gateway_router(
             return openai_error(400, _unknown_policy(body), code="unknown_policy")
         forwarded = {k: v for k, v in body.items() if k != "verdictan"}
         try:
-            content = _encode_request(forwarded)
+            content = encode_request(forwarded)
         except InputError as exc:
             return openai_error(400, str(exc), code="invalid_request")
         # The caller of the bound: the key's id, else the client's address.
@@ -646,7 +293,7 @@ def gateway_router(
                     max_bytes=config.max_answer_bytes,
                 )  # fmt: skip
                 if reply.chunks is not None:
-                    chunks = _bounded(reply.chunks, deadline, config.max_stream_bytes)
+                    chunks = bounded(reply.chunks, deadline, config.max_stream_bytes)
                     if config.stream_mode == "passthrough":
                         logged(None, 200, enforced=False, stream=True)
                         return _ClosingStream(
@@ -770,51 +417,6 @@ def _json(content: Any, status: int, headers: Mapping[str, str] | None = None) -
     return Response(
         raw, status, headers=dict(headers) if headers else None, media_type="application/json"
     )
-
-
-def _encode_request(body: Mapping[str, Any]) -> bytes:
-    """The forwarded request as UTF-8 JSON.
-
-    Raises:
-        InputError: a value JSON cannot carry (NaN, Infinity) or text that is not Unicode (a
-            lone surrogate), naming the field.
-    """
-    try:
-        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return text.encode("utf-8")
-    except (ValueError, RecursionError):
-        path, what = _unsendable(body, "")
-        msg = f"{path or 'the request'} holds {what}, which cannot be sent on as JSON"
-        raise InputError(msg, path=f"request.{path}" if path else "request") from None
-
-
-def _unsendable(value: Any, path: str) -> tuple[str, str]:
-    """The first field holding NaN, Infinity or a lone surrogate, and which."""
-    if isinstance(value, float) and math.isnan(value):
-        return path, "NaN"
-    if isinstance(value, float) and math.isinf(value):
-        return path, "Infinity"
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path, "a lone surrogate (not Unicode)"
-        return "", ""
-    items: list[tuple[Any, Any]] = []
-    if isinstance(value, Mapping):
-        items = list(value.items())
-    elif isinstance(value, list):
-        items = list(enumerate(value))
-    for key, item in items:
-        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
-        if isinstance(key, str):
-            found = _unsendable(key, where)
-            if found[0]:
-                return found
-        found = _unsendable(item, where)
-        if found[0]:
-            return found
-    return "", ""
 
 
 def _unknown_policy(body: Mapping[str, Any]) -> str:
