@@ -187,7 +187,7 @@ def serve_gateway(port: int, upstream: str, policy: str, profile: str | None) ->
     from citeverify_core.references import ReferenceVerifier
     from citeverify_core.service import create_app
     from citeverify_core.service.gateway import GatewayConfig, HTTPUpstream
-    from citeverify_core.service.store import JobStore
+    from citeverify_core.service.jobs import JobStore
 
     with tempfile.TemporaryDirectory() as tmp:
         # As `citeverify serve --upstream URL` without an index: the reference API is there,

@@ -124,7 +124,7 @@ class Serve:
 
     def __init__(self, folder: Path, upstream: str, crossref: str, keys: int = 0) -> None:
         from citeverify_core.references import ReferenceVerifier
-        from citeverify_core.service.store import JobStore
+        from citeverify_core.service.jobs import JobStore
 
         db = folder / "service.sqlite"
         store = JobStore(db, ReferenceVerifier(None, sources=[]))

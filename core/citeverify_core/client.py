@@ -63,7 +63,8 @@ from citeverify_core.errors import (
     ServiceError,
     ServiceUnavailableError,
 )
-from citeverify_core.lookups.http import ACCEPT_ENCODING, BoundedBody, LookupFailure, retry_after
+from citeverify_core.lookups.failures import LookupFailure
+from citeverify_core.lookups.http import ACCEPT_ENCODING, BoundedBody, retry_after
 from citeverify_core.references.result import ReferenceResult
 from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES, Job, JobState, Submission
 from citeverify_core.service.schema import Progress as JobProgress

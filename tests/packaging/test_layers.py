@@ -84,12 +84,13 @@ def _imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[st
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, *([node.module] if node.module else [])])
             targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
-        for target in targets:
+        for imported in targets:
             # The longest module of ours that the name is in ("pkg.mod.Name" -> "pkg.mod").
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                yield target, node.lineno, id(node) in type_only
+            module = imported
+            while module and module not in known:
+                module = module.rpartition(".")[0]
+            if module and module != name:
+                yield module, node.lineno, id(node) in type_only
 
 
 def _graph() -> dict[str, dict[str, tuple[int, bool]]]:

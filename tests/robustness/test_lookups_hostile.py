@@ -28,7 +28,8 @@ import pytest
 from citeverify_core import CitationVerifier, InputError
 from citeverify_core.lookups.cache import LookupCache
 from citeverify_core.lookups.guard import forbidden
-from citeverify_core.lookups.http import LookupFailure, decode_json, quote_path
+from citeverify_core.lookups.failures import LookupFailure
+from citeverify_core.lookups.http import decode_json, quote_path
 from citeverify_core.lookups.resolve import Lookups, Target
 from citeverify_core.policy.config import LookupSettings
 from citeverify_core.references.model import ParsedReference

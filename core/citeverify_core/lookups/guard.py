@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from citeverify_core.lookups.http import LookupFailure, clean_text
+from citeverify_core.lookups.failures import LookupFailure, clean_text
 
 if TYPE_CHECKING:
     import httpx

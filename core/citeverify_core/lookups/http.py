@@ -37,6 +37,7 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
+from citeverify_core.lookups.failures import LookupFailure, clean_text, text_or_none
 from citeverify_core.sync import on_background_loop
 
 __all__ = [
@@ -102,10 +103,6 @@ _MAX_JSON_DEPTH = 64  # real answers nest under 10 levels; json.loads recurses (
 #: Requests per second to a host, whoever sends them (a URL in an answer included), unless the
 #: caller names its own rate: NCBI blocks a client past 3 requests/s without an API key.
 DEFAULT_HOST_RATES: Mapping[str, float] = {"eutils.ncbi.nlm.nih.gov": 3.0}
-
-
-class LookupFailure(Exception):
-    """A call that failed for a reason we can state (blocked address, bad shape, ...)."""
 
 
 @functools.cache
@@ -184,17 +181,6 @@ def failure_reason(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, ValueError):
         return f"malformed response: {exc}"
     return f"{type(exc).__name__}: {exc}"
-
-
-def clean_text(text: str, limit: int) -> str:
-    """Text from a service made safe to serialize: lone surrogates replaced, length capped."""
-    text = text[: limit + 1].encode("utf-8", "replace").decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def text_or_none(value: Any, limit: int = 1000) -> str | None:
-    """A non-empty string field of an untrusted payload, cleaned; anything else is None."""
-    return clean_text(value, limit) if isinstance(value, str) and value.strip() else None
 
 
 def http_error(response: httpx.Response) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from citeverify_core.lookups.http import clean_text, text_or_none
+from citeverify_core.lookups.failures import clean_text, text_or_none
 
 if TYPE_CHECKING:
     from citeverify_core.engine.results import LookupRecord

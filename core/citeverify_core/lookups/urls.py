@@ -11,8 +11,9 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from citeverify_core.lookups.failures import LookupFailure
 from citeverify_core.lookups.guard import AddressGuard
-from citeverify_core.lookups.http import LookupFailure, Outbound, http_error
+from citeverify_core.lookups.http import Outbound, http_error
 from citeverify_core.lookups.outcome import Outcome, Target
 
 if TYPE_CHECKING:

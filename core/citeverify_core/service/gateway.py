@@ -40,10 +40,11 @@ from citeverify_core.engine.results import VerificationResult
 from citeverify_core.engine.verifier import CitationVerifier
 from citeverify_core.errors import AuthenticationError, InputError, RateLimitError, ServiceError
 from citeverify_core.service.decisions import DecisionLog, decision_row
+from citeverify_core.service.jobs import JobStore
 from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
-from citeverify_core.service.store import KEY_PREFIX, JobStore
 from citeverify_core.service.streams import assemble_stream, replayable
+from citeverify_core.service.tenants import KEY_PREFIX
 from citeverify_core.service.upstream import (
     MAX_ANSWER_BYTES,
     UPSTREAM_KEY_ENV,

@@ -22,17 +22,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 
 from citeverify_core.errors import InputError, ServiceError
 from citeverify_core.references.index import connect_sqlite, encodable, require_columns
-
-if TYPE_CHECKING:  # the transitional names at the end of this module
-    from citeverify_core.service.jobs import JobStore as JobStore  # noqa: PLC0414 - re-export
-    from citeverify_core.service.tenants import KEY_PREFIX as KEY_PREFIX  # noqa: PLC0414 - re-export
 
 __all__ = [
     "API_KEYS",
@@ -323,21 +319,3 @@ def _migrate(db: sa.Connection, where: str) -> None:
                 )
     db.execute(SCHEMA.delete())
     db.execute(SCHEMA.insert().values(version=SCHEMA_VERSION))
-
-
-def __getattr__(name: str) -> Any:
-    """``JobStore`` and ``KEY_PREFIX``, for modules that still import them from here.
-
-    Transitional: the gateway imports them from this module; they live in
-    :mod:`citeverify_core.service.jobs` and :mod:`citeverify_core.service.tenants` now. Remove
-    once no module imports them from here.
-    """
-    if name == "JobStore":
-        from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - transitional
-
-        return JobStore
-    if name == "KEY_PREFIX":
-        from citeverify_core.service.tenants import KEY_PREFIX  # noqa: PLC0415 - transitional
-
-        return KEY_PREFIX
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

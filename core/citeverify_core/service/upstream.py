@@ -28,7 +28,8 @@ from typing import Any
 import aiohttp
 
 from citeverify_core.errors import InputError, PolicyError
-from citeverify_core.lookups.http import ACCEPT_ENCODING, Inflater, LookupFailure
+from citeverify_core.lookups.failures import LookupFailure
+from citeverify_core.lookups.http import ACCEPT_ENCODING, Inflater
 from citeverify_core.policy.config import safe_yaml
 
 __all__ = [
