@@ -35,7 +35,7 @@ from citeverify_core.lookups.http import (
     decode_json,
     quote_path,
 )
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.model import ParsedReference
 from citeverify_core.references.sources import make_sources
 from tests.support.loopback import Loopback, Reply

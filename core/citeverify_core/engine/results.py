@@ -1,14 +1,22 @@
-"""Result value objects: frozen pydantic models, JSON-serialisable with the seed's key names."""
+"""Result value objects: frozen, slotted dataclasses, JSON-ready with the policy-pack format's keys.
+
+They import nothing beyond the standard library: building and reading results costs no pydantic.
+:meth:`VerificationResult.to_dict` gives the JSON; :meth:`VerificationResult.from_dict` rebuilds a
+result from it (a serialised result, a service's answer). Each field's description is in its
+``metadata["description"]`` (``dataclasses.fields(ClaimResult)``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic_core import PydanticUndefined
+from citeverify_core.engine.render import render_html, render_text
+from citeverify_core.lookups.record import LookupRecord
+from citeverify_core.policy.settings import CitationType
 
-from citeverify_core.engine.plain import Plan, result_dict
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "Citation",
@@ -18,194 +26,344 @@ __all__ = [
     "VerificationDetails",
     "VerificationReport",
     "VerificationResult",
+    "updated",
 ]
 
 Span = tuple[int, int]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    @classmethod
-    def _field_plan(cls) -> Plan:
-        """Every field with its default (in order), and the fields made by a default factory."""
-        template: dict[str, Any] = {}
-        factories: list[tuple[str, Callable[[], Any]]] = []
-        for name, field in cls.model_fields.items():
-            template[name] = None if field.default is PydanticUndefined else field.default
-            if field.default_factory is not None:
-                factories.append((name, field.default_factory))  # type: ignore[arg-type]
-        return template, tuple(factories)
+def _about(description: str, **kwargs: Any) -> Any:
+    """A dataclass field with its description in ``metadata``."""
+    return field(metadata={"description": description}, **kwargs)
 
 
-class ClaimResult(_Frozen):
-    """One claim of the answer and how well the context supports it."""
+def _json(value: Any) -> Any:
+    """``value`` as JSON data: results as their mappings, tuples as lists."""
+    to_dict: Callable[[], Any] | None = getattr(value, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json(v) for k, v in value.items()}
+    return value
 
-    text: str = Field(description="The claim as written in the answer.")
-    span: Span = Field(description="[start, end) character offsets of the claim in the answer.")
-    groundedness: float | None = Field(
-        description="Share of the claim's unique words found in the context; null when the "
+
+def _span(value: Any) -> Span:
+    return (value[0], value[1])
+
+
+#: The fields of a claim that only some verifications fill, and so only they show in the JSON.
+_CLAIM_OPTIONAL = frozenset(
+    {"cited_groundedness", "misattributed", "problems", "tier", "semantic_score"}
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClaimResult:
+    """One claim of the answer and how well the context supports it.
+
+    ``_unset`` names the fields left out of :meth:`to_dict` (those a verification did not fill:
+    the citation scores when the context was not checked, ``problems`` without a strict option,
+    ``tier`` and ``semantic_score`` without the semantic tier); :func:`updated` shows the fields
+    it changes.
+    """
+
+    text: str = _about("The claim as written in the answer.")
+    span: Span = _about("[start, end) character offsets of the claim in the answer.")
+    groundedness: float | None = _about(
+        "Share of the claim's unique words found in the context; null when the "
         "context was not checked."
     )
-    verified: bool | None = Field(
-        description="groundedness >= min_groundedness, or with the semantic tier semantic_score "
+    verified: bool | None = _about(
+        "groundedness >= min_groundedness, or with the semantic tier semantic_score "
         ">= extensions.semantic.min_score; false when a strict option fails the claim; null when "
         "the context was not checked."
     )
-    word_count: int = Field(description="Unique words in the claim.")
-    missing_words: list[str] = Field(
-        description="Normalized words of the claim that no context document contains."
+    word_count: int = _about("Unique words in the claim.")
+    missing_words: list[str] = _about(
+        "Normalized words of the claim that no context document contains."
     )
-    best_document: int | None = Field(
-        description="Index of the context document that supports the claim best (most words; "
+    best_document: int | None = _about(
+        "Index of the context document that supports the claim best (most words; "
         "first on ties); null when none shares a word."
     )
-    best_document_groundedness: float | None = Field(
-        description="The claim's groundedness against the best document alone."
+    best_document_groundedness: float | None = _about(
+        "The claim's groundedness against the best document alone."
     )
-    cited_documents: list[int] = Field(
-        default_factory=list,
-        description="0-based indices of the documents that the claim's inline markers ([1], "
+    cited_documents: list[int] = _about(
+        "0-based indices of the documents that the claim's inline markers ([1], "
         "[Source 2], 【3】) cite; markers count sources from 1.",
-    )
-    cited_groundedness: float | None = Field(
-        default=None, description="The claim's groundedness against its cited documents alone."
-    )
-    misattributed: bool | None = Field(
-        default=None,
-        description="True when the cited documents do not support the claim (below "
-        "min_groundedness, or a marker beyond the documents given); null without markers.",
-    )
-    problems: list[str] = Field(
         default_factory=list,
-        description="Why a strict option (strict_quotes, strict_statistics) fails this claim.",
     )
-    tier: Literal["words", "semantic"] = Field(
-        default="words",
-        description="Which tier decided the claim: words (word overlap, the seed), or semantic "
+    cited_groundedness: float | None = _about(
+        "The claim's groundedness against its cited documents alone.", default=None
+    )
+    misattributed: bool | None = _about(
+        "True when the cited documents do not support the claim (below "
+        "min_groundedness, or a marker beyond the documents given); null without markers.",
+        default=None,
+    )
+    problems: list[str] = _about(
+        "Why a strict option (strict_quotes, strict_statistics) fails this claim.",
+        default_factory=list,
+    )
+    tier: Literal["words", "semantic"] = _about(
+        "Which tier decided the claim: words (word overlap), or semantic "
         "(the semantic scorer's score decided: the claim failed on words, or "
         "extensions.semantic.scope is all). Only in the JSON when a semantic scorer is "
         "configured.",
+        default="words",
     )
-    semantic_score: float | None = Field(
-        default=None,
-        description="The semantic scorer's score in [0, 1] when the semantic tier scored the "
+    semantic_score: float | None = _about(
+        "The semantic scorer's score in [0, 1] when the semantic tier scored the "
         "claim; null otherwise (no scorer, the claim passed on words and scope is failing, or "
         "the scorer failed).",
-    )
-
-
-class QuoteResult(_Frozen):
-    """A quotation in the answer and where, if anywhere, the context contains it."""
-
-    text: str = Field(description="The quoted text, without its quotation marks.")
-    span: Span = Field(description="[start, end) of the quotation, marks included, in the answer.")
-    normalized: str = Field(description="The text as compared: NFKC, casefolded, unified.")
-    matched: bool | None = Field(
-        description="Whether a context document contains the quote; null when not checked."
-    )
-    document: int | None = Field(description="Index of the first document that contains it.")
-    document_span: Span | None = Field(
-        description="[start, end) of the match in the original text of that document."
-    )
-
-
-class Citation(_Frozen):
-    """A citation found in the answer (a quote, DOI, PubMed ID, URL, case, regulation, number)."""
-
-    type: Literal["case_law", "academic", "url", "quote", "statistic", "regulatory"] = Field(
-        description="The extract_patterns type that found it."
-    )
-    text: str = Field(description="The citation as written in the answer.")
-    span: Span = Field(description="[start, end) of the citation in the answer.")
-    kind: str = Field(
-        default="",
-        description="Finer kind: doi, pmid, pmcid, arxiv, url, case, short_case, id, supra, usc, "
-        "cfr, federal_register, public_law, eu_act, percent, currency, amount, p_value, "
-        "sample_size, ratio, quote.",
-    )
-    normalized: str = Field(description="Canonical form (lower-case DOI, quote text, ...).")
-    verified: bool | None = Field(
-        description="True or false when checked (context or lookup); null when nothing checked it."
-    )
-    status: str = Field(
-        default="unchecked",
-        description="verified, not_found, mismatch, lookup_failed, blocked, matched, "
-        "supported, unsupported, in_context, format_valid, format_invalid, unchecked.",
-    )
-    reason: str = Field(description="Why it is or is not verified, for people.")
-
-
-class LookupRecord(_Frozen):
-    """One external lookup (Crossref, PubMed, URL) made for a citation."""
-
-    service: str = Field(description="crossref, pubmed, url, ...")
-    target: str = Field(description="What was looked up: a DOI, a PubMed ID, a URL.")
-    ok: bool = Field(description="Whether the lookup confirmed the citation.")
-    status_code: int | None = Field(default=None, description="HTTP status, when one came back.")
-    elapsed_ms: float = Field(default=0.0, description="Wall time of the lookup.")
-    cached: bool = Field(default=False, description="Served from the cache.")
-    error: str | None = Field(default=None, description="Why it failed, for people.")
-    metadata: dict[str, Any] = Field(default_factory=dict, description="What the service said.")
-
-
-class VerificationReport(_Frozen):
-    """Summary added to the details of a verified answer (seed: ``verification_report``)."""
-
-    summary: str = Field(description="One sentence for people.")
-    claim_count: int
-    passing_claim_count: int
-    quote_count: int
-    matched_quote_count: int
-    citation_count: int
-    context_document_count: int
-    source_evidence: list[str] = Field(description="What counted as source evidence.")
-    thresholds: dict[str, float] = Field(description="The thresholds that were applied.")
-
-
-class VerificationDetails(_Frozen):
-    """The seed's ``details``. Keys absent from the seed's shape are left unset (see to_dict)."""
-
-    verified: bool
-    groundedness: float | None = Field(
         default=None,
-        description="Share of the answer's unique words found in the union of the context "
-        "documents; null when the context was not checked.",
     )
-    claim_confidence: float | None = Field(
-        default=None, description="Passing claims / claims (1.0 with no claims)."
-    )
-    claims: list[ClaimResult] | None = None
-    quotes: list[QuoteResult] | None = None
-    citations: list[Citation] | None = None
-    external_lookup: list[LookupRecord] | None = None
-    verification_report: VerificationReport | None = None
-    unverified_claims: list[ClaimResult] | None = None
-    unverified_claim_count: int | None = None
+    _unset: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping with exactly the keys that the seed's details have."""
-        return self.model_dump(mode="json", exclude_unset=True)
+        """JSON-ready mapping of the fields that the verification filled."""
+        unset = self._unset
+        out: dict[str, Any] = {
+            "text": self.text,
+            "span": list(self.span),
+            "groundedness": self.groundedness,
+            "verified": self.verified,
+            "word_count": self.word_count,
+            "missing_words": list(self.missing_words),
+            "best_document": self.best_document,
+            "best_document_groundedness": self.best_document_groundedness,
+            "cited_documents": list(self.cited_documents),
+        }
+        if "cited_groundedness" not in unset:
+            out["cited_groundedness"] = self.cited_groundedness
+        if "misattributed" not in unset:
+            out["misattributed"] = self.misattributed
+        if "problems" not in unset:
+            out["problems"] = list(self.problems)
+        if "tier" not in unset:
+            out["tier"] = self.tier
+        if "semantic_score" not in unset:
+            out["semantic_score"] = self.semantic_score
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClaimResult:
+        """A claim from :meth:`to_dict`'s mapping (the optional fields it lacks stay unset)."""
+        values = {**data, "span": _span(data["span"])}
+        return cls(**values, _unset=_CLAIM_OPTIONAL - data.keys())
 
 
-class VerificationResult(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuoteResult:
+    """A quotation in the answer and where, if anywhere, the context contains it."""
+
+    text: str = _about("The quoted text, without its quotation marks.")
+    span: Span = _about("[start, end) of the quotation, marks included, in the answer.")
+    normalized: str = _about("The text as compared: NFKC, casefolded, unified.")
+    matched: bool | None = _about(
+        "Whether a context document contains the quote; null when not checked."
+    )
+    document: int | None = _about("Index of the first document that contains it.")
+    document_span: Span | None = _about(
+        "[start, end) of the match in the original text of that document."
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping."""
+        return {
+            "text": self.text,
+            "span": list(self.span),
+            "normalized": self.normalized,
+            "matched": self.matched,
+            "document": self.document,
+            "document_span": None if self.document_span is None else list(self.document_span),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QuoteResult:
+        """A quote from :meth:`to_dict`'s mapping."""
+        doc_span = data.get("document_span")
+        return cls(
+            **{
+                **data,
+                "span": _span(data["span"]),
+                "document_span": None if doc_span is None else _span(doc_span),
+            }
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Citation:
+    """A citation found in the answer (a quote, DOI, PubMed ID, URL, case, regulation, number)."""
+
+    type: CitationType = _about("The extract_patterns type that found it.")
+    text: str = _about("The citation as written in the answer.")
+    span: Span = _about("[start, end) of the citation in the answer.")
+    kind: str = _about(
+        "Finer kind: doi, pmid, pmcid, arxiv, url, case, short_case, id, supra, usc, "
+        "cfr, federal_register, public_law, eu_act, percent, currency, amount, p_value, "
+        "sample_size, ratio, quote.",
+        default="",
+    )
+    normalized: str = _about("Canonical form (lower-case DOI, quote text, ...).")
+    verified: bool | None = _about(
+        "True or false when checked (context or lookup); null when nothing checked it."
+    )
+    status: str = _about(
+        "verified, not_found, mismatch, lookup_failed, blocked, matched, "
+        "supported, unsupported, in_context, format_valid, format_invalid, unchecked.",
+        default="unchecked",
+    )
+    reason: str = _about("Why it is or is not verified, for people.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping (the keys in the order of the policy-pack format's results)."""
+        return {
+            "type": self.type,
+            "text": self.text,
+            "span": list(self.span),
+            "kind": self.kind,
+            "normalized": self.normalized,
+            "verified": self.verified,
+            "status": self.status,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Citation:
+        """A citation from :meth:`to_dict`'s mapping."""
+        return cls(**{**data, "span": _span(data["span"])})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationReport:
+    """Summary added to the details of a verified answer (``verification_report``)."""
+
+    summary: str = _about("One sentence for people.")
+    claim_count: int = _about("Claims in the answer.")
+    passing_claim_count: int = _about("Claims that pass.")
+    quote_count: int = _about("Quotes in the answer.")
+    matched_quote_count: int = _about("Quotes found in the context.")
+    citation_count: int = _about("Citations in the answer.")
+    context_document_count: int = _about("Context documents given.")
+    source_evidence: list[str] = _about("What counted as source evidence.")
+    thresholds: dict[str, float] = _about("The thresholds that were applied.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping."""
+        return {
+            "summary": self.summary,
+            "claim_count": self.claim_count,
+            "passing_claim_count": self.passing_claim_count,
+            "quote_count": self.quote_count,
+            "matched_quote_count": self.matched_quote_count,
+            "citation_count": self.citation_count,
+            "context_document_count": self.context_document_count,
+            "source_evidence": list(self.source_evidence),
+            "thresholds": dict(self.thresholds),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerificationReport:
+        """A report from :meth:`to_dict`'s mapping."""
+        return cls(**data)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationDetails:
+    """The result's ``details``, in the policy-pack format's shape (see :meth:`to_dict`)."""
+
+    verified: bool = _about("Whether the answer is verified.")
+    groundedness: float | None = _about(
+        "Share of the answer's unique words found in the union of the context "
+        "documents; null when the context was not checked.",
+        default=None,
+    )
+    claim_confidence: float | None = _about(
+        "Passing claims / claims (1.0 with no claims).", default=None
+    )
+    claims: list[ClaimResult] | None = _about("Every claim of the answer.", default=None)
+    quotes: list[QuoteResult] | None = _about("Every quote of the answer.", default=None)
+    citations: list[Citation] | None = _about("Every citation of the answer.", default=None)
+    external_lookup: list[LookupRecord] | None = _about("The lookups made.", default=None)
+    verification_report: VerificationReport | None = _about(
+        "The summary of a verified answer.", default=None
+    )
+    unverified_claims: list[ClaimResult] | None = _about(
+        "The claims that fail, when the answer is unverified.", default=None
+    )
+    unverified_claim_count: int | None = _about("How many claims fail.", default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping with exactly the keys that the policy-pack format's details have.
+
+        ``verified`` and ``groundedness`` always; the lists, ``claim_confidence`` and the report
+        (or the unverified claims) when the policy asks for the report
+        (``response.include_verification_report``), which fills them.
+        """
+        out: dict[str, Any] = {"verified": self.verified, "groundedness": self.groundedness}
+        if self.claims is None:
+            return out
+        out["claim_confidence"] = self.claim_confidence
+        for name in (
+            "claims",
+            "quotes",
+            "citations",
+            "external_lookup",
+            "verification_report",
+            "unverified_claims",
+            "unverified_claim_count",
+        ):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = _json(value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerificationDetails:
+        """Details from :meth:`to_dict`'s mapping."""
+        parts: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "claims": ClaimResult.from_dict,
+            "quotes": QuoteResult.from_dict,
+            "citations": Citation.from_dict,
+            "external_lookup": LookupRecord.from_dict,
+            "unverified_claims": ClaimResult.from_dict,
+        }
+        values = dict(data)
+        for name, build in parts.items():
+            if values.get(name) is not None:
+                values[name] = [build(item) for item in values[name]]
+        if values.get("verification_report") is not None:
+            values["verification_report"] = VerificationReport.from_dict(
+                values["verification_report"]
+            )
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VerificationResult:
     """What :meth:`citeverify_core.CitationVerifier.verify` decided, and why."""
 
-    verdict: Literal["allow", "block"] = Field(description="allow or block (seed verdicts).")
-    reason_code: Literal["citation.verified", "citation.unverified"]
-    action: Literal["allow", "flag", "redact", "block"] = Field(
-        description="What was done: allow (verified), or the policy's unverified_action."
+    verdict: Literal["allow", "block"] = _about("allow or block.")
+    reason_code: Literal["citation.verified", "citation.unverified"] = _about(
+        "citation.verified or citation.unverified."
     )
-    answer: str = Field(description="The answer: unchanged, or redacted under redact.")
-    original_answer: str = Field(
-        default="", description="The answer as given; every span in details indexes this text."
+    action: Literal["allow", "flag", "redact", "block"] = _about(
+        "What was done: allow (verified), or the policy's unverified_action."
     )
-    details: VerificationDetails
-    reasons: list[str] = Field(
-        default_factory=list, description="Why the answer is unverified, one rule per line."
+    answer: str = _about("The answer: unchanged, or redacted under redact.")
+    original_answer: str = _about(
+        "The answer as given; every span in details indexes this text.", default=""
     )
-    notes: list[str] = Field(
-        default_factory=list, description="Remarks: ignored policy options and the like."
+    details: VerificationDetails = _about("The details (see VerificationDetails).")
+    reasons: list[str] = _about(
+        "Why the answer is unverified, one rule per line.", default_factory=list
+    )
+    notes: list[str] = _about(
+        "Remarks: ignored policy options and the like.", default_factory=list
     )
 
     @property
@@ -214,17 +372,42 @@ class VerificationResult(_Frozen):
         return self.details.verified
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready mapping; ``details`` has exactly the seed's keys."""
-        return result_dict(self, self.details.to_dict())
+        """JSON-ready mapping; ``details`` has exactly the policy-pack format's keys."""
+        return {
+            "verdict": self.verdict,
+            "reason_code": self.reason_code,
+            "action": self.action,
+            "answer": self.answer,
+            "original_answer": self.original_answer,
+            "details": self.details.to_dict(),
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VerificationResult:
+        """A result from :meth:`to_dict`'s mapping (a serialised result, a service's answer).
+
+        Raises:
+            TypeError: a key is unknown or a required one is missing.
+            KeyError: a nested mapping lacks a required key.
+        """
+        return cls(**{**data, "details": VerificationDetails.from_dict(data["details"])})
 
     def __str__(self) -> str:
-        # Imported here: _render imports this module for its types.
-        from citeverify_core.engine.render import render_text  # noqa: PLC0415
-
         return render_text(self)
 
     def _repr_html_(self) -> str:
         """Jupyter: the answer with supported and unsupported claims highlighted."""
-        from citeverify_core.engine.render import render_html  # noqa: PLC0415
-
         return render_html(self)
+
+
+def updated(obj: Any, **changes: Any) -> Any:
+    """A copy of the result ``obj`` with ``changes``; changed fields show in its JSON.
+
+    ``dataclasses.replace`` that also takes the changed names out of a claim's unset fields.
+    """
+    if isinstance(obj, ClaimResult):
+        return replace(obj, **changes, _unset=obj._unset - changes.keys())
+    return replace(obj, **changes)
+

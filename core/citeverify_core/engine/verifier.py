@@ -36,7 +36,15 @@ from citeverify_core.engine.extract import (
     extract,
     find_markers,
 )
-from citeverify_core.engine.plain import PLAIN_KINDS, Kinds, PlainPolicy, model_kinds, trusted
+from citeverify_core.engine.results import (
+    Citation,
+    ClaimResult,
+    QuoteResult,
+    VerificationDetails,
+    VerificationReport,
+    VerificationResult,
+    updated,
+)
 from citeverify_core.errors import InputError, PolicyError
 from citeverify_core.lookups.http import LookupCache, Lookups, Target
 from citeverify_core.sync import run_sync
@@ -52,22 +60,14 @@ from citeverify_core.text import (
     words,
 )
 
+from citeverify_core.policy.settings import PolicySettings
+
 if TYPE_CHECKING:
     import httpx
 
-    from citeverify_core.engine.results import (
-        Citation,
-        ClaimResult,
-        LookupRecord,
-        QuoteResult,
-        VerificationDetails,
-        VerificationResult,
-    )
     from citeverify_core.engine.semantic import Passages, SemanticTier
-
-    # The models are imported when a verifier is made (pydantic), except for the plain twins of
-    # citeverify_core.engine.plain (the CLI's fast path, issue 14).
-    from citeverify_core.policy.config import PolicyConfig
+    from citeverify_core.lookups.record import LookupRecord
+    from citeverify_core.policy.loading import PolicyConfig
 
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
 
@@ -85,32 +85,26 @@ MAX_QUOTES = 500
 #: InputError before any claim is scored.
 MAX_CLAIMS = 10_000
 
-# A string for PolicyConfig: pydantic is imported when a policy needs it, not with this module.
-PolicyLike = Union["PolicyConfig", Mapping[str, Any], str, Path, None]
+# A string for PolicyConfig: pydantic is imported when a policy needs validating.
+PolicyLike = Union["PolicyConfig", PolicySettings, Mapping[str, Any], str, Path, None]
 _T = TypeVar("_T")
 
 
-def resolve_policy(policy: PolicyLike) -> PolicyConfig:
-    """Accept a PolicyConfig, the inner mapping, or the path of a policy pack."""
-    if isinstance(
-        policy, PlainPolicy
-    ):  # the defaults without pydantic (citeverify_core.engine.plain)
-        return cast("PolicyConfig", policy)
-    from citeverify_core.policy.config import PolicyConfig  # noqa: PLC0415
+def resolve_policy(policy: PolicyLike) -> PolicySettings:
+    """The settings of any form a policy is given in (see :func:`citeverify_core.policy.load_policy`).
 
-    if policy is None:
-        return PolicyConfig()
-    if isinstance(policy, PolicyConfig):
+    Settings and None (the defaults) need no validation, and so no pydantic.
+
+    Raises:
+        PolicyError: the policy is invalid or of another type.
+    """
+    if isinstance(policy, PolicySettings):
         return policy
-    if isinstance(policy, str | Path):
-        return PolicyConfig.from_yaml(policy)
-    if isinstance(policy, Mapping):
-        return PolicyConfig.model_validate(dict(policy))
-    msg = (
-        "policy must be a PolicyConfig, a mapping of citation-verifier options, or the path of "
-        f"a policy pack; got {type(policy).__name__}"
-    )
-    raise PolicyError(msg)
+    if policy is None:
+        return PolicySettings()
+    from citeverify_core.policy.loading import load_policy  # noqa: PLC0415 - pydantic: only to validate
+
+    return load_policy(policy).to_settings()
 
 
 @dataclass(slots=True)  # not frozen: made once per answer, a frozen one costs more
@@ -186,8 +180,6 @@ class CitationVerifier:
         semantic: Any = None,
     ) -> None:
         self.policy = resolve_policy(policy)
-        # The classes of the results: the models, or with the plain default policy their twins.
-        self._kinds: Kinds = PLAIN_KINDS if isinstance(policy, PlainPolicy) else model_kinds()
         self.include_original = include_original
         self._semantic: SemanticTier | None = None
         if semantic is not None:
@@ -375,9 +367,9 @@ class CitationVerifier:
             supported = set().union(*hits)
             groundedness = len(supported) / len(answer_words)
         best = _BestDocuments(hits)
-        claim_cls, n, min_groundedness = self._kinds.claim, len(texts), policy.min_groundedness
+        n, min_groundedness = len(texts), policy.min_groundedness
         claims = [
-            _score_claim(claim_cls, p, cw, hits, supported, m, best, n, min_groundedness, w)
+            _score_claim(p, cw, hits, supported, m, best, n, min_groundedness, w)
             for p, cw, m, w in zip(pieces, claim_words, claim_markers, written, strict=True)
         ]
         missing_numbers: list[tuple[int, str]] = []
@@ -397,7 +389,7 @@ class CitationVerifier:
             spans = _capped(
                 find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
             )
-            quotes = _match_quotes(self._kinds.quote, spans, docs if texts else None)
+            quotes = _match_quotes(spans, docs if texts else None)
         found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
         truncated |= found.truncated
         context_numbers = NumberIndex(texts) if texts else None
@@ -426,7 +418,7 @@ class CitationVerifier:
     def _decide(self, a: _Analysis, lookups: list[LookupRecord]) -> VerificationResult:
         policy = self.policy
         by_target = {(r.service, r.target): r for r in lookups}
-        citations = [_quote_citation(self._kinds.citation, q) for q in a.quotes]
+        citations = [_quote_citation(q) for q in a.quotes]
         search = ContextSearch(a.docs)
         for f, target in zip(a.found, a.targets, strict=True):
             record = by_target.get((target.service, target.key)) if target else None
@@ -439,7 +431,6 @@ class CitationVerifier:
                     context_numbers=a.context_numbers,
                     record=record,
                     policy=policy,
-                    cls=self._kinds.citation,
                 )
             )
         citations.sort(key=lambda c: c.span)
@@ -529,22 +520,19 @@ class CitationVerifier:
 
         report = _Report(a, claims, citations, passing, evidence)
         details = self._details(report, verified, claim_confidence, lookups, unverified)
-        return trusted(
-            self._kinds.result,
-            {
-                "verdict": "block" if action == "block" else "allow",
-                "reason_code": "citation.verified" if verified else "citation.unverified",
-                "action": action,
-                "answer": answer,
-                "original_answer": original,
-                "details": details,
-                "reasons": reasons,
-                "notes": [
-                    *policy.notes(),
-                    *(_TRUNCATED[t] for t in sorted(a.truncated)),
-                    *a.semantic_notes,
-                ],
-            },
+        return VerificationResult(
+            verdict="block" if action == "block" else "allow",
+            reason_code="citation.verified" if verified else "citation.unverified",
+            action=action,
+            answer=answer,
+            original_answer=original,
+            details=details,
+            reasons=reasons,
+            notes=[
+                *policy.notes(),
+                *(_TRUNCATED[t] for t in sorted(a.truncated)),
+                *a.semantic_notes,
+            ],
         )
 
     def _details(
@@ -558,9 +546,7 @@ class CitationVerifier:
         policy = self.policy
         a = r.analysis
         if not policy.response.include_verification_report:
-            return trusted(
-                self._kinds.details, {"verified": verified, "groundedness": a.groundedness}
-            )
+            return VerificationDetails(verified=verified, groundedness=a.groundedness)
         extra: dict[str, Any]
         if verified:
             summary = (
@@ -570,9 +556,8 @@ class CitationVerifier:
                 + (f", overlap {a.groundedness:.2f}" if a.groundedness is not None else "")
             )
             extra = {
-                "verification_report": trusted(
-                    self._kinds.report,
-                    {
+                "verification_report": VerificationReport(
+                    **{
                         "summary": summary,
                         "claim_count": len(r.claims),
                         "passing_claim_count": len(r.passing),
@@ -596,18 +581,15 @@ class CitationVerifier:
             }
         else:
             extra = {"unverified_claims": unverified, "unverified_claim_count": len(unverified)}
-        return trusted(
-            self._kinds.details,
-            {
-                "verified": verified,
-                "groundedness": a.groundedness,
-                "claim_confidence": claim_confidence,
-                "claims": list(r.claims),
-                "quotes": list(a.quotes),
-                "citations": list(r.citations),
-                "external_lookup": list(lookups),
-                **extra,
-            },
+        return VerificationDetails(
+            verified=verified,
+            groundedness=a.groundedness,
+            claim_confidence=claim_confidence,
+            claims=list(r.claims),
+            quotes=list(a.quotes),
+            citations=list(r.citations),
+            external_lookup=list(lookups),
+            **extra,
         )
 
 
@@ -838,8 +820,14 @@ def _lane(documents: list[int], n: int) -> int:
     return int.from_bytes(lane, "little")
 
 
+#: The fields a claim leaves out of its JSON: without the context, and with it.
+_UNCHECKED_UNSET = frozenset(
+    {"cited_groundedness", "misattributed", "problems", "tier", "semantic_score"}
+)
+_CHECKED_UNSET = frozenset({"problems", "tier", "semantic_score"})
+
+
 def _score_claim(
-    cls: type[ClaimResult],
     piece: Piece,
     claim_words: list[str],
     hits: list[set[str]],
@@ -854,19 +842,17 @@ def _score_claim(
     n = len(claim_words)
     cited = sorted({num - 1 for _, _, nums in markers for num in nums}) if markers else []
     if not hits:  # context not checked
-        return trusted(
-            cls,
-            {
-                "text": piece.text,
-                "span": (piece.start, piece.end),
-                "groundedness": None,
-                "verified": None,
-                "word_count": n,
-                "missing_words": [],
-                "best_document": None,
-                "best_document_groundedness": None,
-                "cited_documents": cited,
-            },
+        return ClaimResult(
+            text=piece.text,
+            span=(piece.start, piece.end),
+            groundedness=None,
+            verified=None,
+            word_count=n,
+            missing_words=[],
+            best_document=None,
+            best_document_groundedness=None,
+            cited_documents=cited,
+            _unset=_UNCHECKED_UNSET,
         )
     missing = list(itertools.filterfalse(supported.__contains__, claim_words))
     shown = [written[w] for w in missing] if written is not None else missing  # stems: as written
@@ -880,21 +866,19 @@ def _score_claim(
         cited_hits: set[str] = set().union(*(hits[i] for i in in_range))
         cited_score = sum(1 for w in claim_words if w in cited_hits) / n
         misattributed = len(in_range) < len(cited) or cited_score < min_groundedness
-    return trusted(
-        cls,
-        {
-            "text": piece.text,
-            "span": (piece.start, piece.end),
-            "groundedness": score,
-            "verified": score >= min_groundedness,
-            "word_count": n,
-            "missing_words": shown,
-            "best_document": best,
-            "best_document_groundedness": best_count / n if best is not None else None,
-            "cited_documents": cited,
-            "cited_groundedness": cited_score,
-            "misattributed": misattributed,
-        },
+    return ClaimResult(
+        text=piece.text,
+        span=(piece.start, piece.end),
+        groundedness=score,
+        verified=score >= min_groundedness,
+        word_count=n,
+        missing_words=shown,
+        best_document=best,
+        best_document_groundedness=best_count / n if best is not None else None,
+        cited_documents=cited,
+        cited_groundedness=cited_score,
+        misattributed=misattributed,
+        _unset=_CHECKED_UNSET,
     )
 
 
@@ -918,9 +902,9 @@ def _apply_semantic(a: _Analysis, scores: dict[int, float], min_score: float) ->
                 "semantic_score": scores[i],
                 "verified": passed,
             }
-            claims.append(c.model_copy(update=update))
+            claims.append(updated(c, **update))
         elif c.verified is not None:
-            claims.append(c.model_copy(update={"tier": "words"}))  # set: shown in the JSON
+            claims.append(updated(c, **{"tier": "words"}))  # set: shown in the JSON
         else:
             claims.append(c)
     overlap = a.groundedness
@@ -1003,7 +987,7 @@ def _capped(items: list[_T], limit: int, kind: str, truncated: set[str]) -> list
     return items
 
 
-def _strict_truncated(truncated: set[str], policy: PolicyConfig) -> list[str]:
+def _strict_truncated(truncated: set[str], policy: PolicySettings) -> list[str]:
     """Strict options fail closed when a limit left some quotes or statistics unchecked."""
     out = []
     if policy.extensions.strict_quotes and "quote" in truncated:
@@ -1041,12 +1025,12 @@ def _withhold(
     removed = [(0, answer_length)] if whole else sorted(c.span for c in unverified)
     gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
     withheld = {  # one copy per claim, shared by both lists
-        c.span: c.model_copy(update=gone) for c in (claims if whole else unverified)
+        c.span: updated(c, **gone) for c in (claims if whole else unverified)
     }
     claims = [withheld.get(c.span, c) for c in claims]
     unverified = [withheld[c.span] for c in unverified]
     quotes = [
-        q.model_copy(update={"text": marker, "normalized": marker})
+        updated(q, **{"text": marker, "normalized": marker})
         if _inside(q.span, removed)
         else q
         for q in quotes
@@ -1055,7 +1039,7 @@ def _withhold(
     kept = {c.normalized for c, h in zip(citations, inside, strict=True) if not h}
     hidden = {c.normalized for c, h in zip(citations, inside, strict=True) if h} - kept
     citations = [
-        c.model_copy(update={"text": marker, "normalized": marker, "reason": c.status}) if h else c
+        updated(c, **{"text": marker, "normalized": marker, "reason": c.status}) if h else c
         for c, h in zip(citations, inside, strict=True)
     ]
     lookups = [r for r in lookups if r.target not in hidden]
@@ -1066,7 +1050,7 @@ def _apply_strict(
     claims: list[ClaimResult],
     quotes: list[QuoteResult],
     citations: list[Citation],
-    policy: PolicyConfig,
+    policy: PolicySettings,
     missing_numbers: list[tuple[int, str]] | None = None,
 ) -> list[ClaimResult]:
     """Attach the strict_quotes / strict_statistics failures to the claims that carry them.
@@ -1114,7 +1098,7 @@ def _apply_strict(
         if (claim := _claim_at(claims, pos)) is not None:
             problems.setdefault(claim.span[0], []).append(why)
     return [
-        c.model_copy(update={"problems": problems[c.span[0]], "verified": False})
+        updated(c, **{"problems": problems[c.span[0]], "verified": False})
         if c.span[0] in problems
         else c
         for c in claims
@@ -1122,7 +1106,7 @@ def _apply_strict(
 
 
 def _match_quotes(
-    cls: type[QuoteResult], quotes: list[QuoteSpan], docs: list[ContextDocument] | None
+    quotes: list[QuoteSpan], docs: list[ContextDocument] | None
 ) -> list[QuoteResult]:
     """Each quote against the documents (``matched`` None: no documents to check against).
 
@@ -1146,40 +1130,34 @@ def _match_quotes(
             if hit is not None:
                 document, document_span = hit
         results.append(
-            trusted(
-                cls,
-                {
-                    "text": q.text,
-                    "span": (q.start, q.end),
-                    "normalized": needle,
-                    "matched": matched,
-                    "document": document,
-                    "document_span": document_span,
-                },
+            QuoteResult(
+                text=q.text,
+                span=(q.start, q.end),
+                normalized=needle,
+                matched=matched,
+                document=document,
+                document_span=document_span,
             )
         )
     return results
 
 
-def _quote_citation(cls: type[Citation], q: QuoteResult) -> Citation:
+def _quote_citation(q: QuoteResult) -> Citation:
     if q.matched is None:
         status, reason = "unchecked", "not checked: no context documents to compare with"
     elif q.matched:
         status, reason = "matched", f"found in context document {q.document}"
     else:
         status, reason = "not_found", "not found in any context document"
-    return trusted(
-        cls,
-        {
-            "type": "quote",
-            "kind": "quote",
-            "text": q.text,
-            "span": q.span,
-            "normalized": q.normalized,
-            "verified": q.matched,
-            "status": status,
-            "reason": reason,
-        },
+    return Citation(
+        type="quote",
+        kind="quote",
+        text=q.text,
+        span=q.span,
+        normalized=q.normalized,
+        verified=q.matched,
+        status=status,
+        reason=reason,
     )
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
+from citeverify_core.lookups.record import LookupRecord
 from citeverify_core.errors import InputError
 from citeverify_core.sync import on_background_loop
 
@@ -59,8 +60,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from citeverify_core.engine.results import LookupRecord
-    from citeverify_core.policy.config import LookupSettings
+    from citeverify_core.policy.settings import LookupSettings
 
     LOOKUP_ERRORS: tuple[type[BaseException], ...]
 else:
@@ -470,7 +470,8 @@ class Lookups:
         if outcome.definitive and not outcome.record.cached:
             r = outcome.record
             ttl = self.settings.cache_ttl if r.ok else self.settings.negative_cache_ttl
-            payload = r.model_dump(exclude={"cached", "elapsed_ms"})
+            payload = r.to_dict()
+            del payload["cached"], payload["elapsed_ms"]
             self.cache.put(r.service, r.target, payload, ttl)
 
     async def _call(
@@ -791,8 +792,6 @@ class _Outcome:
         metadata: dict[str, Any] | None = None,
         definitive: bool = False,
     ) -> _Outcome:
-        from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
-
         record = LookupRecord(
             service=target.service,
             target=target.key,
@@ -814,13 +813,9 @@ def _cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
     """A record from the cache, or None (a miss) when the payload is not one (a damaged file)."""
     if payload is None:
         return None
-    import pydantic  # noqa: PLC0415 - only with lookups (issue 14)
-
-    from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415
-
     try:
-        return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})
-    except pydantic.ValidationError:
+        return LookupRecord.from_dict({**payload, "cached": True, "elapsed_ms": 0.0})
+    except ValueError:
         return None
 
 

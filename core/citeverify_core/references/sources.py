@@ -26,7 +26,7 @@ from citeverify_core.lookups.http import (
     parse_payload,
     quote_path,
 )
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.index import LocalIndex, record_from_esummary, record_from_work
 from citeverify_core.references.model import Author, ParsedReference, Record
 
