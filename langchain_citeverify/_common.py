@@ -17,7 +17,7 @@ from langchain_core.runnables.config import (
 )
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
-from citeverify_core.engine.context import MAX_DOCUMENTS, coerce_documents
+from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents
 
 __all__ = [
     "CitationBlockedError",

@@ -40,7 +40,7 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
-from citeverify_core.policy.config import collect_policy_options
+from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -119,14 +119,12 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        secrets = {k: data.pop(k) for k in POLICY_SECRETS if k in data}
-        kept = collect_policy_options(data, cls.model_fields)
-        secrets = {k: v for k, v in secrets.items() if v is not None}  # an unresolved secret
-        if secrets:
-            policy = kept["policy"].model_dump(exclude_unset=True)
-            policy.setdefault("extensions", {}).setdefault("lookups", {}).update(secrets)
-            kept["policy"] = PolicyConfig.model_validate(policy)
-        return kept
+        for key in POLICY_SECRETS:
+            if key in data:
+                secret = data.pop(key)
+                if secret is not None:  # None: an unresolved secret
+                    data[f"extensions.lookups.{key}"] = secret
+        return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier; the context cache makes repeated retrievals cheap."""

@@ -1,4 +1,4 @@
-"""The gateway shape of seed 000: verify a provider exchange as the citation-verifier control.
+"""The gateway shape: verify a provider exchange as the citation-verifier control.
 
 ``verify_exchange(request, response)`` reads the answer from a Chat Completions or Responses API
 response and the context documents from ``request["verdictan"]["context_documents"]``, and returns
@@ -228,11 +228,7 @@ def verify_exchange(
 
 
 def _report_asked(verifier: CitationVerifier) -> bool:
-    response = verifier.policy.response
-    return (
-        "include_verification_report" in response.model_fields_set
-        and response.include_verification_report
-    )
+    return verifier.policy.response.report_on_block
 
 
 #: What a block says about the answer when the policy did not ask for the report.

@@ -25,7 +25,12 @@ _SHORTCUTS = {"unverified_action": "output_action.unverified_action"}
 _ACTIONS = frozenset({"flag", "redact", "block"})
 
 
-def merge_policy(policy: Any = None, options: Mapping[str, Any] | None = None) -> PolicyConfig:
+def merge_policy(
+    policy: Any = None,
+    options: Mapping[str, Any] | None = None,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+) -> PolicyConfig:
     """``policy`` with ``options`` laid over it, validated once.
 
     ``policy`` is anything :func:`~citeverify_core.policy.load_policy` takes (a PolicyConfig,
@@ -33,7 +38,8 @@ def merge_policy(policy: Any = None, options: Mapping[str, Any] | None = None) -
     ``options`` keys are top-level policy fields (``min_groundedness``), ``unverified_action``,
     extension options (``strict_quotes``, ``lookups``), or dotted paths to one nested option
     (``"extensions.lookups.enabled"``), which keep the rest of their section. A top-level key
-    replaces its whole value.
+    replaces its whole value. ``defaults`` (top-level fields) apply where neither ``policy`` nor
+    ``options`` set the field: a component's own defaults under what its caller asks for.
 
     Raises:
         PolicyError: the policy or an option is invalid (unknown keys name their path).
@@ -49,7 +55,7 @@ def merge_policy(policy: Any = None, options: Mapping[str, Any] | None = None) -
         settings_mapping,
     )
 
-    if not options:
+    if not options and not defaults:
         return load_policy(policy)
     where = ""
     if isinstance(policy, PolicyConfig):
@@ -74,6 +80,8 @@ def merge_policy(policy: Any = None, options: Mapping[str, Any] | None = None) -
                 if path in Extensions.model_fields:  # strict_quotes=True and the like
                     path = f"extensions.{path}"
             _put(base, path.split("."), value)
+        for key, value in (defaults or {}).items():
+            base.setdefault(key, value)
     if not where:
         return PolicyConfig.model_validate(base)
     try:
@@ -124,11 +132,17 @@ def with_check_options(policy: Any, *, action: str | None = None, lookups: bool 
     return merge_policy(policy, options)
 
 
-def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -> dict[str, Any]:
+def collect_policy_options(
+    data: Mapping[str, Any],
+    own_fields: Iterable[str],
+    *,
+    defaults: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Split an adapter's constructor keywords: its own fields stay, the rest configure the policy.
 
     Returns the keywords to build the adapter with, ``policy`` replaced by the PolicyConfig that
-    ``policy`` plus the other keywords describe (:func:`merge_policy`, one validation).
+    ``policy`` plus the other keywords describe (:func:`merge_policy` with ``defaults``: one
+    validation). Options may be dotted paths (``"extensions.lookups.ncbi_api_key"``).
 
     Raises:
         PolicyError: the policy or an option is invalid.
@@ -136,5 +150,5 @@ def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -
     own = set(own_fields)
     kept = {k: v for k, v in data.items() if k in own}
     options = {k: v for k, v in data.items() if k not in own}
-    kept["policy"] = merge_policy(data.get("policy"), options)
+    kept["policy"] = merge_policy(data.get("policy"), options, defaults=defaults)
     return kept
