@@ -112,7 +112,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     @model_validator(mode="before")
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
-        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``) into ``policy``."""
+        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``): policy."""
         if not isinstance(data, dict):
             return data
         return collect_policy_options(data, cls.model_fields)

@@ -69,7 +69,7 @@ ADAPTERS = {
         "verify_exchange",
     },
     "citeverify_core.references": {
-        "Author", "JobStore", "LocalIndex", "ParsedReference", "Record", "ReferenceResult",
+        "Author", "LocalIndex", "ParsedReference", "Record", "ReferenceResult",
         "ReferenceVerifier", "apa7", "parse_bibtex", "parse_reference", "record_from_work",
     },
     "langchain_citeverify": {

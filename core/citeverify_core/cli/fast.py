@@ -47,8 +47,8 @@ __all__ = [
 
 EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
-#: ``output_action.unverified_action``'s values (``policy.settings.UnverifiedAction``; a test keeps the two
-#: in step). Another value goes to the typer path, which reports it as the policy does.
+#: ``output_action.unverified_action``'s values (``policy.settings.UnverifiedAction``; a test
+#: keeps the two in step). Another value goes to the policy's validation, which reports it.
 ACTIONS = frozenset({"flag", "redact", "block"})
 
 

@@ -32,9 +32,9 @@ __all__ = [
 Span = tuple[int, int]
 
 
-def _about(description: str, **kwargs: Any) -> Any:
-    """A dataclass field with its description in ``metadata``."""
-    return field(metadata={"description": description}, **kwargs)
+def _doc(description: str) -> dict[str, str]:
+    """A field's ``metadata``: its description."""
+    return {"description": description}
 
 
 def _json(value: Any) -> Any:
@@ -69,57 +69,72 @@ class ClaimResult:
     it changes.
     """
 
-    text: str = _about("The claim as written in the answer.")
-    span: Span = _about("[start, end) character offsets of the claim in the answer.")
-    groundedness: float | None = _about(
-        "Share of the claim's unique words found in the context; null when the "
-        "context was not checked."
+    text: str = field(metadata=_doc("The claim as written in the answer."))
+    span: Span = field(metadata=_doc("[start, end) character offsets of the claim in the answer."))
+    groundedness: float | None = field(
+        metadata=_doc(
+            "Share of the claim's unique words found in the context; null when the "
+            "context was not checked."
+        )
     )
-    verified: bool | None = _about(
-        "groundedness >= min_groundedness, or with the semantic tier semantic_score "
-        ">= extensions.semantic.min_score; false when a strict option fails the claim; null when "
-        "the context was not checked."
+    verified: bool | None = field(
+        metadata=_doc(
+            "groundedness >= min_groundedness, or with the semantic tier semantic_score "
+            ">= extensions.semantic.min_score; false when a strict option fails the claim; null "
+            "when "
+            "the context was not checked."
+        )
     )
-    word_count: int = _about("Unique words in the claim.")
-    missing_words: list[str] = _about(
-        "Normalized words of the claim that no context document contains."
+    word_count: int = field(metadata=_doc("Unique words in the claim."))
+    missing_words: list[str] = field(
+        metadata=_doc("Normalized words of the claim that no context document contains.")
     )
-    best_document: int | None = _about(
-        "Index of the context document that supports the claim best (most words; "
-        "first on ties); null when none shares a word."
+    best_document: int | None = field(
+        metadata=_doc(
+            "Index of the context document that supports the claim best (most words; "
+            "first on ties); null when none shares a word."
+        )
     )
-    best_document_groundedness: float | None = _about(
-        "The claim's groundedness against the best document alone."
+    best_document_groundedness: float | None = field(
+        metadata=_doc("The claim's groundedness against the best document alone.")
     )
-    cited_documents: list[int] = _about(
-        "0-based indices of the documents that the claim's inline markers ([1], "
-        "[Source 2], 【3】) cite; markers count sources from 1.",
+    cited_documents: list[int] = field(
         default_factory=list,
+        metadata=_doc(
+            "0-based indices of the documents that the claim's inline markers ([1], "
+            "[Source 2], 【3】) cite; markers count sources from 1."
+        ),
     )
-    cited_groundedness: float | None = _about(
-        "The claim's groundedness against its cited documents alone.", default=None
+    cited_groundedness: float | None = field(
+        default=None, metadata=_doc("The claim's groundedness against its cited documents alone.")
     )
-    misattributed: bool | None = _about(
-        "True when the cited documents do not support the claim (below "
-        "min_groundedness, or a marker beyond the documents given); null without markers.",
+    misattributed: bool | None = field(
         default=None,
+        metadata=_doc(
+            "True when the cited documents do not support the claim (below "
+            "min_groundedness, or a marker beyond the documents given); null without markers."
+        ),
     )
-    problems: list[str] = _about(
-        "Why a strict option (strict_quotes, strict_statistics) fails this claim.",
+    problems: list[str] = field(
         default_factory=list,
+        metadata=_doc("Why a strict option (strict_quotes, strict_statistics) fails this claim."),
     )
-    tier: Literal["words", "semantic"] = _about(
-        "Which tier decided the claim: words (word overlap), or semantic "
-        "(the semantic scorer's score decided: the claim failed on words, or "
-        "extensions.semantic.scope is all). Only in the JSON when a semantic scorer is "
-        "configured.",
+    tier: Literal["words", "semantic"] = field(
         default="words",
+        metadata=_doc(
+            "Which tier decided the claim: words (word overlap), or semantic "
+            "(the semantic scorer's score decided: the claim failed on words, or "
+            "extensions.semantic.scope is all). Only in the JSON when a semantic scorer is "
+            "configured."
+        ),
     )
-    semantic_score: float | None = _about(
-        "The semantic scorer's score in [0, 1] when the semantic tier scored the "
-        "claim; null otherwise (no scorer, the claim passed on words and scope is failing, or "
-        "the scorer failed).",
+    semantic_score: float | None = field(
         default=None,
+        metadata=_doc(
+            "The semantic scorer's score in [0, 1] when the semantic tier scored the "
+            "claim; null otherwise (no scorer, the claim passed on words and scope is failing, or "
+            "the scorer failed)."
+        ),
     )
     _unset: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
@@ -160,15 +175,17 @@ class ClaimResult:
 class QuoteResult:
     """A quotation in the answer and where, if anywhere, the context contains it."""
 
-    text: str = _about("The quoted text, without its quotation marks.")
-    span: Span = _about("[start, end) of the quotation, marks included, in the answer.")
-    normalized: str = _about("The text as compared: NFKC, casefolded, unified.")
-    matched: bool | None = _about(
-        "Whether a context document contains the quote; null when not checked."
+    text: str = field(metadata=_doc("The quoted text, without its quotation marks."))
+    span: Span = field(
+        metadata=_doc("[start, end) of the quotation, marks included, in the answer.")
     )
-    document: int | None = _about("Index of the first document that contains it.")
-    document_span: Span | None = _about(
-        "[start, end) of the match in the original text of that document."
+    normalized: str = field(metadata=_doc("The text as compared: NFKC, casefolded, unified."))
+    matched: bool | None = field(
+        metadata=_doc("Whether a context document contains the quote; null when not checked.")
+    )
+    document: int | None = field(metadata=_doc("Index of the first document that contains it."))
+    document_span: Span | None = field(
+        metadata=_doc("[start, end) of the match in the original text of that document.")
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,25 +216,31 @@ class QuoteResult:
 class Citation:
     """A citation found in the answer (a quote, DOI, PubMed ID, URL, case, regulation, number)."""
 
-    type: CitationType = _about("The extract_patterns type that found it.")
-    text: str = _about("The citation as written in the answer.")
-    span: Span = _about("[start, end) of the citation in the answer.")
-    kind: str = _about(
-        "Finer kind: doi, pmid, pmcid, arxiv, url, case, short_case, id, supra, usc, "
-        "cfr, federal_register, public_law, eu_act, percent, currency, amount, p_value, "
-        "sample_size, ratio, quote.",
+    type: CitationType = field(metadata=_doc("The extract_patterns type that found it."))
+    text: str = field(metadata=_doc("The citation as written in the answer."))
+    span: Span = field(metadata=_doc("[start, end) of the citation in the answer."))
+    kind: str = field(
         default="",
+        metadata=_doc(
+            "Finer kind: doi, pmid, pmcid, arxiv, url, case, short_case, id, supra, usc, "
+            "cfr, federal_register, public_law, eu_act, percent, currency, amount, p_value, "
+            "sample_size, ratio, quote."
+        ),
     )
-    normalized: str = _about("Canonical form (lower-case DOI, quote text, ...).")
-    verified: bool | None = _about(
-        "True or false when checked (context or lookup); null when nothing checked it."
+    normalized: str = field(metadata=_doc("Canonical form (lower-case DOI, quote text, ...)."))
+    verified: bool | None = field(
+        metadata=_doc(
+            "True or false when checked (context or lookup); null when nothing checked it."
+        )
     )
-    status: str = _about(
-        "verified, not_found, mismatch, lookup_failed, blocked, matched, "
-        "supported, unsupported, in_context, format_valid, format_invalid, unchecked.",
+    status: str = field(
         default="unchecked",
+        metadata=_doc(
+            "verified, not_found, mismatch, lookup_failed, blocked, matched, "
+            "supported, unsupported, in_context, format_valid, format_invalid, unchecked."
+        ),
     )
-    reason: str = _about("Why it is or is not verified, for people.")
+    reason: str = field(metadata=_doc("Why it is or is not verified, for people."))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping (the keys in the order of the policy-pack format's results)."""
@@ -242,15 +265,15 @@ class Citation:
 class VerificationReport:
     """Summary added to the details of a verified answer (``verification_report``)."""
 
-    summary: str = _about("One sentence for people.")
-    claim_count: int = _about("Claims in the answer.")
-    passing_claim_count: int = _about("Claims that pass.")
-    quote_count: int = _about("Quotes in the answer.")
-    matched_quote_count: int = _about("Quotes found in the context.")
-    citation_count: int = _about("Citations in the answer.")
-    context_document_count: int = _about("Context documents given.")
-    source_evidence: list[str] = _about("What counted as source evidence.")
-    thresholds: dict[str, float] = _about("The thresholds that were applied.")
+    summary: str = field(metadata=_doc("One sentence for people."))
+    claim_count: int = field(metadata=_doc("Claims in the answer."))
+    passing_claim_count: int = field(metadata=_doc("Claims that pass."))
+    quote_count: int = field(metadata=_doc("Quotes in the answer."))
+    matched_quote_count: int = field(metadata=_doc("Quotes found in the context."))
+    citation_count: int = field(metadata=_doc("Citations in the answer."))
+    context_document_count: int = field(metadata=_doc("Context documents given."))
+    source_evidence: list[str] = field(metadata=_doc("What counted as source evidence."))
+    thresholds: dict[str, float] = field(metadata=_doc("The thresholds that were applied."))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping."""
@@ -276,26 +299,36 @@ class VerificationReport:
 class VerificationDetails:
     """The result's ``details``, in the policy-pack format's shape (see :meth:`to_dict`)."""
 
-    verified: bool = _about("Whether the answer is verified.")
-    groundedness: float | None = _about(
-        "Share of the answer's unique words found in the union of the context "
-        "documents; null when the context was not checked.",
+    verified: bool = field(metadata=_doc("Whether the answer is verified."))
+    groundedness: float | None = field(
         default=None,
+        metadata=_doc(
+            "Share of the answer's unique words found in the union of the context "
+            "documents; null when the context was not checked."
+        ),
     )
-    claim_confidence: float | None = _about(
-        "Passing claims / claims (1.0 with no claims).", default=None
+    claim_confidence: float | None = field(
+        default=None, metadata=_doc("Passing claims / claims (1.0 with no claims).")
     )
-    claims: list[ClaimResult] | None = _about("Every claim of the answer.", default=None)
-    quotes: list[QuoteResult] | None = _about("Every quote of the answer.", default=None)
-    citations: list[Citation] | None = _about("Every citation of the answer.", default=None)
-    external_lookup: list[LookupRecord] | None = _about("The lookups made.", default=None)
-    verification_report: VerificationReport | None = _about(
-        "The summary of a verified answer.", default=None
+    claims: list[ClaimResult] | None = field(
+        default=None, metadata=_doc("Every claim of the answer.")
     )
-    unverified_claims: list[ClaimResult] | None = _about(
-        "The claims that fail, when the answer is unverified.", default=None
+    quotes: list[QuoteResult] | None = field(
+        default=None, metadata=_doc("Every quote of the answer.")
     )
-    unverified_claim_count: int | None = _about("How many claims fail.", default=None)
+    citations: list[Citation] | None = field(
+        default=None, metadata=_doc("Every citation of the answer.")
+    )
+    external_lookup: list[LookupRecord] | None = field(
+        default=None, metadata=_doc("The lookups made.")
+    )
+    verification_report: VerificationReport | None = field(
+        default=None, metadata=_doc("The summary of a verified answer.")
+    )
+    unverified_claims: list[ClaimResult] | None = field(
+        default=None, metadata=_doc("The claims that fail, when the answer is unverified.")
+    )
+    unverified_claim_count: int | None = field(default=None, metadata=_doc("How many claims fail."))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping with exactly the keys that the policy-pack format's details have.
@@ -347,23 +380,23 @@ class VerificationDetails:
 class VerificationResult:
     """What :meth:`citeverify_core.CitationVerifier.verify` decided, and why."""
 
-    verdict: Literal["allow", "block"] = _about("allow or block.")
-    reason_code: Literal["citation.verified", "citation.unverified"] = _about(
-        "citation.verified or citation.unverified."
+    verdict: Literal["allow", "block"] = field(metadata=_doc("allow or block."))
+    reason_code: Literal["citation.verified", "citation.unverified"] = field(
+        metadata=_doc("citation.verified or citation.unverified.")
     )
-    action: Literal["allow", "flag", "redact", "block"] = _about(
-        "What was done: allow (verified), or the policy's unverified_action."
+    action: Literal["allow", "flag", "redact", "block"] = field(
+        metadata=_doc("What was done: allow (verified), or the policy's unverified_action.")
     )
-    answer: str = _about("The answer: unchanged, or redacted under redact.")
-    original_answer: str = _about(
-        "The answer as given; every span in details indexes this text.", default=""
+    answer: str = field(metadata=_doc("The answer: unchanged, or redacted under redact."))
+    original_answer: str = field(
+        default="", metadata=_doc("The answer as given; every span in details indexes this text.")
     )
-    details: VerificationDetails = _about("The details (see VerificationDetails).")
-    reasons: list[str] = _about(
-        "Why the answer is unverified, one rule per line.", default_factory=list
+    details: VerificationDetails = field(metadata=_doc("The details (see VerificationDetails)."))
+    reasons: list[str] = field(
+        default_factory=list, metadata=_doc("Why the answer is unverified, one rule per line.")
     )
-    notes: list[str] = _about(
-        "Remarks: ignored policy options and the like.", default_factory=list
+    notes: list[str] = field(
+        default_factory=list, metadata=_doc("Remarks: ignored policy options and the like.")
     )
 
     @property
@@ -410,4 +443,3 @@ def updated(obj: Any, **changes: Any) -> Any:
     if isinstance(obj, ClaimResult):
         return replace(obj, **changes, _unset=obj._unset - changes.keys())
     return replace(obj, **changes)
-

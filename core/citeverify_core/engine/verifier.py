@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from citeverify_core.engine.citations import check_found, lookup_target
 from citeverify_core.engine.context import (
@@ -45,8 +45,9 @@ from citeverify_core.engine.results import (
     VerificationResult,
     updated,
 )
-from citeverify_core.errors import InputError, PolicyError
+from citeverify_core.errors import InputError
 from citeverify_core.lookups.http import LookupCache, Lookups, Target
+from citeverify_core.policy.settings import PolicySettings
 from citeverify_core.sync import run_sync
 from citeverify_core.text import (
     ASCII_NON_WORD,
@@ -59,8 +60,6 @@ from citeverify_core.text import (
     trim_outer_punctuation,
     words,
 )
-
-from citeverify_core.policy.settings import PolicySettings
 
 if TYPE_CHECKING:
     import httpx
@@ -91,7 +90,7 @@ _T = TypeVar("_T")
 
 
 def resolve_policy(policy: PolicyLike) -> PolicySettings:
-    """The settings of any form a policy is given in (see :func:`citeverify_core.policy.load_policy`).
+    """The settings of any form a policy is given in (:func:`citeverify_core.policy.load_policy`).
 
     Settings and None (the defaults) need no validation, and so no pydantic.
 
@@ -503,9 +502,8 @@ class CitationVerifier:
 
         unverified = [c for c in claims if c.verified is False]
         answer, original = a.answer, a.answer
-        if verified:
-            action = "allow"
-        else:
+        action: Literal["allow", "flag", "redact", "block"] = "allow"
+        if not verified:
             action = policy.output_action.unverified_action
             if action == "redact":
                 marker = policy.extensions.redaction_marker
@@ -557,26 +555,24 @@ class CitationVerifier:
             )
             extra = {
                 "verification_report": VerificationReport(
-                    **{
-                        "summary": summary,
-                        "claim_count": len(r.claims),
-                        "passing_claim_count": len(r.passing),
-                        "quote_count": len(a.quotes),
-                        "matched_quote_count": sum(1 for q in a.quotes if q.matched),
-                        "citation_count": len(r.citations),
-                        "context_document_count": a.document_count,
-                        "source_evidence": list(r.evidence),
-                        "thresholds": {
-                            "min_confidence": float(policy.min_confidence),
-                            "min_groundedness": float(policy.min_groundedness),
-                            "min_context_overlap": float(policy.effective_min_context_overlap),
-                        }
-                        | (
-                            {"semantic_min_score": float(policy.extensions.semantic.min_score)}
-                            if a.semantic
-                            else {}
-                        ),
-                    },
+                    summary=summary,
+                    claim_count=len(r.claims),
+                    passing_claim_count=len(r.passing),
+                    quote_count=len(a.quotes),
+                    matched_quote_count=sum(1 for q in a.quotes if q.matched),
+                    citation_count=len(r.citations),
+                    context_document_count=a.document_count,
+                    source_evidence=list(r.evidence),
+                    thresholds={
+                        "min_confidence": float(policy.min_confidence),
+                        "min_groundedness": float(policy.min_groundedness),
+                        "min_context_overlap": float(policy.effective_min_context_overlap),
+                    }
+                    | (
+                        {"semantic_min_score": float(policy.extensions.semantic.min_score)}
+                        if a.semantic
+                        else {}
+                    ),
                 )
             }
         else:
@@ -1030,9 +1026,7 @@ def _withhold(
     claims = [withheld.get(c.span, c) for c in claims]
     unverified = [withheld[c.span] for c in unverified]
     quotes = [
-        updated(q, **{"text": marker, "normalized": marker})
-        if _inside(q.span, removed)
-        else q
+        updated(q, **{"text": marker, "normalized": marker}) if _inside(q.span, removed) else q
         for q in quotes
     ]
     inside = [_inside(c.span, removed) for c in citations]
@@ -1105,9 +1099,7 @@ def _apply_strict(
     ]
 
 
-def _match_quotes(
-    quotes: list[QuoteSpan], docs: list[ContextDocument] | None
-) -> list[QuoteResult]:
+def _match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) -> list[QuoteResult]:
     """Each quote against the documents (``matched`` None: no documents to check against).
 
     Searched through the same :class:`ContextSearch` as case law and statutes; the same quote is

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import quote
 
-from citeverify_core.lookups.record import LookupRecord
 from citeverify_core.errors import InputError
+from citeverify_core.lookups.record import LookupRecord
 from citeverify_core.sync import on_background_loop
 
 __all__ = [

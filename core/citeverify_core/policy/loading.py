@@ -2,8 +2,9 @@
 
 Input is validated here, with pydantic, once: :class:`PolicyConfig` and its sections are the
 validating models (unknown keys are errors that name their key path), and
-:meth:`PolicyConfig.to_settings` gives the frozen :class:`~citeverify_core.policy.settings.PolicySettings`
-that the engine reads. The defaults are those of the settings (one set, read from there).
+:meth:`PolicyConfig.to_settings` gives the frozen
+:class:`~citeverify_core.policy.settings.PolicySettings` that the engine reads. The models'
+defaults are read from the settings: there is one set.
 
 A policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) in the policy-pack
 format loads unchanged. Every option that the format does not have lives under ``extensions`` so
@@ -92,7 +93,8 @@ class RagContext(_Strict):
     _settings_cls: ClassVar[type[Any]] = s.RagContext
 
     verify_against_context: bool = Field(
-        default=_RAG.verify_against_context, description="Compare the answer with the context documents of the request."
+        default=_RAG.verify_against_context,
+        description="Compare the answer with the context documents of the request.",
     )
     min_context_overlap: float | None = Field(
         default=_RAG.min_context_overlap,
@@ -118,7 +120,8 @@ class OutputAction(_Strict):
         ),
     )
     hallucination_action: Any = Field(
-        default=_OUT.hallucination_action, description="Accepted for compatibility with the seed; ignored."
+        default=_OUT.hallucination_action,
+        description="Accepted for compatibility with the seed; ignored.",
     )
 
 
@@ -154,21 +157,33 @@ class LookupSettings(_Strict):
         default=_LOOKUPS.timeout, gt=0, le=120, description="Seconds per call, retries included."
     )
     deadline: float = Field(
-        default=_LOOKUPS.deadline, gt=0, le=600, description="Seconds for all the lookups of one answer."
+        default=_LOOKUPS.deadline,
+        gt=0,
+        le=600,
+        description="Seconds for all the lookups of one answer.",
     )
-    max_lookups: int = Field(default=_LOOKUPS.max_lookups, ge=0, le=1000, description="Lookups per answer at most.")
-    retries: int = Field(default=_LOOKUPS.retries, ge=0, le=10, description="Retries on 429 and 503.")
+    max_lookups: int = Field(
+        default=_LOOKUPS.max_lookups, ge=0, le=1000, description="Lookups per answer at most."
+    )
+    retries: int = Field(
+        default=_LOOKUPS.retries, ge=0, le=10, description="Retries on 429 and 503."
+    )
     crossref_base_url: str = Field(default=_LOOKUPS.crossref_base_url)
     openalex_base_url: str = Field(default=_LOOKUPS.openalex_base_url)
     semanticscholar_base_url: str = Field(default=_LOOKUPS.semanticscholar_base_url)
-    semanticscholar_api_key: str | None = Field(default=_LOOKUPS.semanticscholar_api_key, description="Optional S2 API key.")
+    semanticscholar_api_key: str | None = Field(
+        default=_LOOKUPS.semanticscholar_api_key, description="Optional S2 API key."
+    )
     ncbi_base_url: str = Field(default=_LOOKUPS.ncbi_base_url)
     courtlistener_base_url: str = Field(default=_LOOKUPS.courtlistener_base_url)
     mailto: str | None = Field(
-        default=_LOOKUPS.mailto, description="Contact address for Crossref's polite pool and NCBI's email."
+        default=_LOOKUPS.mailto,
+        description="Contact address for Crossref's polite pool and NCBI's email.",
     )
     user_agent: str = Field(default=_LOOKUPS.user_agent, min_length=1)
-    ncbi_api_key: str | None = Field(default=_LOOKUPS.ncbi_api_key, description="Raises NCBI's limit to 10/s.")
+    ncbi_api_key: str | None = Field(
+        default=_LOOKUPS.ncbi_api_key, description="Raises NCBI's limit to 10/s."
+    )
     ncbi_tool: str = Field(default=_LOOKUPS.ncbi_tool, min_length=1)
     url_max_redirects: int = Field(default=_LOOKUPS.url_max_redirects, ge=0, le=20)
     url_max_bytes: int = Field(
@@ -205,7 +220,8 @@ class LookupSettings(_Strict):
         description="Resolve case citations with CourtListener's citation lookup API (opt-in).",
     )
     courtlistener_token: str | None = Field(
-        default=_LOOKUPS.courtlistener_token, description="CourtListener API token; else COURTLISTENER_TOKEN is read."
+        default=_LOOKUPS.courtlistener_token,
+        description="CourtListener API token; else COURTLISTENER_TOKEN is read.",
     )
 
 
@@ -278,7 +294,8 @@ class Extensions(_Strict):
         default=_EXT.strict_quotes, description="A quote not found in the context fails the answer."
     )
     strict_statistics: bool = Field(
-        default=_EXT.strict_statistics, description="A number not found in the context fails the answer."
+        default=_EXT.strict_statistics,
+        description="A number not found in the context fails the answer.",
     )
     words: Literal["exact", "stem"] = Field(
         default=_EXT.words,
@@ -351,7 +368,10 @@ class PolicyConfig(_Strict):
         ),
     )
     min_confidence: float = Field(
-        default=_POLICY.min_confidence, ge=0.0, le=1.0, description="Minimum share of claims that pass."
+        default=_POLICY.min_confidence,
+        ge=0.0,
+        le=1.0,
+        description="Minimum share of claims that pass.",
     )
     min_groundedness: float = Field(
         default=_POLICY.min_groundedness,
@@ -368,7 +388,8 @@ class PolicyConfig(_Strict):
     output_action: OutputAction = Field(default_factory=OutputAction)
     response: ResponseOptions = Field(default_factory=ResponseOptions)
     external_resolver: Any = Field(
-        default=_POLICY.external_resolver, description="Accepted for compatibility with the seed; ignored."
+        default=_POLICY.external_resolver,
+        description="Accepted for compatibility with the seed; ignored.",
     )
     extensions: Extensions = Field(default_factory=Extensions)
 
@@ -747,7 +768,7 @@ def load_policy(source: Any = None) -> PolicyConfig:
         return PolicyConfig()
     if isinstance(source, PolicyConfig):
         return source
-    if isinstance(source, str | os.PathLike):
+    if isinstance(source, str | Path):
         return load_policy_pack(source)[0]
     if isinstance(source, PolicySettings):
         return PolicyConfig.model_validate(settings_mapping(source))

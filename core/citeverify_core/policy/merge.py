@@ -74,11 +74,11 @@ def merge_policy(
         load_policy(policy)  # raises the error for a value of another type
         raise AssertionError  # pragma: no cover
     if isinstance(base, dict):
-        for key, value in options.items():
+        for key, value in (options or {}).items():
             path = _SHORTCUTS.get(key, key)
-            if "." not in path and path not in PolicyConfig.model_fields:
-                if path in Extensions.model_fields:  # strict_quotes=True and the like
-                    path = f"extensions.{path}"
+            top_level = "." in path or path in PolicyConfig.model_fields
+            if not top_level and path in Extensions.model_fields:  # strict_quotes=True and such
+                path = f"extensions.{path}"
             _put(base, path.split("."), value)
         for key, value in (defaults or {}).items():
             base.setdefault(key, value)
@@ -96,7 +96,7 @@ def _copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _put(base: dict[str, Any], path: list[str], value: Any) -> None:
-    """Set ``base[path[0]][path[1]]... = value``; a section that is not a mapping stays (invalid)."""
+    """Set ``base[path[0]][path[1]]... = value``; a section that is no mapping stays (invalid)."""
     for part in path[:-1]:
         section = base.setdefault(part, {})
         if not isinstance(section, dict):

@@ -365,7 +365,7 @@ class FixtureUpstream:
         import yaml  # noqa: PLC0415
 
         from citeverify_core.errors import PolicyError  # noqa: PLC0415
-        from citeverify_core.policy.config import safe_yaml  # noqa: PLC0415
+        from citeverify_core.policy.loading import safe_yaml  # noqa: PLC0415
 
         file = Path(path)
         try:
