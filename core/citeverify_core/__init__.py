@@ -10,7 +10,7 @@ block with the reason codes ``citation.verified`` and ``citation.unverified``.
 ('allow', 'citation.verified')
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 # The exceptions are cheap (no third-party import) and what callers catch: imported now.
 from citeverify_core.errors import (
@@ -26,7 +26,13 @@ from citeverify_core.errors import (
     ServiceUnavailableError,
 )
 
+# Not ``typing.TYPE_CHECKING``: importing typing (with re and collections) is most of what
+# ``import citeverify_core`` would cost.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from citeverify_core.engine.context import ContextCache
     from citeverify_core.engine.results import (
         Citation,
