@@ -89,7 +89,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
             in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
 
     Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
-    (the seed's gateway does not check streams at all). Batching respects ``max_concurrency``.
+    (the reference gateway does not check streams at all). Batching respects ``max_concurrency``.
 
     Serialization: ``langchain_core.load.dumpd(guard)`` writes the policy as data (credentials as
     secret references); load it back with ``loads(text, valid_namespaces=["langchain_citeverify"],

@@ -91,7 +91,7 @@ class CiteVerifyTool(BaseTool):
 def _summary(result: VerificationResult, *, sources: list[str]) -> str:
     d = result.details
     # Zero (or only blank) passages: with require_sources off the core allows the text, but
-    # nothing supports it, and "supported" would tell the agent otherwise (issue 11).
+    # nothing supports it, and "supported" would tell the agent otherwise.
     no_sources = not any(s.strip() for s in sources)
     summary: dict[str, Any] = {
         "verdict": "supported" if result.verified and not no_sources else "not supported",

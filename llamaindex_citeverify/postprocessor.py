@@ -134,7 +134,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         # Retrieval time: there is no answer yet. Nodes pass through untouched, and the user is
-        # told once, since a guard that silently checks nothing is worse than none (issue 11).
+        # told once, since a guard that silently checks nothing is worse than none.
         if not self._warned:
             self._warned = True
             warnings.warn(_NODE_POSTPROCESSOR_WARNING, CiteVerifyUsageWarning, stacklevel=3)

@@ -19,12 +19,12 @@ import citeverify_core.text as _text
 from citeverify_core import CitationVerifier, ContextCache, VerificationResult
 from citeverify_core.engine.context import ContextDocument, document_hits
 from citeverify_core.engine.extract import find_markers
-from citeverify_core.engine.verifier import (
-    _best_document_reference,
-    _BestDocuments,
-    _claim_words,
-    _claim_words_reference,
-    _markers_by_claim,
+from citeverify_core.engine.claims import (
+    BestDocuments,
+    best_document_reference,
+    markers_by_claim,
+    words_of_claims,
+    words_of_claims_reference,
 )
 from citeverify_core.text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
 from tests.support.answers import ANSWER_PARTS, DOCS
@@ -40,14 +40,14 @@ _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
     scan_documents=st.sampled_from([0, 8, 100]),
 )
 def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_documents):
-    best = _BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
+    best = BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
     supported = set().union(*hits)
     for claim in claims:
-        assert best(claim) == _best_document_reference(claim, hits)
+        assert best(claim) == best_document_reference(claim, hits)
         unique = list(dict.fromkeys(claim))  # the claim words of a verification
         most = len(supported.intersection(unique))
         if most:  # the scan that stops at a document holding every supported word
-            assert best.best(unique, most) == _best_document_reference(unique, hits)
+            assert best.best(unique, most) == best_document_reference(unique, hits)
 
 
 @settings(max_examples=30)
@@ -57,7 +57,7 @@ def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_docum
 )
 def test_best_documents_of_claims_past_255_words_equal_the_reference(hits, claim):
     # Past 255 words a byte cannot hold a count: the lanes are summed in parts.
-    assert _BestDocuments(hits)(claim) == _best_document_reference(claim, hits)
+    assert BestDocuments(hits)(claim) == best_document_reference(claim, hits)
 
 
 _DOC_WORDS = st.sampled_from(["Alpha", "beta", "GAMMA", "delta", "eps", "3.5", "x_y", "42", "zeta"])
@@ -79,7 +79,7 @@ def test_verify_scores_claims_as_the_reference(docs, answer):
     for claim in result.details.claims:
         claim_words = list(dict.fromkeys(words(claim.text)))
         hits = [s & set(claim_words) for s in doc_words]
-        best, count = _best_document_reference(claim_words, hits)
+        best, count = best_document_reference(claim_words, hits)
         assert claim.best_document == best
         if best is not None:
             assert claim.best_document_groundedness == count / len(claim_words)
@@ -226,8 +226,8 @@ def test_results_round_trip_through_their_json(parts, docs, action, strict, subc
 def test_claim_words_equal_the_words_of_each_claim(parts):
     answer = "".join(parts)
     pieces = split_claims(answer)
-    markers = _markers_by_claim(pieces, find_markers(answer))
-    assert _claim_words(answer, pieces, markers) == _claim_words_reference(pieces, markers)
+    markers = markers_by_claim(pieces, find_markers(answer))
+    assert words_of_claims(answer, pieces, markers) == words_of_claims_reference(pieces, markers)
 
 
 def _period_ends_claim_reference(text, pos):

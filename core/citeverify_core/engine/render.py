@@ -141,8 +141,8 @@ def render_html(result: VerificationResult) -> str:
             if c.semantic_score is not None:
                 title += f"; semantic score {c.semantic_score:.2f} ({c.tier} tier decided)"
             if c.misattributed:
-                # Visible, not only in the hover text: a claim its cited source does not support
-                # (issue 11), even when other documents do.
+                # Visible, not only in the hover text: a claim its cited source does not support,
+                # even when other documents do.
                 title += "; the cited source does not support it"
                 cls = "mis" if c.verified else cls
             marks.append((c.span[0], c.span[1], cls, title))

@@ -116,12 +116,12 @@ class OutputAction(_Strict):
         default=_OUT.unverified_action,
         description=(
             "flag: allow with citation.unverified; redact: allow, with unverified claims "
-            "replaced by a marker (the seed leaves the answer unchanged); block: block."
+            "replaced by a marker (the reference gateway leaves the answer unchanged); block: block."
         ),
     )
     hallucination_action: Any = Field(
         default=_OUT.hallucination_action,
-        description="Accepted for compatibility with the seed; ignored.",
+        description="Accepted for compatibility with the policy-pack format; ignored.",
     )
 
 
@@ -226,7 +226,7 @@ class LookupSettings(_Strict):
 
 
 class SemanticSettings(_Strict):
-    """``extensions.semantic``: the semantic tier (issue 16), used when a scorer is given.
+    """``extensions.semantic``: the semantic tier, used when a scorer is given.
 
     The tier is off unless ``CitationVerifier(..., semantic=scorer)`` receives a scorer: a policy
     file cannot name code. These options bound what the scorer is given and how its score is read.
@@ -280,7 +280,7 @@ class SemanticSettings(_Strict):
 
 
 class Extensions(_Strict):
-    """Options of citeverify that the seed does not have (``extensions``)."""
+    """Options of citeverify beyond the policy-pack format (``extensions``)."""
 
     _settings_cls: ClassVar[type[Any]] = s.Extensions
 
@@ -299,19 +299,19 @@ class Extensions(_Strict):
     )
     words: Literal["exact", "stem"] = Field(
         default=_EXT.words,
-        description="exact: compare words as written (the seed); stem: compare their Snowball "
+        description="exact: compare words as written (the default); stem: compare their Snowball "
         "stems in `language`, so that 'opens', 'opened' and 'open' match (needs PyStemmer, the "
         "`stem` extra).",
     )
     stopwords: Literal["count", "ignore"] = Field(
         default=_EXT.stopwords,
-        description="count: every word counts (the seed); ignore: the function words of "
+        description="count: every word counts (the default); ignore: the function words of "
         "`language` (articles, auxiliaries, prepositions, conjunctions, third-person pronouns; "
         "never negations) count neither for nor against a claim.",
     )
     numbers: Literal["words", "value"] = Field(
         default=_EXT.numbers,
-        description="words: the digits of a number are words (the seed: '4,000' is '4' and "
+        description="words: the digits of a number are words (the default: '4,000' is '4' and "
         "'000'); value: a written number is one word compared by value ('4,000' = '4000' = "
         "'four thousand', '4.5' is not '4'), and with strict_statistics a claim whose number "
         "is not in the context fails.",
@@ -348,7 +348,7 @@ class Extensions(_Strict):
 
 
 class PolicyConfig(_Strict):
-    """The ``policy.citation-verifier`` block of a policy pack, with the seed's names and defaults.
+    """The ``policy.citation-verifier`` block of a policy pack, with the policy-pack format's names and defaults.
 
     Build one from keyword arguments, from the inner mapping with
     ``PolicyConfig.model_validate({...})``, or from a whole policy pack with
@@ -389,7 +389,7 @@ class PolicyConfig(_Strict):
     response: ResponseOptions = Field(default_factory=ResponseOptions)
     external_resolver: Any = Field(
         default=_POLICY.external_resolver,
-        description="Accepted for compatibility with the seed; ignored.",
+        description="Accepted for compatibility with the policy-pack format; ignored.",
     )
     extensions: Extensions = Field(default_factory=Extensions)
 
@@ -528,7 +528,7 @@ def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
 
 _PACK_KEYS = {"pack", "policies", "policy"}
 
-#: Limits on a policy file, which may come from anywhere (issue 9: a 1 KB "billion laughs" file
+#: Limits on a policy file, which may come from anywhere (a 1 KB "billion laughs" file
 #: of nested aliases expanded past 4 GiB when validated; YAML nested 600 deep overflowed the
 #: stack). A real pack is a few hundred bytes, a dozen nodes deep at most.
 MAX_POLICY_BYTES = 1_000_000
@@ -588,7 +588,7 @@ def safe_yaml(text: str) -> Any:
 #: Policy packs shipped in ``citeverify/policies/``, loadable by name wherever a policy file path
 #: is taken (``CitationVerifier("recommended")``, ``--policy recommended``) when no file of that
 #: name exists. ``recommended``: the lexical options and thresholds that measure best on BEGIN's
-#: dev subsets (issue 16; the figures are in the file).
+#: dev subsets (the figures are in the file).
 BUNDLED_POLICIES = ("recommended",)
 
 
