@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeverify_core.engine.claims import BestDocuments
 from citeverify_core.engine.context import ContextDocument
 from citeverify_core.engine.extract import NumberIndex, extract_statistics
-from citeverify_core.engine.claims import BestDocuments
 from citeverify_core.text import match_normalize
 
 # Texts made of the characters that decide number boundaries: ASCII and non-ASCII digits,

@@ -17,8 +17,6 @@ from hypothesis import strategies as st
 
 import citeverify_core.text as _text
 from citeverify_core import CitationVerifier, ContextCache, VerificationResult
-from citeverify_core.engine.context import ContextDocument, document_hits
-from citeverify_core.engine.extract import find_markers
 from citeverify_core.engine.claims import (
     BestDocuments,
     best_document_reference,
@@ -26,6 +24,8 @@ from citeverify_core.engine.claims import (
     words_of_claims,
     words_of_claims_reference,
 )
+from citeverify_core.engine.context import ContextDocument, document_hits
+from citeverify_core.engine.extract import find_markers
 from citeverify_core.text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
 from tests.support.answers import ANSWER_PARTS, DOCS
 

@@ -288,7 +288,8 @@ class CitationVerifier:
         )
         claim_markers = markers_by_claim(pieces, markers)
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
-        # counted (a deliberate difference from the policy-pack format's verifier, which has no markers; docs/semantics.md).
+        # counted (a deliberate difference from the reference verifier, which has no markers;
+        # docs/semantics.md).
         if self._matcher[0] is not policy:  # the policy attribute was replaced
             self._matcher = (policy, policy.extensions.matcher())
         matcher = self._matcher[1]

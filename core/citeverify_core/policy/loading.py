@@ -116,7 +116,8 @@ class OutputAction(_Strict):
         default=_OUT.unverified_action,
         description=(
             "flag: allow with citation.unverified; redact: allow, with unverified claims "
-            "replaced by a marker (the reference gateway leaves the answer unchanged); block: block."
+            "replaced by a marker (the reference gateway leaves the answer unchanged); "
+            "block: block."
         ),
     )
     hallucination_action: Any = Field(
@@ -348,7 +349,7 @@ class Extensions(_Strict):
 
 
 class PolicyConfig(_Strict):
-    """The ``policy.citation-verifier`` block of a policy pack, with the policy-pack format's names and defaults.
+    """The ``policy.citation-verifier`` block of a policy pack: the format's names and defaults.
 
     Build one from keyword arguments, from the inner mapping with
     ``PolicyConfig.model_validate({...})``, or from a whole policy pack with
