@@ -9,6 +9,7 @@ token before a period found by ``rstrip``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import string
 
@@ -208,6 +209,10 @@ def test_results_round_trip_through_their_json(parts, docs, action, strict, subc
     assert rebuilt == result
     assert rebuilt.to_dict() == data
     assert type(result.answer) is type(result.original_answer) is str
+    d = result.details
+    for item in [*(d.claims or []), *(d.quotes or []), *(d.citations or [])]:
+        # Built without __init__ (results.assemble): every field, in field order.
+        assert list(vars(item)) == [f.name for f in dataclasses.fields(item)]
     details = data["details"]
     if not report:
         assert list(details) == _DETAIL_KEYS

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from citeverify_core.engine.context import ContextSearch
 from citeverify_core.engine.extract import Found, NumberIndex
-from citeverify_core.engine.results import Citation
+from citeverify_core.engine.results import Citation, assemble
 from citeverify_core.lookups.http import Target
 from citeverify_core.text import match_normalize, words
 
@@ -112,15 +112,18 @@ def check_found(
             reason = "not checked: lookups are disabled (extensions.lookups.enabled)"
         else:
             reason = "not checked: over the lookup limit (extensions.lookups.max_lookups)"
-    return Citation(
-        type=found.type,
-        kind=found.kind,
-        text=found.text,
-        span=(found.start, found.end),
-        normalized=found.normalized,
-        verified=verified,
-        status=status,
-        reason=reason,
+    return assemble(
+        Citation,
+        {
+            "type": found.type,
+            "text": found.text,
+            "span": (found.start, found.end),
+            "kind": found.kind,
+            "normalized": found.normalized,
+            "verified": verified,
+            "status": status,
+            "reason": reason,
+        },
     )
 
 

@@ -14,7 +14,7 @@ import operator
 from collections import Counter
 from collections.abc import Container, Iterable
 
-from citeverify_core.engine.results import ClaimResult
+from citeverify_core.engine.results import ClaimResult, assemble
 from citeverify_core.text import ASCII_NON_WORD, Piece, words
 
 __all__ = [
@@ -264,17 +264,25 @@ def score_claim(
     n = len(claim_words)
     cited = sorted({num - 1 for _, _, nums in markers for num in nums}) if markers else []
     if not hits:  # context not checked
-        return ClaimResult(
-            text=piece.text,
-            span=(piece.start, piece.end),
-            groundedness=None,
-            verified=None,
-            word_count=n,
-            missing_words=[],
-            best_document=None,
-            best_document_groundedness=None,
-            cited_documents=cited,
-            _unset=_UNCHECKED_UNSET,
+        return assemble(
+            ClaimResult,
+            {
+                "text": piece.text,
+                "span": (piece.start, piece.end),
+                "groundedness": None,
+                "verified": None,
+                "word_count": n,
+                "missing_words": [],
+                "best_document": None,
+                "best_document_groundedness": None,
+                "cited_documents": cited,
+                "cited_groundedness": None,
+                "misattributed": None,
+                "problems": [],
+                "tier": "words",
+                "semantic_score": None,
+                "_unset": _UNCHECKED_UNSET,
+            },
         )
     missing = list(itertools.filterfalse(supported.__contains__, claim_words))
     shown = [written[w] for w in missing] if written is not None else missing  # stems: as written
@@ -288,19 +296,25 @@ def score_claim(
         cited_hits: set[str] = set().union(*(hits[i] for i in in_range))
         cited_score = sum(1 for w in claim_words if w in cited_hits) / n
         misattributed = len(in_range) < len(cited) or cited_score < min_groundedness
-    return ClaimResult(
-        text=piece.text,
-        span=(piece.start, piece.end),
-        groundedness=score,
-        verified=score >= min_groundedness,
-        word_count=n,
-        missing_words=shown,
-        best_document=best,
-        best_document_groundedness=best_count / n if best is not None else None,
-        cited_documents=cited,
-        cited_groundedness=cited_score,
-        misattributed=misattributed,
-        _unset=_CHECKED_UNSET,
+    return assemble(
+        ClaimResult,
+        {
+            "text": piece.text,
+            "span": (piece.start, piece.end),
+            "groundedness": score,
+            "verified": score >= min_groundedness,
+            "word_count": n,
+            "missing_words": shown,
+            "best_document": best,
+            "best_document_groundedness": best_count / n if best is not None else None,
+            "cited_documents": cited,
+            "cited_groundedness": cited_score,
+            "misattributed": misattributed,
+            "problems": [],
+            "tier": "words",
+            "semantic_score": None,
+            "_unset": _CHECKED_UNSET,
+        },
     )
 
 

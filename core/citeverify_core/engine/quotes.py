@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from citeverify_core.engine.context import ContextDocument, ContextSearch
-from citeverify_core.engine.results import Citation, QuoteResult
+from citeverify_core.engine.results import Citation, QuoteResult, assemble
 from citeverify_core.text import QuoteSpan, match_normalize, trim_outer_punctuation
 
 __all__ = ["MAX_QUOTES", "match_quotes", "quote_citation"]
@@ -37,13 +37,16 @@ def match_quotes(quotes: list[QuoteSpan], docs: list[ContextDocument] | None) ->
             if hit is not None:
                 document, document_span = hit
         results.append(
-            QuoteResult(
-                text=q.text,
-                span=(q.start, q.end),
-                normalized=needle,
-                matched=matched,
-                document=document,
-                document_span=document_span,
+            assemble(
+                QuoteResult,
+                {
+                    "text": q.text,
+                    "span": (q.start, q.end),
+                    "normalized": needle,
+                    "matched": matched,
+                    "document": document,
+                    "document_span": document_span,
+                },
             )
         )
     return results
@@ -57,13 +60,16 @@ def quote_citation(q: QuoteResult) -> Citation:
         status, reason = "matched", f"found in context document {q.document}"
     else:
         status, reason = "not_found", "not found in any context document"
-    return Citation(
-        type="quote",
-        kind="quote",
-        text=q.text,
-        span=q.span,
-        normalized=q.normalized,
-        verified=q.matched,
-        status=status,
-        reason=reason,
+    return assemble(
+        Citation,
+        {
+            "type": "quote",
+            "text": q.text,
+            "span": q.span,
+            "kind": "quote",
+            "normalized": q.normalized,
+            "verified": q.matched,
+            "status": status,
+            "reason": reason,
+        },
     )
