@@ -1,14 +1,10 @@
 """The one way in: a policy from a mapping, YAML text, a policy pack file or a bundled pack's name.
 
 Input is validated here, with pydantic, once: :class:`PolicyConfig` and its sections are the
-validating models (unknown keys are errors that name their key path), and
-:meth:`PolicyConfig.to_settings` gives the frozen
-:class:`~citeverify_core.policy.settings.PolicySettings` that the engine reads. The models'
-defaults are read from the settings: there is one set.
-
-A policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) in the policy-pack
-format loads unchanged. Every option that the format does not have lives under ``extensions`` so
-that files stay valid both ways (design: "Policy files").
+validating models (unknown keys are errors naming their key path); :meth:`PolicyConfig.to_settings`
+gives the frozen ``PolicySettings`` the engine reads, whose defaults the models read (one set).
+A policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) loads unchanged; the
+options the format lacks live under ``extensions`` (design: "Policy files").
 """
 
 from __future__ import annotations
@@ -608,8 +604,7 @@ def bundled_policy_path(name: str) -> Path:
 def read_policy_pack(path: str | Path) -> Any:
     """The YAML document of a policy pack file (or of a bundled pack, by name), not yet validated.
 
-    Within the limits above: at most :data:`MAX_POLICY_BYTES`, UTF-8, and a document shape that
-    :func:`safe_yaml` accepts.
+    Within the limits above (:data:`MAX_POLICY_BYTES`, UTF-8, a shape :func:`safe_yaml` takes).
 
     Raises:
         PolicyError: the file is missing, too large, not UTF-8 or not YAML, naming the file.
@@ -676,9 +671,8 @@ def load_policy_pack(path: str | Path) -> tuple[PolicyConfig, list[str]]:
 
 def _pack_file(path: str | Path) -> Path:
     """The file that :func:`read_policy_pack` read for ``path`` (a bundled pack's, by name)."""
-    if isinstance(path, str) and path in BUNDLED_POLICIES and not os.path.exists(path):
-        return bundled_policy_path(path)
-    return Path(path)
+    bundled = isinstance(path, str) and path in BUNDLED_POLICIES and not os.path.exists(path)
+    return bundled_policy_path(str(path)) if bundled else Path(path)
 
 
 def parse_policy_yaml(text: str) -> tuple[PolicyConfig, list[str]]:
@@ -695,7 +689,7 @@ def parse_policy_yaml(text: str) -> tuple[PolicyConfig, list[str]]:
 def pack_policy(doc: Any) -> tuple[Any, list[str]]:
     """The inner ``policy.citation-verifier`` mapping of a policy pack, not yet validated.
 
-    Returns the mapping and the pack's notes (controls skipped, a pack that is disabled).
+    Returns it with the pack's notes (controls skipped, a pack that is disabled).
 
     Raises:
         PolicyError: the pack's structure is wrong (unknown top-level keys, no citation-verifier
