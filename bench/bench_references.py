@@ -192,7 +192,7 @@ def paths_of_issue_10(verifier: ReferenceVerifier, records: list[Record]) -> Non
 def remote_concurrency() -> None:
     """20 references against a Crossref-shaped loopback service answering after 300 ms."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.support.loopback
-    from citeverify_core.policy.config import LookupSettings
+    from citeverify_core.policy.settings import LookupSettings
     from tests.support.loopback import Loopback, Reply
 
     item = {

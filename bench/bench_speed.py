@@ -1,4 +1,4 @@
-"""Grounding speed (issue 14): every target as a ratio measured within one run.
+"""Grounding speed: every target as a ratio measured within one run.
 
 The floor is one ``re.findall(r"[^\\W_]+", text.casefold())`` pass over the context. Targets:
 
@@ -103,7 +103,7 @@ def main() -> None:
     big = text(10_240_000, vocab)
     verifier = CitationVerifier(POLICY)
 
-    print(f"issue 14 speed targets: median of {rounds} rounds (min, max), ratios within a round\n")
+    print(f"speed targets: median of {rounds} rounds (min, max), ratios within a round\n")
 
     corpus = [big[i : i + 1024] for i in range(0, 10_240_000, 1024)][:10_000]
     if "small" in only:
@@ -132,8 +132,8 @@ def small(verifier: CitationVerifier, big: str, rounds: int) -> None:
         ]
         report(f"{n_words}-word answer vs 10 KB (3 documents)", rows, 1.5)
         # Not a target: the share of the answer's citation extraction (all six types), which
-        # is the same whatever the context (issue 14: 1.0x of the floor for 300 words before
-        # the class-byte scans, 0.35x after).
+        # is the same whatever the context (1.0x of the floor for 300 words before the
+        # class-byte scans, 0.35x after).
         patterns = verifier.policy.extract_patterns
         part = [
             ratio(

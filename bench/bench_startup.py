@@ -1,7 +1,9 @@
-"""Startup (issue 14): what a one-shot ``citeverify`` process costs, as a ratio of ``python -c pass``.
+"""Startup: what a one-shot ``citeverify`` process costs, as a ratio of ``python -c pass``.
 
-Targets: ``import citeverify_core`` <= 150 ms; ``citeverify check --answer ... --context ...`` on a
-tiny input <= 150 ms without citations and <= 400 ms with a case citation (wall time).
+Targets, as ratios of the floor in the same run: ``import citeverify_core`` <= 2x;
+``citeverify check --answer ... --context ...`` on a tiny answer without citations <= 8x. The
+default policy and the results are frozen dataclasses, so that check needs no pydantic (validating
+a policy does: ``--policy`` and an unknown ``--action`` pay for it).
 
 Every case is a fresh subprocess of this interpreter (or of the ``citeverify`` script next to
 it), so nothing is cached in the process; the cases run interleaved, round after round, so that a
@@ -10,7 +12,7 @@ rounds. The floor is ``python -c pass`` (the interpreter's own startup, site and
 included), measured in the same rounds: compare the ratios, not absolute times across runs.
 
 Two more floors say what the dependencies cost before any code of ours runs: pydantic imported
-with one model built (the policy and the results are pydantic models), and a typer application
+with one model built (what validating a policy costs), and a typer application
 with the same options as ``check`` whose command only prints the answer (typer 0.2x coerces every
 option through a pydantic TypeAdapter, so it imports pydantic too).
 
@@ -93,7 +95,7 @@ app()
 class Case:
     name: str
     argv: list[str]
-    target_ms: float | None = None
+    target_x: float | None = None  # at most this many times the floor
     ours: bool = True  # runs against the baseline too
 
 
@@ -120,11 +122,11 @@ def cases(tmp: Path) -> list[Case]:
             [PYTHON, str(files["typer_floor.py"]), "check", "--answer", str(files["plain"])],
             ours=False,
         ),
-        Case("import citeverify_core", [PYTHON, "-c", "import citeverify_core"], 150),
+        Case("import citeverify_core", [PYTHON, "-c", "import citeverify_core"], 2),
         Case("first verify() in Python, no citations", [PYTHON, "-c", FIRST_VERIFY]),
         Case("citeverify --version", [SCRIPT, "--version"]),
-        Case("citeverify check, no citations", check("plain"), 150),
-        Case("citeverify check, case citation", check("case"), 400),
+        Case("citeverify check, no citations", check("plain"), 8),
+        Case("citeverify check, case citation", check("case")),
         Case("citeverify check, DOI, --no-lookups", [*check("doi"), "--no-lookups"]),
     ]
 
@@ -144,8 +146,8 @@ def run_once(argv: list[str], env: dict[str, str]) -> float:
 def script_entry(rev: str) -> list[str]:
     """What the ``citeverify`` script runs at ``rev``, as a command line of this interpreter.
 
-    The installed script imports the entry point of the current tree (``citeverify_core.cli.fast:main``
-    since issue 14), which an older revision may not have: its cases run that revision's own
+    The installed script imports the entry point of the current tree, which an older revision
+    may not have: its cases run that revision's own
     entry point from ``[project.scripts]`` instead, as its generated script would.
     """
     pyproject = subprocess.run(
@@ -199,11 +201,11 @@ def table(all_cases: list[Case], medians: dict[tuple[str, str], float], baseline
     lines = [head, rule]
     for case in all_cases:
         ms = medians[case.name, "after"]
-        if case.target_ms is None:
+        if case.target_x is None:
             target = ""
         else:
-            verdict = "met" if ms <= case.target_ms else "**not met**"
-            target = f"<= {case.target_ms:.0f} ms: {verdict}"
+            verdict = "met" if ms <= case.target_x * floor else "**not met**"
+            target = f"<= {case.target_x:g}x: {verdict}"
         row = f"| {case.name} | {ms:.0f} ms | {ms / floor:.1f}x | {target} |"
         if baseline:
             old = medians.get((case.name, "before"))

@@ -17,7 +17,7 @@ from langchain_core.runnables.config import (
 )
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
-from citeverify_core.engine.context import MAX_DOCUMENTS, coerce_documents
+from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents
 
 __all__ = [
     "CitationBlockedError",
@@ -77,7 +77,7 @@ def message_text(message: Any) -> str:
 
     In 1.x ``message.text`` is a property (a ``str`` subclass that is also callable, with a
     deprecation warning when called); in later 0.3.x it is a plain method, whose ``str()`` would
-    be ``"<bound method ...>"`` (issue 11); early 0.3.x messages have no ``text`` at all.
+    be ``"<bound method ...>"``; early 0.3.x messages have no ``text`` at all.
     """
     text = getattr(message, "text", None)
     if isinstance(text, str):

@@ -8,10 +8,17 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.output_parsers import BaseOutputParser
 from langchain_core.runnables import RunnableConfig
-from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SkipValidation,
+    field_validator,
+    model_validator,
+)
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify_core.policy.config import policy_options_validator
+from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -47,7 +54,13 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
 
     _verifier: CitationVerifier = PrivateAttr()
 
-    _collect_policy = policy_options_validator()
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_policy(cls, data: Any) -> Any:
+        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``): policy."""
+        if not isinstance(data, dict):
+            return data
+        return collect_policy_options(data, cls.model_fields)
 
     @field_validator("documents", mode="before")
     @classmethod

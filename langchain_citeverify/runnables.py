@@ -40,7 +40,7 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
-from citeverify_core.policy.config import collect_policy_options
+from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
@@ -89,7 +89,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
             in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
 
     Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
-    (the seed's gateway does not check streams at all). Batching respects ``max_concurrency``.
+    (the reference gateway does not check streams at all). Batching respects ``max_concurrency``.
 
     Serialization: ``langchain_core.load.dumpd(guard)`` writes the policy as data (credentials as
     secret references); load it back with ``loads(text, valid_namespaces=["langchain_citeverify"],
@@ -119,14 +119,12 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        secrets = {k: data.pop(k) for k in POLICY_SECRETS if k in data}
-        kept = collect_policy_options(data, cls.model_fields)
-        secrets = {k: v for k, v in secrets.items() if v is not None}  # an unresolved secret
-        if secrets:
-            policy = kept["policy"].model_dump(exclude_unset=True)
-            policy.setdefault("extensions", {}).setdefault("lookups", {}).update(secrets)
-            kept["policy"] = PolicyConfig.model_validate(policy)
-        return kept
+        for key in POLICY_SECRETS:
+            if key in data:
+                secret = data.pop(key)
+                if secret is not None:  # None: an unresolved secret
+                    data[f"extensions.lookups.{key}"] = secret
+        return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier; the context cache makes repeated retrievals cheap."""

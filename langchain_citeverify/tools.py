@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify_core.policy.config import collect_policy_options
+from citeverify_core.policy import collect_policy_options, with_check_options
 from citeverify_core.references import ReferenceResult, ReferenceVerifier
 
 __all__ = [
@@ -60,21 +60,16 @@ class CiteVerifyTool(BaseTool):
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
         # The tool's defaults stay under whatever the caller sets (policy or keyword options):
-        # before issue 11, min_groundedness=0.7 alone switched require_sources back on.
+        # min_groundedness=0.7 alone must not switch require_sources back on.
         if not isinstance(data, dict):
             return data
-        kept = collect_policy_options(data, cls.model_fields)
-        policy = kept["policy"].model_dump(exclude_unset=True)
-        for key, value in TOOL_POLICY_DEFAULTS.items():
-            policy.setdefault(key, value)
-        kept["policy"] = PolicyConfig.model_validate(policy)
-        return kept
+        return collect_policy_options(data, cls.model_fields, defaults=TOOL_POLICY_DEFAULTS)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier (flag, never block: a tool reports)."""
-        data = self.policy.model_dump(exclude_unset=True)
-        data.setdefault("output_action", {})["unverified_action"] = "flag"
-        self._verifier = CitationVerifier(PolicyConfig.model_validate(data))
+        self._verifier = CitationVerifier(
+            with_check_options(self.policy.to_settings(), action="flag")
+        )
 
     def _run(
         self,
@@ -96,7 +91,7 @@ class CiteVerifyTool(BaseTool):
 def _summary(result: VerificationResult, *, sources: list[str]) -> str:
     d = result.details
     # Zero (or only blank) passages: with require_sources off the core allows the text, but
-    # nothing supports it, and "supported" would tell the agent otherwise (issue 11).
+    # nothing supports it, and "supported" would tell the agent otherwise.
     no_sources = not any(s.strip() for s in sources)
     summary: dict[str, Any] = {
         "verdict": "supported" if result.verified and not no_sources else "not supported",

@@ -133,7 +133,7 @@ def node_texts(nodes: Sequence[Any] | None) -> list[str]:
 
     LlamaIndex's response synthesizers put ``get_content(metadata_mode=MetadataMode.LLM)`` into
     the prompt: metadata shown to the model is part of what it read (a file name, a date), and
-    keys in ``excluded_llm_metadata_keys`` are not (issue 11).
+    keys in ``excluded_llm_metadata_keys`` are not.
     """
     texts = []
     for i, node in enumerate(nodes or []):

@@ -10,7 +10,7 @@ from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts.mixin import PromptDictType
 
 from citeverify_core import CitationVerifier, InputError, VerificationResult
-from citeverify_core.policy.config import policy_with_options
+from citeverify_core.policy import merge_policy, with_check_options
 from llamaindex_citeverify._common import abuffered, node_texts, response_text
 from llamaindex_citeverify._common import semantic_scorer as scorer_of
 
@@ -44,10 +44,10 @@ class CiteVerifyEvaluator(BaseEvaluator):
         semantic_scorer: Any = None,
         **options: Any,
     ) -> None:
-        # The caller's options are validated first (a wrong one is a PolicyError, not ignored),
-        # then flag is put over them: an evaluator reports. A policy pack is read once.
-        checked = policy_with_options(policy, options)
-        self.policy = policy_with_options(checked, {"unverified_action": "flag"})
+        # The caller's options are validated (a wrong one is a PolicyError, not ignored), then
+        # flag is put over them: an evaluator reports. A policy pack is read once.
+        checked = merge_policy(policy, options).to_settings()
+        self.policy = with_check_options(checked, action="flag")
         self._verifier = CitationVerifier(
             self.policy, semantic=scorer_of(embed_model, semantic_scorer)
         )

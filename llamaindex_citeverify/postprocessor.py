@@ -28,6 +28,7 @@ Two entry points, deliberately different:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Any
@@ -43,7 +44,7 @@ from llama_index.core.base.response.schema import (
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import SkipValidation
+from pydantic import SkipValidation, model_validator
 
 from citeverify_core import (
     CitationUnverifiedError,
@@ -52,7 +53,7 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
-from citeverify_core.policy.config import policy_options_validator
+from citeverify_core.policy import collect_policy_options
 from llamaindex_citeverify._common import (
     CiteVerifyEvent,
     dispatcher,
@@ -108,7 +109,13 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     _verifier: CitationVerifier = PrivateAttr()
     _warned: bool = PrivateAttr(default=False)
 
-    _collect_policy = policy_options_validator()
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_policy(cls, data: Any) -> Any:
+        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``): policy."""
+        if not isinstance(data, dict):
+            return data
+        return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
@@ -127,7 +134,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         # Retrieval time: there is no answer yet. Nodes pass through untouched, and the user is
-        # told once, since a guard that silently checks nothing is worse than none (issue 11).
+        # told once, since a guard that silently checks nothing is worse than none.
         if not self._warned:
             self._warned = True
             warnings.warn(_NODE_POSTPROCESSOR_WARNING, CiteVerifyUsageWarning, stacklevel=3)
@@ -288,8 +295,8 @@ def _redact_model(model: Any, result: VerificationResult, policy: PolicyConfig) 
         # A constrained field (a Literal, a pattern) cannot hold the marker: rather than hand
         # back unverified values, the answer is blocked.
         why = f"the redacted values do not fit {type(model).__name__}: {exc}"
-        blocked = result.model_copy(
-            update={"verdict": "block", "action": "block", "reasons": [*result.reasons, why]}
+        blocked = dataclasses.replace(
+            result, verdict="block", action="block", reasons=[*result.reasons, why]
         )
         raise CitationUnverifiedError(blocked) from exc
 

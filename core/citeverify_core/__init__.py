@@ -10,7 +10,7 @@ block with the reason codes ``citation.verified`` and ``citation.unverified``.
 ('allow', 'citation.verified')
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 # The exceptions are cheap (no third-party import) and what callers catch: imported now.
 from citeverify_core.errors import (
@@ -26,12 +26,17 @@ from citeverify_core.errors import (
     ServiceUnavailableError,
 )
 
+# Not ``typing.TYPE_CHECKING``: importing typing (with re and collections) is most of what
+# ``import citeverify_core`` would cost.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from citeverify_core.engine.context import ContextCache
     from citeverify_core.engine.results import (
         Citation,
         ClaimResult,
-        LookupRecord,
         QuoteResult,
         VerificationDetails,
         VerificationReport,
@@ -40,22 +45,25 @@ if TYPE_CHECKING:
     from citeverify_core.engine.semantic import SemanticScorer
     from citeverify_core.engine.verifier import CitationVerifier
     from citeverify_core.lookups.cache import LookupCache
-    from citeverify_core.policy.config import PolicyConfig, load_policy_pack
+    from citeverify_core.lookups.record import LookupRecord
+    from citeverify_core.policy.loading import PolicyConfig, load_policy_pack
+    from citeverify_core.policy.settings import PolicySettings
 
     __version__: str
 
-# Everything else is imported on first access (issue 14): ``import citeverify_core`` stays a few
+# Everything else is imported on first access: ``import citeverify_core`` stays a few
 # milliseconds, and a process pays pydantic, httpx, idutils or eyecite only when it uses them.
 # ``from citeverify_core import CitationVerifier`` works as before (PEP 562, module __getattr__).
 _LAZY = {
     "CitationVerifier": "citeverify_core.engine.verifier",
     "ContextCache": "citeverify_core.engine.context",
     "LookupCache": "citeverify_core.lookups.cache",
-    "PolicyConfig": "citeverify_core.policy.config",
-    "load_policy_pack": "citeverify_core.policy.config",
+    "PolicyConfig": "citeverify_core.policy.loading",
+    "PolicySettings": "citeverify_core.policy.settings",
+    "load_policy_pack": "citeverify_core.policy.loading",
     "Citation": "citeverify_core.engine.results",
     "ClaimResult": "citeverify_core.engine.results",
-    "LookupRecord": "citeverify_core.engine.results",
+    "LookupRecord": "citeverify_core.lookups.record",
     "QuoteResult": "citeverify_core.engine.results",
     "VerificationDetails": "citeverify_core.engine.results",
     "VerificationReport": "citeverify_core.engine.results",
@@ -107,6 +115,7 @@ __all__ = [
     "PermissionDeniedError",
     "PolicyConfig",
     "PolicyError",
+    "PolicySettings",
     "QuoteResult",
     "RateLimitError",
     "SemanticScorer",

@@ -328,10 +328,14 @@ def test_completion_requests_and_ascii_streams_are_typers(
 
 
 def test_actions_are_the_policys() -> None:
-    from citeverify_core.policy.config import OutputAction
+    from citeverify_core.policy import PolicyConfig
+    from citeverify_core.policy.settings import UnverifiedAction
 
-    annotation = OutputAction.model_fields["unverified_action"].annotation
-    assert set(typing.get_args(annotation)) == _check.ACTIONS
+    assert set(typing.get_args(UnverifiedAction)) == _check.ACTIONS
+    annotation = PolicyConfig.model_fields["output_action"].annotation
+    assert annotation is not None
+    field = annotation.model_fields["unverified_action"].annotation
+    assert set(typing.get_args(field)) == _check.ACTIONS
 
 
 @pytest.mark.parametrize("err", [False, True])

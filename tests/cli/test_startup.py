@@ -1,4 +1,4 @@
-"""Startup stays lazy (issue 14): what a process imports is paid on every ``citeverify`` run.
+"""Startup stays lazy: what a process imports is paid on every ``citeverify`` run.
 
 Each case runs in a fresh interpreter and lists the modules that the statement under test added
 to ``sys.modules`` (so that whatever the interpreter or a ``.pth`` file loads first does not
@@ -34,9 +34,11 @@ HEAVY = {
 ENGINE = {
     "pydantic",
     "citeverify_core.engine.verifier",
-    "citeverify_core.policy.config",
+    "citeverify_core.policy.loading",
     "citeverify_core.engine.results",
 }
+#: What validating a policy costs; the default policy, the settings and the results need none.
+VALIDATION = {"pydantic", "pydantic_core", "citeverify_core.policy.loading", "yaml"}
 
 
 def imported_by(statement: str, setup: str = "") -> set[str]:
@@ -83,6 +85,30 @@ def test_verify_without_identifiers_imports_no_extractor_or_network_stack() -> N
         setup="from citeverify_core import CitationVerifier",
     )
     assert not new & HEAVY, sorted(new & HEAVY)
+
+
+def test_default_policy_and_results_need_no_validation() -> None:
+    new = imported_by(
+        "r = CitationVerifier().verify('The museum opens at nine [1].', ['The museum opens.'])\n"
+        "        r.to_dict(), str(r), r._repr_html_()\n"
+        "        import citeverify_core.policy, citeverify_core.engine.results\n"
+        "        citeverify_core.policy.PolicySettings()",
+        setup="from citeverify_core import CitationVerifier",
+    )
+    assert not new & VALIDATION, sorted(new & VALIDATION)
+
+
+def test_check_fast_path_imports_no_pydantic(tmp_path) -> None:
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The museum opens at nine.", encoding="utf-8")
+    context = tmp_path / "context.txt"
+    context.write_text("The museum opens at nine.", encoding="utf-8")
+    new = imported_by(
+        "from citeverify_core.cli.fast import fast_main\n"
+        f"        assert fast_main(['check', '-a', {str(answer)!r}, '-c', {str(context)!r}, "
+        "'--action', 'block', '--no-lookups', '--json']) == 0"
+    )
+    assert not new & (VALIDATION | {"typer", "click"}), sorted(new & VALIDATION)
 
 
 def test_verify_with_a_doi_offline_imports_idutils_only() -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeverify_core.engine.claims import BestDocuments
 from citeverify_core.engine.context import ContextDocument
 from citeverify_core.engine.extract import NumberIndex, extract_statistics
-from citeverify_core.engine.verifier import _BestDocuments
 from citeverify_core.text import match_normalize
 
 # Texts made of the characters that decide number boundaries: ASCII and non-ASCII digits,
@@ -65,7 +65,7 @@ _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f"])
     budget=st.sampled_from([0, 3, 5_000_000]),
 )
 def test_best_document_equals_a_scan_of_every_document(hits, claims, budget):
-    best = _BestDocuments(hits, budget=budget)
+    best = BestDocuments(hits, budget=budget)
     for claim in claims:
         got = best(claim)
         want = _best_by_scan(claim, hits)

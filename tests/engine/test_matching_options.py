@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from citeverify_core import CitationVerifier, ContextCache, PolicyConfig, PolicyError
 from citeverify_core.engine.context import ContextDocument
-from citeverify_core.policy.config import policy_with_options
+from citeverify_core.policy import merge_policy
 from citeverify_core.text import STOPWORDS, WordMatcher, number_value, value_words, words
 
 OFFLINE = {"require_sources": False, "extensions": {"lookups": {"enabled": False}}}
@@ -222,7 +222,7 @@ def test_a_language_the_installed_stemmer_lacks_is_a_policy_error():
 
 
 def test_adapter_keywords_reach_the_extensions():
-    policy = policy_with_options(None, {"words": "stem", "stopwords": "ignore"})
+    policy = merge_policy(None, {"words": "stem", "stopwords": "ignore"})
     assert policy.extensions.matcher() == WordMatcher(stem=True, stopwords=True)
 
 
@@ -365,7 +365,7 @@ def test_the_recommended_pack_loads_by_name_and_by_path(tmp_path, monkeypatch):
     from pathlib import Path
 
     from citeverify_core import load_policy_pack
-    from citeverify_core.policy.config import BUNDLED_POLICIES, bundled_policy_path
+    from citeverify_core.policy import BUNDLED_POLICIES, bundled_policy_path
 
     assert "recommended" in BUNDLED_POLICIES
     by_name, notes = load_policy_pack("recommended")
@@ -375,7 +375,7 @@ def test_the_recommended_pack_loads_by_name_and_by_path(tmp_path, monkeypatch):
     assert (ext.words, ext.stopwords, ext.numbers) == ("stem", "ignore", "value")
     assert (by_name.min_groundedness, by_name.min_confidence) == (0.35, 0.7)
     assert by_name.effective_min_context_overlap == 0.8
-    assert CitationVerifier("recommended").policy == by_name
+    assert CitationVerifier("recommended").policy == by_name.to_settings()
     assert load_policy_pack(Path("recommended"))[0] == by_name  # the CLI passes a Path
     # A paraphrase with inflections and function words that the seed's defaults block passes.
     docs = ["The museum opens at nine."]

@@ -1,7 +1,7 @@
 """Readable results: the plain-text report and the HTML view for notebooks."""
 
 from citeverify_core import CitationVerifier
-from citeverify_core.engine.render import render_text
+from citeverify_core.engine.results import render_text
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 

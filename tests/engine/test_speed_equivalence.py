@@ -1,31 +1,32 @@
-"""The fast paths of issue 14 give the answers of the straightforward code they replace.
+"""The fast paths give the answers of the straightforward code they replace.
 
 Best documents by byte lanes against every claim compared with every document; the bytes
 tokenization of many small documents; quote normalization without the regex; the ASCII offset
 mapper against the window walk; the context cache in each of its admission modes; and for small
-answers, result objects built without validation, claim words from one lowered answer and the
+answers, results that round-trip through their JSON, claim words from one lowered answer and the
 token before a period found by ``rstrip``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import string
-from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import citeverify_core.text as _text
-from citeverify_core import CitationVerifier, ContextCache
+from citeverify_core import CitationVerifier, ContextCache, VerificationResult
+from citeverify_core.engine.claims import (
+    BestDocuments,
+    best_document_reference,
+    markers_by_claim,
+    words_of_claims,
+    words_of_claims_reference,
+)
 from citeverify_core.engine.context import ContextDocument, document_hits
 from citeverify_core.engine.extract import find_markers
-from citeverify_core.engine.verifier import (
-    _best_document_reference,
-    _BestDocuments,
-    _claim_words,
-    _claim_words_reference,
-    _markers_by_claim,
-)
 from citeverify_core.text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
 from tests.support.answers import ANSWER_PARTS, DOCS
 
@@ -40,14 +41,14 @@ _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
     scan_documents=st.sampled_from([0, 8, 100]),
 )
 def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_documents):
-    best = _BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
+    best = BestDocuments(hits, budget=10**9, lane_bytes=lane_bytes, scan_documents=scan_documents)
     supported = set().union(*hits)
     for claim in claims:
-        assert best(claim) == _best_document_reference(claim, hits)
+        assert best(claim) == best_document_reference(claim, hits)
         unique = list(dict.fromkeys(claim))  # the claim words of a verification
         most = len(supported.intersection(unique))
         if most:  # the scan that stops at a document holding every supported word
-            assert best.best(unique, most) == _best_document_reference(unique, hits)
+            assert best.best(unique, most) == best_document_reference(unique, hits)
 
 
 @settings(max_examples=30)
@@ -57,7 +58,7 @@ def test_best_documents_equal_the_reference(hits, claims, lane_bytes, scan_docum
 )
 def test_best_documents_of_claims_past_255_words_equal_the_reference(hits, claim):
     # Past 255 words a byte cannot hold a count: the lanes are summed in parts.
-    assert _BestDocuments(hits)(claim) == _best_document_reference(claim, hits)
+    assert BestDocuments(hits)(claim) == best_document_reference(claim, hits)
 
 
 _DOC_WORDS = st.sampled_from(["Alpha", "beta", "GAMMA", "delta", "eps", "3.5", "x_y", "42", "zeta"])
@@ -79,7 +80,7 @@ def test_verify_scores_claims_as_the_reference(docs, answer):
     for claim in result.details.claims:
         claim_words = list(dict.fromkeys(words(claim.text)))
         hits = [s & set(claim_words) for s in doc_words]
-        best, count = _best_document_reference(claim_words, hits)
+        best, count = best_document_reference(claim_words, hits)
         assert claim.best_document == best
         if best is not None:
             assert claim.best_document_groundedness == count / len(claim_words)
@@ -169,15 +170,15 @@ def test_a_full_cache_with_few_hits_keeps_what_it_has():
     assert cache.hits == 10
 
 
-# --- small answers (issue 14) ----------------------------------------------------------------
+# --- small answers ------------------------------------------------------------------------------
 
 
 class _Text(str):
-    """A subclass of str: validation made the result's texts plain str."""
+    """A subclass of str: the result's texts are plain str all the same."""
 
 
-def _validated(cls, values):
-    return cls(**values)
+_DETAIL_KEYS = ["verified", "groundedness"]
+_LISTS = ["claim_confidence", "claims", "quotes", "citations", "external_lookup"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -189,9 +190,7 @@ def _validated(cls, values):
     subclass=st.booleans(),
     report=st.booleans(),
 )
-def test_results_built_without_validation_equal_the_validated_ones(
-    parts, docs, action, strict, subclass, report
-):
+def test_results_round_trip_through_their_json(parts, docs, action, strict, subclass, report):
     policy = {
         "require_sources": False,
         "output_action": {"unverified_action": action},
@@ -203,28 +202,28 @@ def test_results_built_without_validation_equal_the_validated_ones(
         "response": {"include_verification_report": report},
     }
     answer = _Text("".join(parts)) if subclass else "".join(parts)
-    verifier = CitationVerifier(policy)
-    fast = verifier.verify(answer, docs or None)
-    with (
-        mock.patch("citeverify_core.engine.verifier.trusted", _validated),
-        mock.patch("citeverify_core.engine.citations.trusted", _validated),
-    ):
-        reference = verifier.verify(answer, docs or None)
-    assert fast == reference
-    assert fast.to_dict() == reference.to_dict()
-    assert type(fast.answer) is type(fast.original_answer) is str
-    assert fast.details.model_fields_set == reference.details.model_fields_set
-    d, r = fast.details, reference.details
-    for mine, theirs in [
-        (d.claims, r.claims),
-        (d.quotes, r.quotes),
-        (d.citations, r.citations),
-        (d.unverified_claims, r.unverified_claims),
-    ]:
-        assert [m.model_fields_set for m in mine or []] == [
-            t.model_fields_set for t in theirs or []
-        ]
-        assert [list(vars(m)) for m in mine or []] == [list(vars(t)) for t in theirs or []]
+    result = CitationVerifier(policy).verify(answer, docs or None)
+    data = result.to_dict()
+    assert json.loads(json.dumps(data)) == data
+    rebuilt = VerificationResult.from_dict(data)
+    assert rebuilt == result
+    assert rebuilt.to_dict() == data
+    assert type(result.answer) is type(result.original_answer) is str
+    d = result.details
+    for item in [*(d.claims or []), *(d.quotes or []), *(d.citations or [])]:
+        # Built without __init__ (results.assemble): every field, in field order.
+        assert list(vars(item)) == [f.name for f in dataclasses.fields(item)]
+    details = data["details"]
+    if not report:
+        assert list(details) == _DETAIL_KEYS
+    else:
+        tail = ["verification_report"] if result.verified else ["unverified_claims"]
+        tail += [] if result.verified else ["unverified_claim_count"]
+        assert list(details) == _DETAIL_KEYS + _LISTS + tail
+        for claim in details["claims"]:
+            assert ("cited_groundedness" in claim) is (claim["groundedness"] is not None)
+            assert "tier" not in claim  # only with a semantic scorer
+            assert "semantic_score" not in claim
 
 
 @settings(max_examples=300)
@@ -232,8 +231,8 @@ def test_results_built_without_validation_equal_the_validated_ones(
 def test_claim_words_equal_the_words_of_each_claim(parts):
     answer = "".join(parts)
     pieces = split_claims(answer)
-    markers = _markers_by_claim(pieces, find_markers(answer))
-    assert _claim_words(answer, pieces, markers) == _claim_words_reference(pieces, markers)
+    markers = markers_by_claim(pieces, find_markers(answer))
+    assert words_of_claims(answer, pieces, markers) == words_of_claims_reference(pieces, markers)
 
 
 def _period_ends_claim_reference(text, pos):

@@ -1,5 +1,7 @@
 """Seed 000 step 7 (the verdict), steps 8-9 (actions), and the details shapes."""
 
+import json
+
 import pytest
 
 from citeverify_core import CitationVerifier, PolicyConfig
@@ -159,7 +161,7 @@ def test_redact_replaces_each_unverified_claim_with_the_marker():
     assert (removed.text, removed.missing_words, removed.span) == ("[removed]", [], (26, 53))
     assert removed.groundedness == 0.25  # "the" is in the context
     assert result.original_answer == ""
-    assert "Dragons" not in result.details.model_dump_json()
+    assert "Dragons" not in json.dumps(result.details.to_dict())
     assert "Dragons" not in str(result)
 
 
@@ -244,7 +246,7 @@ def test_async_gives_the_same_result():
 def test_redact_withholds_a_citation_that_straddles_a_removed_claim():
     answer = "The museum opens at nine. Zqxsecret v. Museum, 5 Ab. 137. The museum opens."
     result = run(answer, CONTEXT, output_action={"unverified_action": "redact"})
-    assert "zqxsecret" not in result.model_dump_json().casefold()
+    assert "zqxsecret" not in json.dumps(result.to_dict()).casefold()
     assert result.answer.startswith("The museum opens at nine. [unverified claim removed]")
 
 

@@ -17,6 +17,7 @@ EXPECTED = {
     "PolicyConfig",
     "PermissionDeniedError",
     "PolicyError",
+    "PolicySettings",
     "QuoteResult",
     "RateLimitError",
     "SemanticScorer",
@@ -54,6 +55,14 @@ ADAPTERS = {
     "citeverify_core.batch": {
         "CITATION_STATUSES", "COLUMNS", "BatchInterruptedError", "BatchSummary", "Fields",
         "default_workers", "errors_path", "run_batch", "verify_records", "verify_table",
+    },
+    "citeverify_core.engine": {"MAX_DOCUMENTS", "coerce_documents"},
+    "citeverify_core.policy": {
+        "BUNDLED_POLICIES", "DEFAULT_EXTRACT_PATTERNS", "DEFAULT_MIN_CONTEXT_OVERLAP",
+        "Extensions", "LookupSettings", "OutputAction", "PolicyConfig",
+        "PolicySettings", "RagContext", "ResponseOptions", "SemanticSettings",
+        "bundled_policy_path", "collect_policy_options", "load_policy", "load_policy_pack",
+        "merge_policy", "parse_policy_yaml", "safe_yaml", "with_check_options",
     },
     "citeverify_core.engine.exchange": {
         "CONTROL_NAME", "GatewayDecision", "extract_answer", "extract_answers", "extract_context",

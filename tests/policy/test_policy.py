@@ -255,7 +255,7 @@ def test_hostile_mappings_are_policy_errors(mapping, fragment):
 
 
 def test_check_options_change_only_what_they_name() -> None:
-    from citeverify_core.policy.config import with_check_options
+    from citeverify_core.policy import with_check_options
 
     base = PolicyConfig.model_validate(
         {"min_groundedness": 0.6, "extensions": {"lookups": {"timeout": 2.0, "max_lookups": 3}}}

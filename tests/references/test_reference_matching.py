@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references import (
     Author,
     LocalIndex,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references import ReferenceVerifier
 from tests.support.loopback import Loopback, Reply
 

@@ -42,7 +42,7 @@ from citeverify_core import (
     load_policy_pack,
 )
 from citeverify_core.engine.exchange import verify_exchange
-from citeverify_core.engine.render import render_text
+from citeverify_core.engine.results import render_text
 from tests.support.hostile import BY_NAME, CASES, POLICY, english, english_context
 
 #: The gateway blocks (the 400 body is built and serialized).

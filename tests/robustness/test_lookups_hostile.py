@@ -27,11 +27,11 @@ import pytest
 
 from citeverify_core import CitationVerifier, InputError
 from citeverify_core.lookups.cache import LookupCache
-from citeverify_core.lookups.guard import forbidden
 from citeverify_core.lookups.failures import LookupFailure
+from citeverify_core.lookups.guard import forbidden
 from citeverify_core.lookups.http import decode_json, quote_path
 from citeverify_core.lookups.resolve import Lookups, Target
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.model import ParsedReference
 from citeverify_core.references.sources import make_sources
 from tests.support.loopback import Loopback, Reply
@@ -214,7 +214,7 @@ def test_hostile_crossref_answers_are_failed_lookups(server, reply, fragment):
     assert c.status == "lookup_failed"
     assert fragment in c.reason
     assert result.verdict == "allow"
-    result.model_dump_json()  # what a service would send back: serializable
+    json.dumps(result.to_dict())  # what a service would send back: serializable
 
 
 SHAPES = [
@@ -245,7 +245,7 @@ def test_crossref_fields_of_any_type_never_raise(server, fields):
     assert all(isinstance(meta.get(k), str | None) for k in ("title", "container", "type", "doi"))
     assert all(isinstance(a, str) for a in meta.get("authors", []))
     assert meta.get("year") is None or isinstance(meta["year"], int)
-    result.model_dump_json()
+    json.dumps(result.to_dict())
 
 
 def test_a_lone_surrogate_escape_becomes_a_replacement_character(server):
@@ -254,7 +254,7 @@ def test_a_lone_surrogate_escape_becomes_a_replacement_character(server):
     server.routes[("GET", f"/works/{DOI}")] = json_body(body)
     result = CitationVerifier(policy(server)).verify(f"Dopamine neuron loss in mice (doi:{DOI}).")
     assert result.details.external_lookup[0].metadata["title"] == "Dopamine \ufffd loss"
-    result.model_dump_json()
+    json.dumps(result.to_dict())
 
 
 def test_a_body_just_under_the_limit_is_read(server):
@@ -528,7 +528,7 @@ def test_broken_http_from_a_json_api_is_a_failed_lookup(server, raw):
     server.routes[("GET", f"/works/{DOI}")] = Reply(raw=raw)
     result = CitationVerifier(policy(server, retries=0)).verify(f"doi:{DOI}")
     assert result.details.citations[0].status == "lookup_failed"
-    result.model_dump_json()
+    json.dumps(result.to_dict())
 
 
 @pytest.mark.parametrize("raw", RAW)
@@ -536,7 +536,7 @@ def test_broken_http_from_a_web_page_is_a_failed_lookup(server, raw):
     server.routes[("HEAD", "/page")] = Reply(raw=raw)
     result = CitationVerifier(policy(server)).verify(f"See {server.url}/page now.")
     assert result.details.citations[0].status in {"lookup_failed", "not_found", "verified"}
-    result.model_dump_json()
+    json.dumps(result.to_dict())
 
 
 @pytest.mark.parametrize(
@@ -698,7 +698,7 @@ def test_courtlistener_fields_of_any_type_never_raise(server, answer, status, fr
     else:
         assert c.status != "verified"
         assert fragment in (result.details.external_lookup[0].error or "")
-    result.model_dump_json()
+    json.dumps(result.to_dict())
 
 
 # --- sources: failures are notes, never exceptions ---------------------------------------------
@@ -894,7 +894,7 @@ def test_a_token_is_never_echoed_into_a_result(server):
         policy(server, case_law_resolver=True, courtlistener_token="SECRET-TOKEN\n")
     ).verify(CASE)
     assert "illegal header value" in result.details.external_lookup[0].error
-    assert "SECRET" not in result.model_dump_json()
+    assert "SECRET" not in json.dumps(result.to_dict())
 
 
 def test_the_memory_cache_is_bounded_in_bytes():

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from citeverify_core.engine.results import VerificationResult
     from citeverify_core.engine.verifier import CitationVerifier, PolicyLike
     from citeverify_core.lookups.cache import LookupCache
-    from citeverify_core.policy.config import PolicyConfig
+    from citeverify_core.policy.loading import PolicyConfig
 
 #: Citation statuses (``Citation.status``), one count column each; anything else is ``other``.
 CITATION_STATUSES = (
@@ -89,28 +89,28 @@ def resolve_batch_policy(
 
     Returns the policy and its picklable form (only the fields set, so that fallbacks such as
     ``min_context_overlap`` behave as in the original).
-    """
-    from citeverify_core.engine.verifier import resolve_policy  # noqa: PLC0415
-    from citeverify_core.policy.config import PolicyConfig  # noqa: PLC0415
 
-    config = resolve_policy(policy)
-    data = config.model_dump(mode="json", exclude_unset=True)
-    settings = data.setdefault("extensions", {}).setdefault("lookups", {})
+    Raises:
+        PolicyError: the policy is invalid.
+    """
+    from citeverify_core.policy.loading import load_policy  # noqa: PLC0415 - pydantic: only here
+    from citeverify_core.policy.merge import merge_policy  # noqa: PLC0415 - pydantic: only here
+
+    options: dict[str, Any] = {}
     if not lookups:
-        settings["enabled"] = False
-    elif lookup_cache is not None and settings.get("cache_path") is None:
-        settings["cache_path"] = lookup_cache
-    config = PolicyConfig.model_validate(data)
-    return config, data
+        options["extensions.lookups.enabled"] = False
+    elif lookup_cache is not None and load_policy(policy).extensions.lookups.cache_path is None:
+        options["extensions.lookups.cache_path"] = lookup_cache
+    config = merge_policy(policy, options)
+    return config, config.model_dump(mode="json", exclude_unset=True)
 
 
 def build_verifier(config: WorkerConfig) -> CitationVerifier:
     """A verifier with a context cache and, with lookups on, the shared SQLite lookup cache."""
-    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
+    from citeverify_core.engine.verifier import CitationVerifier, resolve_policy  # noqa: PLC0415
     from citeverify_core.lookups.cache import LookupCache  # noqa: PLC0415
-    from citeverify_core.policy.config import PolicyConfig  # noqa: PLC0415
 
-    policy = PolicyConfig.model_validate(config.policy)
+    policy = resolve_policy(config.policy)
     cache: LookupCache | None = None
     settings = policy.extensions.lookups
     if settings.enabled and settings.cache_path is not None:

@@ -35,7 +35,7 @@ from citeverify_core.cli.fast import (
 from citeverify_core.errors import CiteVerifyError, InputError
 
 if TYPE_CHECKING:
-    from citeverify_core.policy.config import PolicyConfig
+    from citeverify_core.policy import PolicyConfig, PolicySettings
 
 # The engine (pydantic, the extractors) is imported inside the commands that use it (issue 14):
 # `citeverify --version`, `--help` and the reference commands do not pay for it, and
@@ -141,11 +141,20 @@ def _read_documents(paths: list[Path]) -> list[Any]:
 
 def _load_policy(
     path: Path | None, action: str | None, *, lookups: bool = True
-) -> tuple["PolicyConfig", list[str]]:
-    from citeverify_core.policy.config import PolicyConfig, load_policy_pack, with_check_options  # noqa: PLC0415
+) -> tuple["PolicyConfig | PolicySettings", list[str]]:
+    """The policy of ``check``: a pack (or the defaults) with ``--action`` and ``--no-lookups``.
+
+    Raises:
+        PolicyError: the pack or the action is invalid.
+    """
+    from citeverify_core.policy import (  # noqa: PLC0415 - start-up time: only check reads a policy
+        PolicySettings,
+        load_policy_pack,
+        with_check_options,
+    )
 
     notes: list[str] = []
-    policy = PolicyConfig()
+    policy: PolicyConfig | PolicySettings = PolicySettings()
     if path is not None:
         policy, notes = load_policy_pack(path)
     return with_check_options(policy, action=action, lookups=lookups), notes
@@ -200,7 +209,7 @@ def check(
         if answer is None:
             _fail("give --answer FILE (or - for stdin), or --request and --response")
         # The console script runs the plain form (no --policy) without typer, through the same
-        # run_check with the default policy's pydantic-free twins; here it has the models.
+        # run_check.
         code = run_check(
             _read_text(answer),
             _read_documents(context or []),
@@ -214,7 +223,7 @@ def check(
             raise typer.Exit(code)
         return
     from citeverify_core.engine.exchange import verify_exchange  # noqa: PLC0415
-    from citeverify_core.engine.render import render_text  # noqa: PLC0415
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415
     from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
 
     if request is None or response is None or answer is not None or context:
@@ -255,7 +264,7 @@ def lint(
     ] = False,
 ) -> None:
     """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
-    from citeverify_core.policy.config import bundled_policy_path, load_policy_pack  # noqa: PLC0415
+    from citeverify_core.policy.loading import bundled_policy_path, load_policy_pack  # noqa: PLC0415
 
     if file is None:
         if not suggest:
@@ -312,7 +321,7 @@ def _suggestions(current: dict[str, Any]) -> list[tuple[str, str, str]]:
     """
     import yaml  # noqa: PLC0415
 
-    from citeverify_core.policy.config import bundled_policy_path  # noqa: PLC0415
+    from citeverify_core.policy.loading import bundled_policy_path  # noqa: PLC0415
 
     pack = yaml.safe_load(bundled_policy_path(SUGGESTED_POLICY).read_text("utf-8"))
     changes: list[tuple[str, str, str]] = []
@@ -337,7 +346,7 @@ def demo(
     """Verify a bundled RAG example offline: one grounded answer, two that drifted."""
     from importlib import resources  # noqa: PLC0415
 
-    from citeverify_core.engine.render import render_text  # noqa: PLC0415
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415
     from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
 
     data = json.loads(

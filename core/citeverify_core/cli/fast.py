@@ -1,4 +1,4 @@
-"""``citeverify check`` without typer: the console script's fast path (issue 14).
+"""``citeverify check`` without typer: the console script's fast path.
 
 ``citeverify check --answer A --context C`` must start in about 150 ms. Typer alone costs about
 60 ms to import and, since 0.2x, pydantic (about 120 ms) to coerce the options, before any of
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
-    from citeverify_core.policy.config import PolicyConfig
+    from citeverify_core.engine.verifier import PolicyLike
 
 __all__ = [
     "EXIT_ALLOWED",
@@ -47,8 +47,8 @@ __all__ = [
 
 EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
 
-#: ``output_action.unverified_action``'s values (``_policy.OutputAction``; a test keeps the two
-#: in step). Another value goes to the typer path, which reports it as the policy does.
+#: ``output_action.unverified_action``'s values (``policy.settings.UnverifiedAction``; a test
+#: keeps the two in step). Another value goes to the policy's validation, which reports it.
 ACTIONS = frozenset({"flag", "redact", "block"})
 
 
@@ -171,7 +171,7 @@ def read_json(path: Path) -> Any:
 
     text = read_text(path)
     # json.loads recurses: where it fails depends on the caller's stack, so the depth is
-    # bounded before parsing, the same on every path (issue 14's fast path and typer's).
+    # bounded before parsing, the same on every path (this fast path and typer's).
     if json_depth(text.encode("utf-8", "surrogatepass")) > MAX_JSON_DEPTH:
         raise UsageError(f"{path} is JSON nested too deeply")
     try:
@@ -209,16 +209,15 @@ def run_check(
     as_json: bool = False,
     strict: bool = False,
     lookups: bool = True,
-    config: PolicyConfig | None = None,
+    config: PolicyLike = None,
     notes: Sequence[str] = (),
     echo: Echo = echo,
 ) -> int:
     """Verify an answer and print the report (or JSON); the exit code of ``citeverify check``.
 
     Without ``config`` the answer is verified under the default policy with ``action`` and
-    ``lookups`` applied (:func:`citeverify_core.engine.plain.verify_default`: the fast path); with
-    it (the
-    typer path: the action and the lookups already in it) by a :class:`CitationVerifier`.
+    ``lookups`` applied (frozen settings: no pydantic, the fast path); with it (the typer path:
+    the action and the lookups already in it) under ``config``.
     ``notes`` (the policy pack's) go to stderr after the report.
 
     Returns:
@@ -227,16 +226,15 @@ def run_check(
     Raises:
         CiteVerifyError: The answer, the documents or ``action`` are unusable.
     """
-    from citeverify_core.engine.render import render_text  # noqa: PLC0415
+    # The engine is imported when a check runs: this module is imported for every command.
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415 - start-up time
+    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415 - start-up time
+    from citeverify_core.policy.merge import with_check_options  # noqa: PLC0415 - start-up time
+    from citeverify_core.policy.settings import PolicySettings  # noqa: PLC0415 - start-up time
 
-    if config is not None:
-        from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
-
-        result = CitationVerifier(config).verify(answer_text, documents)
-    else:
-        from citeverify_core.engine.plain import verify_default  # noqa: PLC0415
-
-        result = verify_default(answer_text, documents, action=action, lookups=lookups)
+    if config is None:
+        config = with_check_options(PolicySettings(), action=action, lookups=lookups)
+    result = CitationVerifier(config).verify(answer_text, documents)
     if as_json:
         import json  # noqa: PLC0415
 

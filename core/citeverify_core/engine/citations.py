@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from citeverify_core.engine.context import ContextSearch
 from citeverify_core.engine.extract import Found, NumberIndex
-from citeverify_core.engine.plain import trusted
+from citeverify_core.engine.results import Citation, assemble
 from citeverify_core.lookups.outcome import Target
 from citeverify_core.text import match_normalize, words
 
-if TYPE_CHECKING:  # pydantic: not imported by a verification that makes no lookup (issue 14)
-    from citeverify_core.engine.results import Citation, LookupRecord
-    from citeverify_core.policy.config import PolicyConfig
+if TYPE_CHECKING:
+    from citeverify_core.lookups.record import LookupRecord
+    from citeverify_core.policy.settings import PolicySettings
 
 __all__ = ["check_found", "lookup_target", "title_mismatch"]
 
@@ -39,7 +39,7 @@ _STOPWORDS = frozenset(
 _SERVICE = {"doi": "crossref", "pmid": "pubmed", "url": "url"}
 
 
-def lookup_target(found: Found, policy: PolicyConfig) -> Target | None:
+def lookup_target(found: Found, policy: PolicySettings) -> Target | None:
     """The lookup that would check ``found``, or None when it is not looked up."""
     settings = policy.extensions.lookups
     if not settings.enabled:
@@ -88,10 +88,9 @@ def check_found(
     search: ContextSearch,
     context_numbers: NumberIndex | None,
     record: LookupRecord | None,
-    policy: PolicyConfig,
-    cls: type[Citation],
+    policy: PolicySettings,
 ) -> Citation:
-    """Decide ``verified``, ``status`` and ``reason`` for one found citation (a ``cls``)."""
+    """Decide ``verified``, ``status`` and ``reason`` for one found citation."""
     verified: bool | None = None
     status, reason = "unchecked", "not checked"
     if found.type == "statistic":
@@ -113,13 +112,13 @@ def check_found(
             reason = "not checked: lookups are disabled (extensions.lookups.enabled)"
         else:
             reason = "not checked: over the lookup limit (extensions.lookups.max_lookups)"
-    return trusted(
-        cls,
+    return assemble(
+        Citation,
         {
             "type": found.type,
-            "kind": found.kind,
             "text": found.text,
             "span": (found.start, found.end),
+            "kind": found.kind,
             "normalized": found.normalized,
             "verified": verified,
             "status": status,

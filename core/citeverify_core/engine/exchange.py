@@ -1,4 +1,4 @@
-"""The gateway shape of seed 000: verify a provider exchange as the citation-verifier control.
+"""The gateway shape: verify a provider exchange as the citation-verifier control.
 
 ``verify_exchange(request, response)`` reads the answer from a Chat Completions or Responses API
 response and the context documents from ``request["verdictan"]["context_documents"]``, and returns
@@ -43,8 +43,8 @@ class GatewayDecision:
     Attributes:
         verdict: ``allow`` or ``block``.
         reason_code: ``citation.verified``/``citation.unverified``; None when not enforced.
-        details: The seed's details mapping (empty when not enforced).
-        enforced: False for ``stream: true`` requests, which the seed does not check.
+        details: The details mapping of the policy-pack format (empty when not enforced).
+        enforced: False for ``stream: true`` requests, which the reference gateway does not check.
         result: The full verification result, when the control ran.
         response: The provider response to send on allow: as it came under flag; under a
             redact or block policy rebuilt from the known fields with the verified texts
@@ -52,8 +52,8 @@ class GatewayDecision:
         notes: Remarks for people (streams, ignored options, unchecked choices).
         report_on_block: Whether a block's body carries the full details (claim texts, missing
             words, citations). Only when the policy sets ``response.include_verification_report``
-            explicitly; otherwise a block carries the verdict, reason code and counts (issue 9:
-            a gateway that returns the blocked text in its 400 has not blocked it).
+            explicitly; otherwise a block carries the verdict, reason code and counts (a
+            gateway that returns the blocked text in its 400 has not blocked it).
     """
 
     verdict: Literal["allow", "block"]
@@ -228,11 +228,7 @@ def verify_exchange(
 
 
 def _report_asked(verifier: CitationVerifier) -> bool:
-    response = verifier.policy.response
-    return (
-        "include_verification_report" in response.model_fields_set
-        and response.include_verification_report
-    )
+    return verifier.policy.response.report_on_block
 
 
 #: What a block says about the answer when the policy did not ask for the report.

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any, TypeVar
 
-from citeverify_core.engine.plain import CitationType
+from citeverify_core.policy.settings import CitationType
 from citeverify_core.text import MARKER_RE
 
 __all__ = ["MAX_CITATIONS", "Extracted", "Found", "NumberIndex", "extract", "find_markers"]

@@ -1,4 +1,4 @@
-"""The semantic tier (issue 16): a second score, by meaning, for claims that fail on words.
+"""The semantic tier: a second score, by meaning, for claims that fail on words.
 
 Off by default. ``CitationVerifier(policy, semantic=scorer)`` turns it on with a scorer the user
 already has; the core imports no framework and recognizes these shapes (duck typing):

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 
     from citeverify_core.lookups.cache import LookupCache
     from citeverify_core.lookups.guard import AddressGuard
-    from citeverify_core.policy.config import LookupSettings
+    from citeverify_core.policy.settings import LookupSettings
 
     LOOKUP_ERRORS: tuple[type[BaseException], ...]
 else:

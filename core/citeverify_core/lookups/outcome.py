@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from citeverify_core.lookups.failures import clean_text, text_or_none
+from citeverify_core.lookups.record import LookupRecord
 
 if TYPE_CHECKING:
-    from citeverify_core.engine.results import LookupRecord
     from citeverify_core.lookups.bibliographic import Record
 
 __all__ = ["MAX_REASON", "Outcome", "Service", "Target", "cached_record", "work_metadata"]
@@ -48,8 +48,6 @@ class Outcome:
         definitive: bool = False,
     ) -> Outcome:
         """The outcome of looking ``target`` up (``elapsed`` in milliseconds)."""
-        from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
-
         record = LookupRecord(
             service=target.service,
             target=target.key,
@@ -72,13 +70,9 @@ def cached_record(payload: dict[str, Any] | None) -> LookupRecord | None:
     """A record from the cache, or None (a miss) when the payload is not one (a damaged file)."""
     if payload is None:
         return None
-    import pydantic  # noqa: PLC0415 - only with lookups (start-up time)
-
-    from citeverify_core.engine.results import LookupRecord  # noqa: PLC0415 - pydantic: only with lookups
-
     try:
-        return LookupRecord.model_validate({**payload, "cached": True, "elapsed_ms": 0.0})
-    except pydantic.ValidationError:
+        return LookupRecord.from_dict({**payload, "cached": True, "elapsed_ms": 0.0})
+    except ValueError:
         return None
 
 

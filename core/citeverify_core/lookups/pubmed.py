@@ -31,7 +31,7 @@ from citeverify_core.lookups.http import (
 from citeverify_core.lookups.outcome import Outcome, Target, work_metadata
 
 if TYPE_CHECKING:
-    from citeverify_core.policy.config import LookupSettings
+    from citeverify_core.policy.settings import LookupSettings
 
 __all__ = ["PUBMED", "PubMed", "ncbi_rate", "record_from_esummary"]
 

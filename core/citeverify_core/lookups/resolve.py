@@ -28,8 +28,8 @@ from citeverify_core.lookups.urls import Urls
 if TYPE_CHECKING:
     import httpx
 
-    from citeverify_core.engine.results import LookupRecord
-    from citeverify_core.policy.config import LookupSettings
+    from citeverify_core.lookups.record import LookupRecord
+    from citeverify_core.policy.settings import LookupSettings
 
 __all__ = ["LookupCache", "Lookups", "Services", "Target"]
 
@@ -147,7 +147,8 @@ class Lookups:
         if outcome.definitive and not outcome.record.cached:
             r = outcome.record
             ttl = self.settings.cache_ttl if r.ok else self.settings.negative_cache_ttl
-            payload = r.model_dump(exclude={"cached", "elapsed_ms"})
+            payload = r.to_dict()
+            del payload["cached"], payload["elapsed_ms"]
             self.cache.put(r.service, r.target, payload, ttl)
 
 

@@ -20,7 +20,7 @@ from citeverify_core.errors import InputError
 from citeverify_core.lookups import http as core
 from citeverify_core.lookups.http import failure_reason
 from citeverify_core.lookups.resolve import Lookups
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.index import LocalIndex
 from citeverify_core.references.model import ParsedReference, Record
 

@@ -14,7 +14,7 @@ from rapidfuzz import fuzz
 
 from citeverify_core.errors import InputError
 from citeverify_core.lookups.resolve import Lookups
-from citeverify_core.policy.config import LookupSettings
+from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE, compare, decide
 from citeverify_core.references.index import LocalIndex
 from citeverify_core.references.model import LONE_SURROGATE, ParsedReference, Record

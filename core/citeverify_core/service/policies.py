@@ -4,7 +4,7 @@
 the folder as a pack named by its stem (``packs/strict.yaml`` is ``strict``); a request picks one
 with ``verdictan.policy`` (the guard endpoints) or ``policy`` (``POST /api/check``). ``--policy
 FILE`` is the default pack (named by its stem); without it the default is the folder's
-``default`` pack, else the seed's defaults.
+``default`` pack, else the default policy.
 
 The files are looked at again at most every ``check_interval`` seconds, when a request asks for a
 pack: a changed file is loaded anew, a new file is added, a deleted one is dropped. A pack that no
@@ -23,18 +23,17 @@ from pathlib import Path
 
 from citeverify_core.engine.verifier import CitationVerifier
 from citeverify_core.errors import CiteVerifyError, InputError
+from citeverify_core.policy.loading import MAX_POLICY_BYTES, load_policy_pack
 
 __all__ = ["DEFAULT_PACK", "PolicyPacks"]
 
 _log = logging.getLogger("citeverify_core.service")
 
-#: The name of the seed's defaults when no pack is given.
+#: The name of the default policy when no pack is given.
 DEFAULT_PACK = "default"
 _SUFFIXES = (".yaml", ".yml", ".json")
 #: What a pack name may look like (in a request, a log row, a metric label).
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-#: A policy file larger than this is not a policy (and is not read).
-_MAX_POLICY_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -48,8 +47,8 @@ class PolicyPacks:
     """The service's policy packs by name.
 
     Args:
-        default: The default pack: a policy file, a ready verifier, or None for the seed's
-            defaults (or the folder's ``default`` pack).
+        default: The default pack: a policy file, a ready verifier, or None for the default policy
+            (or the folder's ``default`` pack).
         folder: A folder of packs (``--policy-dir``), or None.
         check_interval: Seconds between looks at the files for changes.
 
@@ -178,7 +177,8 @@ def _load(path: Path) -> CitationVerifier:
         size = path.stat().st_size
     except OSError as exc:
         raise InputError(f"cannot read the policy {path}: {exc.strerror}", path=str(path)) from None
-    if size > _MAX_POLICY_BYTES:
-        msg = f"the policy {path} is {size:,} bytes; a policy is at most {_MAX_POLICY_BYTES:,}"
+    if size > MAX_POLICY_BYTES:
+        msg = f"the policy {path} is {size:,} bytes; a policy is at most {MAX_POLICY_BYTES:,}"
         raise InputError(msg, path=str(path))
-    return CitationVerifier(path, context_cache=True)
+    policy, _notes = load_policy_pack(path)
+    return CitationVerifier(policy.to_settings(), context_cache=True)

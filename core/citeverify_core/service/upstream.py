@@ -30,7 +30,7 @@ import aiohttp
 from citeverify_core.errors import InputError, PolicyError
 from citeverify_core.lookups.failures import LookupFailure
 from citeverify_core.lookups.http import ACCEPT_ENCODING, Inflater
-from citeverify_core.policy.config import safe_yaml
+from citeverify_core.policy.loading import safe_yaml
 
 __all__ = [
     "MAX_ANSWER_BYTES",

@@ -1,16 +1,19 @@
-"""Policy configuration: the seed's ``policy.citation-verifier`` block, plus our extensions.
+"""The one way in: a policy from a mapping, YAML text, a policy pack file or a bundled pack's name.
 
-A seed policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) loads unchanged.
-Every option that the seed does not have lives under ``extensions`` so that files stay valid both
-ways (design: "Policy files").
+Input is validated here, with pydantic, once: :class:`PolicyConfig` and its sections are the
+validating models (unknown keys are errors naming their key path); :meth:`PolicyConfig.to_settings`
+gives the frozen ``PolicySettings`` the engine reads, whose defaults the models read (one set).
+A policy pack (``pack``, ``policies.chain``, ``policy.citation-verifier``) loads unchanged; the
+options the format lacks live under ``extensions`` (design: "Policy files").
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import (
     BaseModel,
@@ -21,45 +24,76 @@ from pydantic import (
     model_validator,
 )
 
-from citeverify_core.engine.plain import (
-    DEFAULT_EXTRACT_PATTERNS,
+from citeverify_core.errors import PolicyError
+from citeverify_core.policy import settings as s
+from citeverify_core.policy.settings import (
     DEFAULT_MIN_CONTEXT_OVERLAP,
     CitationType,
+    PolicySettings,
+    UnverifiedAction,
 )
-from citeverify_core.errors import PolicyError
 from citeverify_core.text import STEM_LANGUAGES, STOPWORDS, WordMatcher
 
 __all__ = [
     "BUNDLED_POLICIES",
-    "CitationType",
+    "MAX_POLICY_BYTES",
+    "MAX_POLICY_DEPTH",
+    "MAX_POLICY_NODES",
+    "PACK_PREFIX",
+    "Extensions",
     "LookupSettings",
+    "OutputAction",
     "PolicyConfig",
+    "RagContext",
+    "ResponseOptions",
     "SemanticSettings",
     "bundled_policy_path",
+    "load_policy",
     "load_policy_pack",
-    "policy_with_options",
-    "with_check_options",
+    "pack_policy",
+    "parse_policy_pack",
+    "parse_policy_yaml",
+    "read_policy_pack",
+    "safe_yaml",
 ]
 
 #: Where the citation-verifier block lives in a policy pack.
 PACK_PREFIX = "policy.citation-verifier"
 
-_P = TypeVar("_P", bound="PolicyConfig")
+# The defaults of every model's fields: the settings' own (one set of defaults).
+_POLICY = PolicySettings()
+_RAG, _OUT, _RESPONSE = _POLICY.rag_context, _POLICY.output_action, _POLICY.response
+_EXT = _POLICY.extensions
+_LOOKUPS, _SEMANTIC = _EXT.lookups, _EXT.semantic
 
 
 class _Strict(BaseModel):
     # Unknown keys are errors (design: "Unknown keys are an error that names the key path").
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
+    #: The settings class this model validates input for (same field names).
+    _settings_cls: ClassVar[type[Any]]
+
+    def to_settings(self) -> Any:
+        """The frozen settings dataclass with this model's values (nested models converted)."""
+        values = {}
+        for name in self._settings_cls.__dataclass_fields__:
+            value = getattr(self, name)
+            values[name] = value.to_settings() if isinstance(value, _Strict) else value
+        return self._settings_cls(**values)
+
 
 class RagContext(_Strict):
     """``rag_context``: how the answer is compared with the context documents."""
 
+    _settings_cls: ClassVar[type[Any]] = s.RagContext
+
     verify_against_context: bool = Field(
-        default=True, description="Compare the answer with the context documents of the request."
+        default=_RAG.verify_against_context,
+        description="Compare the answer with the context documents of the request.",
     )
     min_context_overlap: float | None = Field(
-        default=None,
+        default=_RAG.min_context_overlap,
         ge=0.0,
         le=1.0,
         description=(
@@ -72,101 +106,133 @@ class RagContext(_Strict):
 class OutputAction(_Strict):
     """``output_action``: what happens to an unverified answer."""
 
-    unverified_action: Literal["flag", "redact", "block"] = Field(
-        default="flag",
+    _settings_cls: ClassVar[type[Any]] = s.OutputAction
+
+    unverified_action: UnverifiedAction = Field(
+        default=_OUT.unverified_action,
         description=(
             "flag: allow with citation.unverified; redact: allow, with unverified claims "
-            "replaced by a marker (the seed leaves the answer unchanged); block: block."
+            "replaced by a marker (the reference gateway leaves the answer unchanged); "
+            "block: block."
         ),
     )
     hallucination_action: Any = Field(
-        default=None, description="Accepted for compatibility with the seed; ignored."
+        default=_OUT.hallucination_action,
+        description="Accepted for compatibility with the policy-pack format; ignored.",
     )
 
 
 class ResponseOptions(_Strict):
     """``response``: the shape of the result details."""
 
+    _settings_cls: ClassVar[type[Any]] = s.ResponseOptions
+
     include_verification_report: bool = Field(
-        default=True, description="With false, the details contain only verified and groundedness."
+        default=_RESPONSE.include_verification_report,
+        description="With false, the details contain only verified and groundedness.",
     )
+
+    def to_settings(self) -> s.ResponseOptions:
+        """The settings; ``report_on_block`` when the report was asked for explicitly."""
+        asked = "include_verification_report" in self.model_fields_set
+        return s.ResponseOptions(
+            include_verification_report=self.include_verification_report,
+            report_on_block=asked and self.include_verification_report,
+        )
 
 
 class LookupSettings(_Strict):
     """``extensions.lookups``: external lookups of DOIs, PubMed IDs, URLs and cases."""
 
+    _settings_cls: ClassVar[type[Any]] = s.LookupSettings
+
     enabled: bool = Field(
-        default=True,
+        default=_LOOKUPS.enabled,
         description="Look citations up (academic and url in extract_patterns also need to be on).",
     )
     timeout: float = Field(
-        default=5.0, gt=0, le=120, description="Seconds per call, retries included."
+        default=_LOOKUPS.timeout, gt=0, le=120, description="Seconds per call, retries included."
     )
     deadline: float = Field(
-        default=15.0, gt=0, le=600, description="Seconds for all the lookups of one answer."
+        default=_LOOKUPS.deadline,
+        gt=0,
+        le=600,
+        description="Seconds for all the lookups of one answer.",
     )
-    max_lookups: int = Field(default=50, ge=0, le=1000, description="Lookups per answer at most.")
-    retries: int = Field(default=2, ge=0, le=10, description="Retries on 429 and 503.")
-    crossref_base_url: str = Field(default="https://api.crossref.org")
-    openalex_base_url: str = Field(default="https://api.openalex.org")
-    semanticscholar_base_url: str = Field(default="https://api.semanticscholar.org")
-    semanticscholar_api_key: str | None = Field(default=None, description="Optional S2 API key.")
-    ncbi_base_url: str = Field(default="https://eutils.ncbi.nlm.nih.gov/entrez/eutils")
-    courtlistener_base_url: str = Field(default="https://www.courtlistener.com")
+    max_lookups: int = Field(
+        default=_LOOKUPS.max_lookups, ge=0, le=1000, description="Lookups per answer at most."
+    )
+    retries: int = Field(
+        default=_LOOKUPS.retries, ge=0, le=10, description="Retries on 429 and 503."
+    )
+    crossref_base_url: str = Field(default=_LOOKUPS.crossref_base_url)
+    openalex_base_url: str = Field(default=_LOOKUPS.openalex_base_url)
+    semanticscholar_base_url: str = Field(default=_LOOKUPS.semanticscholar_base_url)
+    semanticscholar_api_key: str | None = Field(
+        default=_LOOKUPS.semanticscholar_api_key, description="Optional S2 API key."
+    )
+    ncbi_base_url: str = Field(default=_LOOKUPS.ncbi_base_url)
+    courtlistener_base_url: str = Field(default=_LOOKUPS.courtlistener_base_url)
     mailto: str | None = Field(
-        default=None, description="Contact address for Crossref's polite pool and NCBI's email."
+        default=_LOOKUPS.mailto,
+        description="Contact address for Crossref's polite pool and NCBI's email.",
     )
-    user_agent: str = Field(default="citeverify/0.1", min_length=1)
-    ncbi_api_key: str | None = Field(default=None, description="Raises NCBI's limit to 10/s.")
-    ncbi_tool: str = Field(default="citeverify", min_length=1)
-    url_max_redirects: int = Field(default=5, ge=0, le=20)
+    user_agent: str = Field(default=_LOOKUPS.user_agent, min_length=1)
+    ncbi_api_key: str | None = Field(
+        default=_LOOKUPS.ncbi_api_key, description="Raises NCBI's limit to 10/s."
+    )
+    ncbi_tool: str = Field(default=_LOOKUPS.ncbi_tool, min_length=1)
+    url_max_redirects: int = Field(default=_LOOKUPS.url_max_redirects, ge=0, le=20)
     url_max_bytes: int = Field(
-        default=65536,
+        default=_LOOKUPS.url_max_bytes,
         ge=0,
         le=10_000_000,
         description="Bytes of a page read at most (decompressed) when a URL check GETs it for its "
         "title; the rest is not downloaded.",
     )
     max_response_bytes: int = Field(
-        default=8_000_000,
+        default=_LOOKUPS.max_response_bytes,
         ge=1024,
         le=200_000_000,
         description="Bytes read at most (decompressed) of an API's answer (Crossref, E-utilities, "
         "OpenAlex, Semantic Scholar, CourtListener); a larger answer is a failed lookup.",
     )
     url_allow_hosts: tuple[str, ...] = Field(
-        default=(),
+        default=_LOOKUPS.url_allow_hosts,
         strict=False,
         description="Hosts, IP addresses or networks (CIDR) that URL checks may reach even though "
         "they are loopback or private (tests, intranets).",
     )
     cache_ttl: float = Field(
-        default=86400.0, ge=0, description="Seconds a positive result is kept."
+        default=_LOOKUPS.cache_ttl, ge=0, description="Seconds a positive result is kept."
     )
     negative_cache_ttl: float = Field(
-        default=3600.0, ge=0, description="Seconds a not-found result is kept."
+        default=_LOOKUPS.negative_cache_ttl, ge=0, description="Seconds a not-found result is kept."
     )
     cache_path: str | None = Field(
-        default=None, description="SQLite file that keeps results across processes."
+        default=_LOOKUPS.cache_path, description="SQLite file that keeps results across processes."
     )
     case_law_resolver: bool = Field(
-        default=False,
+        default=_LOOKUPS.case_law_resolver,
         description="Resolve case citations with CourtListener's citation lookup API (opt-in).",
     )
     courtlistener_token: str | None = Field(
-        default=None, description="CourtListener API token; else COURTLISTENER_TOKEN is read."
+        default=_LOOKUPS.courtlistener_token,
+        description="CourtListener API token; else COURTLISTENER_TOKEN is read.",
     )
 
 
 class SemanticSettings(_Strict):
-    """``extensions.semantic``: the semantic tier (issue 16), used when a scorer is given.
+    """``extensions.semantic``: the semantic tier, used when a scorer is given.
 
     The tier is off unless ``CitationVerifier(..., semantic=scorer)`` receives a scorer: a policy
     file cannot name code. These options bound what the scorer is given and how its score is read.
     """
 
+    _settings_cls: ClassVar[type[Any]] = s.SemanticSettings
+
     min_score: float = Field(
-        default=0.8,
+        default=_SEMANTIC.min_score,
         ge=0.0,
         le=1.0,
         description="A claim that fails on words passes when the scorer gives it this or more "
@@ -174,35 +240,35 @@ class SemanticSettings(_Strict):
         "entailment probability). Model-dependent: choose it on labelled data of your own.",
     )
     scope: Literal["failing", "all"] = Field(
-        default="failing",
+        default=_SEMANTIC.scope,
         description="failing: only claims that fail on words are scored, and the tier can only "
         "pass them; all: every claim is scored and the score decides it either way, so that an "
         "NLI scorer can fail a claim that keeps the source's words but flips its meaning "
         "(a negation, an antonym). max_claims still bounds the calls.",
     )
     max_claims: int = Field(
-        default=32,
+        default=_SEMANTIC.max_claims,
         ge=1,
         le=1000,
         description="Claims of one answer sent to the scorer at most (in answer order); the "
         "others keep their word verdict and the notes say so.",
     )
     max_passages: int = Field(
-        default=3,
+        default=_SEMANTIC.max_passages,
         ge=1,
         le=20,
         description="Passages (the best-matching document, or its best-matching sentences when "
         "it is longer than max_passage_chars) given with each claim.",
     )
     max_passage_chars: int = Field(
-        default=2000,
+        default=_SEMANTIC.max_passage_chars,
         ge=100,
         le=20_000,
         description="Longest passage, in characters (longer sentences are cut); a claim longer "
         "than this is not sent (a part of a claim cannot vouch for all of it).",
     )
     timeout: float = Field(
-        default=30.0,
+        default=_SEMANTIC.timeout,
         gt=0,
         le=600,
         description="Seconds for all the scorer calls of one answer; past it, the claims keep "
@@ -211,41 +277,44 @@ class SemanticSettings(_Strict):
 
 
 class Extensions(_Strict):
-    """Options of citeverify that the seed does not have (``extensions``)."""
+    """Options of citeverify beyond the policy-pack format (``extensions``)."""
+
+    _settings_cls: ClassVar[type[Any]] = s.Extensions
 
     redaction_marker: str = Field(
-        default="[unverified claim removed]",
+        default=_EXT.redaction_marker,
         min_length=1,
         max_length=200,  # each removed claim becomes this: a long one would amplify the answer
         description="Text that replaces each unverified claim under unverified_action: redact.",
     )
     strict_quotes: bool = Field(
-        default=False, description="A quote not found in the context fails the answer."
+        default=_EXT.strict_quotes, description="A quote not found in the context fails the answer."
     )
     strict_statistics: bool = Field(
-        default=False, description="A number not found in the context fails the answer."
+        default=_EXT.strict_statistics,
+        description="A number not found in the context fails the answer.",
     )
     words: Literal["exact", "stem"] = Field(
-        default="exact",
-        description="exact: compare words as written (the seed); stem: compare their Snowball "
+        default=_EXT.words,
+        description="exact: compare words as written (the default); stem: compare their Snowball "
         "stems in `language`, so that 'opens', 'opened' and 'open' match (needs PyStemmer, the "
         "`stem` extra).",
     )
     stopwords: Literal["count", "ignore"] = Field(
-        default="count",
-        description="count: every word counts (the seed); ignore: the function words of "
+        default=_EXT.stopwords,
+        description="count: every word counts (the default); ignore: the function words of "
         "`language` (articles, auxiliaries, prepositions, conjunctions, third-person pronouns; "
         "never negations) count neither for nor against a claim.",
     )
     numbers: Literal["words", "value"] = Field(
-        default="words",
-        description="words: the digits of a number are words (the seed: '4,000' is '4' and "
+        default=_EXT.numbers,
+        description="words: the digits of a number are words (the default: '4,000' is '4' and "
         "'000'); value: a written number is one word compared by value ('4,000' = '4000' = "
         "'four thousand', '4.5' is not '4'), and with strict_statistics a claim whose number "
         "is not in the context fails.",
     )
     language: str = Field(
-        default="english",
+        default=_EXT.language,
         description="Language of the stemmer and the stop words (Snowball names: english, "
         "german, french, spanish, ...; stop words for english, german, french and spanish).",
     )
@@ -276,7 +345,7 @@ class Extensions(_Strict):
 
 
 class PolicyConfig(_Strict):
-    """The ``policy.citation-verifier`` block of a policy pack, with the seed's names and defaults.
+    """The ``policy.citation-verifier`` block of a policy pack: the format's names and defaults.
 
     Build one from keyword arguments, from the inner mapping with
     ``PolicyConfig.model_validate({...})``, or from a whole policy pack with
@@ -285,10 +354,10 @@ class PolicyConfig(_Strict):
     """
 
     require_sources: bool = Field(
-        default=True, description="The answer must contain source evidence."
+        default=_POLICY.require_sources, description="The answer must contain source evidence."
     )
     require_source_match: bool = Field(
-        default=True,
+        default=_POLICY.require_source_match,
         description=(
             "With require_sources, a citation alone is not enough: a quote must match the "
             "context, the overlap must reach min_context_overlap, or an external lookup must "
@@ -296,16 +365,19 @@ class PolicyConfig(_Strict):
         ),
     )
     min_confidence: float = Field(
-        default=0.8, ge=0.0, le=1.0, description="Minimum share of claims that pass."
+        default=_POLICY.min_confidence,
+        ge=0.0,
+        le=1.0,
+        description="Minimum share of claims that pass.",
     )
     min_groundedness: float = Field(
-        default=0.8,
+        default=_POLICY.min_groundedness,
         ge=0.0,
         le=1.0,
         description="Minimum word overlap of one claim; fallback for min_context_overlap.",
     )
     extract_patterns: tuple[CitationType, ...] = Field(
-        default=DEFAULT_EXTRACT_PATTERNS,
+        default=_POLICY.extract_patterns,
         strict=False,  # YAML gives a list
         description="Citation types to find.",
     )
@@ -313,9 +385,12 @@ class PolicyConfig(_Strict):
     output_action: OutputAction = Field(default_factory=OutputAction)
     response: ResponseOptions = Field(default_factory=ResponseOptions)
     external_resolver: Any = Field(
-        default=None, description="Accepted for compatibility with the seed; ignored."
+        default=_POLICY.external_resolver,
+        description="Accepted for compatibility with the policy-pack format; ignored.",
     )
     extensions: Extensions = Field(default_factory=Extensions)
+
+    _settings_cls: ClassVar[type[Any]] = PolicySettings
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -362,18 +437,27 @@ class PolicyConfig(_Strict):
             raise _make_policy_error(problems) from None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> Self:
+    def from_yaml(cls, path: str | Path) -> PolicyConfig:
         """Read a whole policy pack (``pack``, ``policies``, ``policy``) from a YAML file.
 
         Raises:
             PolicyError: the file is missing, is not YAML, or holds an invalid policy.
         """
-        policy, _notes = load_policy_pack(path, config_cls=cls)
+        policy, _notes = load_policy_pack(path)
         return policy
+
+    def to_settings(self) -> PolicySettings:
+        """The frozen settings the engine reads, with the fallback rule of the overlap applied."""
+        settings: PolicySettings = super().to_settings()
+        overlap = self.effective_min_context_overlap
+        if overlap != settings.effective_min_context_overlap:
+            rag = s.RagContext(self.rag_context.verify_against_context, overlap)
+            settings = replace(settings, rag_context=rag)
+        return settings
 
     @property
     def effective_min_context_overlap(self) -> float:
-        """``rag_context.min_context_overlap`` after the seed's fallback rule."""
+        """``rag_context.min_context_overlap``, else ``min_groundedness`` when given, else 0.7."""
         if self.rag_context.min_context_overlap is not None:
             return self.rag_context.min_context_overlap
         if "min_groundedness" in self.model_fields_set:
@@ -382,17 +466,12 @@ class PolicyConfig(_Strict):
 
     @property
     def ignored_options(self) -> list[str]:
-        """Options that were given but that the runtime ignores, as in the seed."""
-        ignored = []
-        if self.external_resolver is not None:
-            ignored.append("external_resolver")
-        if self.output_action.hallucination_action is not None:
-            ignored.append("output_action.hallucination_action")
-        return ignored
+        """Options that were given but that the runtime ignores."""
+        return self.to_settings().ignored_options
 
     def notes(self) -> list[str]:
         """Human-readable notes about this policy (ignored options)."""
-        return [f"{name} is accepted but ignored at runtime" for name in self.ignored_options]
+        return self.to_settings().notes()
 
 
 def _non_string_key(obj: Any, prefix: str, depth: int = 0) -> str | None:
@@ -446,7 +525,7 @@ def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
 
 _PACK_KEYS = {"pack", "policies", "policy"}
 
-#: Limits on a policy file, which may come from anywhere (issue 9: a 1 KB "billion laughs" file
+#: Limits on a policy file, which may come from anywhere (a 1 KB "billion laughs" file
 #: of nested aliases expanded past 4 GiB when validated; YAML nested 600 deep overflowed the
 #: stack). A real pack is a few hundred bytes, a dozen nodes deep at most.
 MAX_POLICY_BYTES = 1_000_000
@@ -506,7 +585,7 @@ def safe_yaml(text: str) -> Any:
 #: Policy packs shipped in ``citeverify/policies/``, loadable by name wherever a policy file path
 #: is taken (``CitationVerifier("recommended")``, ``--policy recommended``) when no file of that
 #: name exists. ``recommended``: the lexical options and thresholds that measure best on BEGIN's
-#: dev subsets (issue 16; the figures are in the file).
+#: dev subsets (the figures are in the file).
 BUNDLED_POLICIES = ("recommended",)
 
 
@@ -522,18 +601,13 @@ def bundled_policy_path(name: str) -> Path:
     return Path(__file__).resolve().parent / "packs" / f"{name}.yaml"
 
 
-def load_policy_pack(
-    path: str | Path,
-    *,
-    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
-) -> tuple[_P, list[str]]:
-    """Load a policy pack and return the citation-verifier policy with notes for the user.
+def read_policy_pack(path: str | Path) -> Any:
+    """The YAML document of a policy pack file (or of a bundled pack, by name), not yet validated.
 
-    Notes say which options are ignored and which other controls were skipped. ``path`` may also
-    be the name of a bundled pack (:data:`BUNDLED_POLICIES`) when no file of that name exists.
+    Within the limits above (:data:`MAX_POLICY_BYTES`, UTF-8, a shape :func:`safe_yaml` takes).
 
     Raises:
-        PolicyError: naming the file and the key path of each problem.
+        PolicyError: the file is missing, too large, not UTF-8 or not YAML, naming the file.
     """
     if not isinstance(path, str | os.PathLike):
         msg = f"a policy file path must be a string or a Path, got {type(path).__name__}"
@@ -558,31 +632,69 @@ def load_policy_pack(
     except ValueError as exc:  # a NUL byte or a lone surrogate in the path
         msg = f"cannot use {_brief(str(path))} as a policy file path: {exc}"
         raise PolicyError(msg) from None
-    import yaml  # noqa: PLC0415
+    return _yaml_document(text, f"policy file {path}")
+
+
+def _yaml_document(text: str, what: str) -> Any:
+    """:func:`safe_yaml` of ``text`` with its errors as PolicyErrors that begin with ``what``."""
+    import yaml  # noqa: PLC0415 - 10-40 ms at import; only policy files need it
 
     try:
-        doc = safe_yaml(text)
+        return safe_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        msg = f"policy file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        msg = f"{what} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
         raise PolicyError(msg) from None
     except PolicyError as exc:
-        raise PolicyError(f"policy file {path}: {exc}") from None
+        raise PolicyError(f"{what}: {exc}") from None
     except ValueError as exc:  # YAML that PyYAML cannot turn into values: a 5,000-digit integer
-        raise PolicyError(f"policy file {path} holds an unusable value: {exc}") from None
+        raise PolicyError(f"{what} holds an unusable value: {exc}") from None
+
+
+def load_policy_pack(path: str | Path) -> tuple[PolicyConfig, list[str]]:
+    """Load a policy pack and return the citation-verifier policy with notes for the user.
+
+    Notes say which options are ignored and which other controls were skipped. ``path`` may also
+    be the name of a bundled pack (:data:`BUNDLED_POLICIES`) when no file of that name exists.
+
+    Raises:
+        PolicyError: naming the file and the key path of each problem.
+    """
+    doc = read_policy_pack(path)
     try:
-        return parse_policy_pack(doc, config_cls=config_cls)
+        return parse_policy_pack(doc)
     except PolicyError as exc:
-        raise PolicyError(f"{path}: {exc}", path=exc.path, problems=exc.problems) from None
+        where = _pack_file(path)
+        raise PolicyError(f"{where}: {exc}", path=exc.path, problems=exc.problems) from None
 
 
-def parse_policy_pack(
-    doc: Any,
-    *,
-    config_cls: type[_P] = PolicyConfig,  # type: ignore[assignment]
-) -> tuple[_P, list[str]]:
-    """Parse an already-loaded policy pack mapping; see :func:`load_policy_pack`."""
+def _pack_file(path: str | Path) -> Path:
+    """The file that :func:`read_policy_pack` read for ``path`` (a bundled pack's, by name)."""
+    bundled = isinstance(path, str) and path in BUNDLED_POLICIES and not os.path.exists(path)
+    return bundled_policy_path(str(path)) if bundled else Path(path)
+
+
+def parse_policy_yaml(text: str) -> tuple[PolicyConfig, list[str]]:
+    """A policy pack given as YAML text (within the same limits as a file), with its notes.
+
+    Raises:
+        PolicyError: the text is not YAML or holds an invalid policy pack.
+    """
+    if len(text) > MAX_POLICY_BYTES:
+        raise PolicyError(f"a policy is at most {MAX_POLICY_BYTES:,} bytes")
+    return parse_policy_pack(_yaml_document(text, "the policy"))
+
+
+def pack_policy(doc: Any) -> tuple[Any, list[str]]:
+    """The inner ``policy.citation-verifier`` mapping of a policy pack, not yet validated.
+
+    Returns it with the pack's notes (controls skipped, a pack that is disabled).
+
+    Raises:
+        PolicyError: the pack's structure is wrong (unknown top-level keys, no citation-verifier
+            policy).
+    """
     if not isinstance(doc, dict):
         msg = (
             "a policy pack must be a mapping with pack, policies and policy; "
@@ -621,91 +733,64 @@ def parse_policy_pack(
         if other != "citation-verifier":
             notes.append(f"policy.{other}: not a citation-verifier option, skipped")
     inner = policy["citation-verifier"]
-    if inner is None:
-        inner = {}
-    config = config_cls._from_mapping(inner, prefix=PACK_PREFIX)
+    return ({} if inner is None else inner), notes
+
+
+def parse_policy_pack(doc: Any) -> tuple[PolicyConfig, list[str]]:
+    """Validate an already-loaded policy pack mapping; see :func:`load_policy_pack`.
+
+    Raises:
+        PolicyError: naming the key path of each problem.
+    """
+    inner, notes = pack_policy(doc)
+    config = PolicyConfig._from_mapping(inner, prefix=PACK_PREFIX)
     notes.extend(config.notes())
     return config, notes
 
 
-# Adapter options that are not PolicyConfig fields but common enough to deserve a keyword.
-_SHORTCUTS = {"unverified_action": ("output_action", "unverified_action")}
+def load_policy(source: Any = None) -> PolicyConfig:
+    """The one way in: a :class:`PolicyConfig` from any form a policy is given in.
 
-
-def policy_with_options(policy: Any, options: Mapping[str, Any]) -> PolicyConfig:
-    """A PolicyConfig from a PolicyConfig, mapping, policy pack path or None, plus keyword options.
-
-    What the framework adapters accept as configuration.
-
-    ``options`` are top-level policy fields (``min_groundedness=0.7``), ``unverified_action``,
-    or extension options (``strict_quotes=True``).
-    """
-    if isinstance(policy, str | Path):
-        base = PolicyConfig.from_yaml(policy).model_dump(exclude_unset=True)
-    elif isinstance(policy, PolicyConfig):
-        base = policy.model_dump(exclude_unset=True)
-    elif isinstance(policy, Mapping):
-        base = dict(PolicyConfig.model_validate(dict(policy)).model_dump(exclude_unset=True))
-    elif policy is None:
-        base = {}
-    else:
-        got = type(policy).__name__
-        msg = f"policy must be a PolicyConfig, a mapping or a policy pack path, got {got}"
-        raise PolicyError(msg)
-    for key, value in options.items():
-        if key in _SHORTCUTS:
-            section, field = _SHORTCUTS[key]
-            base.setdefault(section, {})[field] = value
-        elif key not in PolicyConfig.model_fields and key in Extensions.model_fields:
-            base.setdefault("extensions", {})[key] = value  # strict_quotes=True and the like
-        else:
-            base[key] = value  # unknown keys fail in validation, with their name
-    return PolicyConfig.model_validate(base)
-
-
-def with_check_options(
-    policy: PolicyConfig, *, action: str | None = None, lookups: bool = True
-) -> PolicyConfig:
-    """``policy`` with ``citeverify check``'s ``--action`` and ``--no-lookups`` applied.
-
-    The other lookup settings of ``policy`` are kept (``lookups=False`` sets only ``enabled``).
+    ``source`` is a PolicyConfig (returned as it is), a
+    :class:`~citeverify_core.policy.PolicySettings` (its values), the inner
+    ``policy.citation-verifier`` mapping, the path of a policy pack, the name of a bundled pack,
+    or None (the defaults). To add keyword options, see :func:`citeverify_core.policy.merge_policy`.
 
     Raises:
-        PolicyError: ``action`` is not flag, redact or block.
+        PolicyError: ``source`` is of another type or holds an invalid policy.
     """
-    if action is None and lookups:
-        return policy
-    data = policy.model_dump(exclude_unset=True)
-    if action is not None:
-        data.setdefault("output_action", {})["unverified_action"] = action
-    if not lookups:
-        data.setdefault("extensions", {}).setdefault("lookups", {})["enabled"] = False
-    return PolicyConfig.model_validate(data)
+    if source is None:
+        return PolicyConfig()
+    if isinstance(source, PolicyConfig):
+        return source
+    if isinstance(source, str | Path):
+        return load_policy_pack(source)[0]
+    if isinstance(source, PolicySettings):
+        return PolicyConfig.model_validate(settings_mapping(source))
+    if isinstance(source, Mapping):
+        return PolicyConfig.model_validate(dict(source))
+    msg = (
+        "policy must be a PolicyConfig, a mapping of citation-verifier options, or the path of "
+        f"a policy pack; got {type(source).__name__}"
+    )
+    raise PolicyError(msg)
 
 
-def collect_policy_options(data: Mapping[str, Any], own_fields: Iterable[str]) -> dict[str, Any]:
-    """Split an adapter's constructor keywords: its own fields stay, the rest configure the policy.
+def settings_mapping(settings: Any) -> dict[str, Any]:
+    """The nested mapping of a settings dataclass, as :class:`PolicyConfig` validates it.
 
-    Returns the keywords to validate the adapter with, ``policy`` replaced by the PolicyConfig that
-    ``policy`` plus the other keywords describe (see :func:`policy_with_options`).
+    Derived settings (``response.report_on_block``) are left out; an explicit report stays one.
     """
-    own = set(own_fields)
-    kept = {k: v for k, v in data.items() if k in own}
-    options = {k: v for k, v in data.items() if k not in own}
-    kept["policy"] = policy_with_options(data.get("policy"), options)
-    return kept
-
-
-def policy_options_validator() -> Any:
-    """A pydantic ``model_validator`` for adapter classes with a ``policy`` field.
-
-    Lets ``Adapter(policy=..., unverified_action="block", min_groundedness=0.7)`` work: see
-    :func:`collect_policy_options`. Use as ``_collect_policy = policy_options_validator()``.
-    """
-
-    def collect(cls: type[BaseModel], data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        return collect_policy_options(data, cls.model_fields)
-
-    return model_validator(mode="before")(classmethod(collect))  # type: ignore[arg-type]
+    out: dict[str, Any] = {}
+    for name in settings.__dataclass_fields__:
+        value = getattr(settings, name)
+        if hasattr(value, "__dataclass_fields__"):
+            value = settings_mapping(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    if isinstance(settings, s.ResponseOptions):
+        del out["report_on_block"]
+        if not settings.report_on_block and settings.include_verification_report:
+            del out["include_verification_report"]  # not given: a block withholds the report
+    return out
