@@ -9,7 +9,7 @@ from langchain_core.documents import Document as LCDocument
 from citeverify_core import CitationUnverifiedError, CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
 from llamaindex_citeverify import CiteVerifyQueryEngine
-from tests.test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
+from tests.adapters.test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 

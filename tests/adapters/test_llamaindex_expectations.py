@@ -30,7 +30,15 @@ from llamaindex_citeverify import (
     CiteVerifyQueryEngine,
 )
 from llamaindex_citeverify.postprocessor import CiteVerifyUsageWarning
-from tests.test_llamaindex import GROUNDED, OFFLINE, REDACTED, TEXTS, UNGROUNDED, FixedLLM, index
+from tests.adapters.test_llamaindex import (
+    GROUNDED,
+    OFFLINE,
+    REDACTED,
+    TEXTS,
+    UNGROUNDED,
+    FixedLLM,
+    index,
+)
 
 MARKER = "[unverified claim removed]"
 
