@@ -25,6 +25,7 @@ __all__ = [
     "Piece",
     "QuoteSpan",
     "WordMatcher",
+    "ascii_match_normalize",
     "find_quotes",
     "iter_text_chunks",
     "match_normalize",
@@ -386,23 +387,39 @@ ASCII_SPACES = str.maketrans(dict.fromkeys("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", " "
 def match_normalize(text: str) -> str:
     """Normalize for quote matching: NFKC, casefold, quote and dash variants, whitespace.
 
-    Every whitespace run becomes one space. Hot path for quotes against large documents
-    (issue 14): ASCII text takes ``lower`` (its NFKC casefold), the one ASCII variant (a
-    backtick), and whitespace collapsed by ``str.replace`` (about 10x faster than the regex);
-    other text collapses whitespace by ``split`` (2x faster). tests/engine/test_speed_equivalence.py
-    checks both against the regex.
+    Every whitespace run becomes one space. Hot path for quotes against large documents: ASCII
+    text takes :func:`ascii_match_normalize` (one ``str.translate`` and a search for a run of
+    spaces); other text collapses whitespace by ``split`` (2x faster than the regex).
+    tests/engine/test_speed_equivalence.py checks both against the regex.
     """
     if text.isascii():
-        return collapse_ascii_spaces(text.lower().replace("`", "'"))
+        return ascii_match_normalize(text)[0]
     return _collapse_spaces(normalize(text).translate(_VARIANTS))
 
 
-def collapse_ascii_spaces(text: str) -> str:
-    """ASCII ``text`` with every whitespace run replaced by one space (``_SPACES.sub``)."""
-    text = text.translate(ASCII_SPACES)
-    while "  " in text:  # a run of n spaces needs log2(n) rounds
-        text = text.replace("  ", " ")
-    return text
+#: On ASCII text, what :func:`match_normalize` does character by character: lower case (NFKC
+#: casefold there), the backtick (the one ASCII quote variant) and whitespace to a space.
+_ASCII_MATCH = str.maketrans(
+    {
+        **{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)},
+        "`": "'",
+        **dict.fromkeys("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", " "),
+    }
+)
+
+
+def ascii_match_normalize(text: str) -> tuple[str, bool]:
+    """:func:`match_normalize` of ASCII ``text``, and whether a whitespace run was collapsed.
+
+    One ``str.translate`` (C speed, the ASCII fast path) and one search for two spaces; the runs
+    are collapsed only when there is one. When none was, normalized offsets are the text's own.
+    """
+    spaced = text.translate(_ASCII_MATCH)
+    if "  " not in spaced:
+        return spaced, False
+    while "  " in spaced:  # a run of n spaces needs log2(n) rounds
+        spaced = spaced.replace("  ", " ")
+    return spaced, True
 
 
 def _collapse_spaces(text: str) -> str:

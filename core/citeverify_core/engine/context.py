@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import sys
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from citeverify_core.text import (
     ASCII_SPACES,
     CHUNK_CHARS,
     WordMatcher,
+    ascii_match_normalize,
     iter_text_chunks,
     match_normalize,
     normalize_with_offsets,
@@ -115,7 +117,7 @@ class ContextDocument:
     The normalized text used for quote matching is built only when a quote asks for it.
     """
 
-    __slots__ = ("_keys", "_map_ends", "_match_text", "_space_runs", "text", "words")
+    __slots__ = ("_found", "_keys", "_map_ends", "_match_text", "_space_runs", "text", "words")
 
     def __init__(self, text: str, *, index: bool = False) -> None:
         self.text = text
@@ -124,8 +126,12 @@ class ContextDocument:
             found: set[str] = set()
             for _, chunk in iter_text_chunks(text):
                 found.update(words(chunk))
-            self.words = frozenset(found)
+            # Interned: every cached document then holds the same string for a word, the
+            # answer's words are interned too (document_hits), and intersecting them compares
+            # pointers instead of reading each word of each document from memory.
+            self.words = frozenset(map(sys.intern, found))
         self._match_text: str | None = None
+        self._found: tuple[str, int] | None = None  # the last needle searched, and where
         self._map_ends: tuple[list[int], list[int]] | None = None
         self._space_runs: tuple[list[int], list[int]] | None = None
         self._keys: dict[WordMatcher, frozenset[str]] | None = None
@@ -162,15 +168,32 @@ class ContextDocument:
     def match_text(self) -> str:
         """The document as :func:`match_normalize` sees it (built on first use)."""
         if self._match_text is None:
-            self._match_text = match_normalize(self.text)
+            if self.text.isascii():
+                self._match_text, collapsed = ascii_match_normalize(self.text)
+                if not collapsed:  # no whitespace run: offsets need no mapping
+                    self._space_runs = [], []
+            else:
+                self._match_text = match_normalize(self.text)
         return self._match_text
+
+    def position(self, needle: str) -> int:
+        """Where the normalized needle starts in :attr:`match_text`, -1 when it is not there.
+
+        The last answer is kept: a quote is searched, then located (:meth:`find`), and the
+        second search of a large document would cost as much as the first.
+        """
+        if self._found is not None and self._found[0] == needle:
+            return self._found[1]
+        pos = self.match_text.find(needle)
+        self._found = needle, pos
+        return pos
 
     def find(self, needle: str) -> tuple[int, int] | None:
         """Find a normalized needle; return its ``[start, end)`` in the original text.
 
         Returns None when the normalized document does not contain it.
         """
-        pos = self.match_text.find(needle)
+        pos = self.position(needle)
         if pos < 0:
             return None
         return self._original_span(pos, pos + len(needle), needle)
@@ -419,7 +442,11 @@ class ContextSearch:
             if len(self._memo) >= self._limit:
                 return False, None
             self._memo[key] = next(
-                (i for i, d in enumerate(self._docs) if any(n in d.match_text for n in needles)),
+                (
+                    i
+                    for i, d in enumerate(self._docs)
+                    if any(d.position(n) >= 0 for n in needles)
+                ),
                 None,
             )
         return True, self._memo[key]
@@ -442,11 +469,15 @@ def document_hits(
     With a ``matcher`` that is not exact, ``answer_words`` are compared words (stems, numbers by
     value) and so are the results.
 
-    Hot path: with many small documents the per-document overhead is most of the work
-    (issue 14: 10,000 documents of 1 KB).
+    Hot path: with many small documents (10,000 of 1 KB) the per-document overhead is most of
+    the work.
     """
     if matcher is not None and not matcher.exact:
         return [d.key_hits(answer_words, matcher) for d in docs]
+    if any(d.words is not None for d in docs):
+        # Cached documents hold interned words: the answer's, interned too, are then the same
+        # objects, so the intersections compare pointers (not the text of each word).
+        answer_words = set(map(sys.intern, answer_words))
     if len(docs) <= 16:  # encoding the answer's words costs more than it saves
         return [
             answer_words.intersection(words(d.text))  # d.hits: a document of one chunk
@@ -462,7 +493,9 @@ def document_hits(
     append = out.append
     for d in docs:
         text = d.text
-        if d.words is None and text.isascii() and len(text) <= CHUNK_CHARS:
+        if d.words is not None:
+            append(answer_words & d.words)  # d.hits, without the call
+        elif text.isascii() and len(text) <= CHUNK_CHARS:
             append(set(map(decode, wanted.intersection(text.encode().translate(table).split()))))
         else:
             append(d.hits(answer_words))
