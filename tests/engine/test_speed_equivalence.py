@@ -26,7 +26,8 @@ from citeverify_core.engine.verifier import (
     _claim_words_reference,
     _markers_by_claim,
 )
-from citeverify_core.text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
+from citeverify_core.text import match_normalize, normalize, split_claims, words
+from citeverify_core.text.quotes import _SPACES, _VARIANTS
 from tests.support.answers import ANSWER_PARTS, DOCS
 
 _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])

@@ -442,11 +442,7 @@ class ContextSearch:
             if len(self._memo) >= self._limit:
                 return False, None
             self._memo[key] = next(
-                (
-                    i
-                    for i, d in enumerate(self._docs)
-                    if any(d.position(n) >= 0 for n in needles)
-                ),
+                (i for i, d in enumerate(self._docs) if any(d.position(n) >= 0 for n in needles)),
                 None,
             )
         return True, self._memo[key]
