@@ -6,7 +6,7 @@ one line on stderr, never a traceback.
 
 # No `from __future__ import annotations` here: typer reads every command's annotations each time
 # it builds the command line, and as strings each costs an eval (236 of them). Importing this
-# module and building the command line took 13 ms with it, 8 ms without (issue 14).
+# module and building the command line took 13 ms with it, 8 ms without.
 
 import json
 import sys
@@ -38,7 +38,7 @@ from citeverify_core.errors import InputError
 if TYPE_CHECKING:
     from citeverify_core.policy.config import PolicyConfig
 
-# The engine (pydantic, the extractors) is imported inside the commands that use it (issue 14):
+# The engine (pydantic, the extractors) is imported inside the commands that use it:
 # `citeverify --version`, `--help` and the reference commands do not pay for it, and
 # tests/cli/test_startup.py keeps it that way. The console script itself starts in
 # citeverify_core.cli.fast, which runs the plain form of `check` without typer and comes here for
@@ -182,7 +182,7 @@ def lint(
         Path | None, typer.Argument(help="Policy pack YAML file (optional with --suggest).")
     ] = None,
     strict: Annotated[
-        bool, typer.Option(help="Treat warnings (e.g. seed-lint incompatibilities) as errors.")
+        bool, typer.Option(help="Treat warnings (e.g. gateway-lint incompatibilities) as errors.")
     ] = False,
     suggest: Annotated[
         bool,
@@ -192,7 +192,7 @@ def lint(
         ),
     ] = False,
 ) -> None:
-    """Validate a policy pack; print what is ignored and what the seed's lint would reject."""
+    """Validate a policy pack; print what is ignored and what the gateway's lint would reject."""
     from citeverify_core.policy.config import bundled_policy_path, load_policy_pack  # noqa: PLC0415
 
     if file is None:
@@ -207,7 +207,7 @@ def lint(
     if "extract_patterns" in config.model_fields_set and "regulatory" in config.extract_patterns:
         warnings.append(
             "policy.citation-verifier.extract_patterns: 'regulatory' is used at runtime, but the "
-            "seed gateway's lint rejects it (leave extract_patterns out to keep the runtime "
+            "gateway's lint rejects it (leave extract_patterns out to keep the runtime "
             "default)"
         )
     for note in notes:
@@ -237,7 +237,7 @@ def lint(
             )
 
 
-#: The bundled pack that ``lint --suggest`` recommends (``citeverify/policies/``, issue 16).
+#: The bundled pack that ``lint --suggest`` recommends (``citeverify_core/policies/``).
 SUGGESTED_POLICY = "recommended"
 
 

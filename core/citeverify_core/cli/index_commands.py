@@ -58,8 +58,8 @@ def index_build(
     if index.is_dir():
         _fail(f"cannot use {index} as the index: it is a folder")
     fresh = not index.exists()
-    # Issue 10: a failed build used to leave an empty index behind, and a later `refs` called
-    # every reference unverified. A new index appears only complete.
+    # A failed build must not leave an empty index behind (a later `refs` would call every
+    # reference unverified): a new index appears only complete.
     target = index.with_name(f".{index.name}.building-{os.getpid()}") if fresh else index
     local = LocalIndex(target)
     current = dumps[0]

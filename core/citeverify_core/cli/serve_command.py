@@ -81,7 +81,8 @@ def serve(
         ),
     ] = None,
     policy: Annotated[
-        Path | None, typer.Option(help="The gateway's policy pack (seed 000's YAML).")
+        Path | None,
+        typer.Option(help="The gateway's policy pack (YAML)."),
     ] = None,
     stream: Annotated[
         str,
@@ -102,7 +103,7 @@ def serve(
         float, typer.Option(help="Days the decision log keeps a decision.")
     ] = 30.0,
 ) -> None:
-    """Run the reference-verification REST API (seed 004's wire format).
+    """Run the reference-verification REST API (its documented wire format).
 
     Create a key first: citeverify keys create --name me --tokens 100. --workers N processes
     share the port and the database; several machines may share one PostgreSQL database

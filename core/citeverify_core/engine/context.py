@@ -32,8 +32,8 @@ from citeverify_core.text import (
 __all__ = ["ContextCache", "ContextDocument", "ContextSearch", "coerce_documents"]
 
 #: Size of the windows in which a matched quote is mapped back to document offsets: only the
-#: windows a match spans are walked character by character, so they are small (issue 9: 64 KB
-#: windows made 1,000 quotes against a 1 MB document take 28 s).
+#: windows a match spans are walked character by character, so they are small (64 KB windows
+#: made 1,000 quotes against a 1 MB document take tens of seconds).
 _MAP_CHUNK = 512
 #: How far past ``_MAP_CHUNK`` a cut is looked for before falling back to the next whitespace.
 _MAP_SLACK = 256
@@ -45,7 +45,7 @@ _MAP_CUT = re.compile(r"(?<=\S)(?=\s)|(?<=[!-~])(?=[!-~])")
 
 
 #: Most context documents one verification takes. Each costs a few microseconds even when empty
-#: (issue 9: a million empty documents took 2.6 s); a retrieval returns tens, a corpus check
+#: (a million empty documents take seconds); a retrieval returns tens, a corpus check
 #: thousands.
 MAX_DOCUMENTS = 100_000
 
@@ -55,8 +55,8 @@ def coerce_documents(
 ) -> list[str]:
     """Turn context documents into strings.
 
-    A document is a string, or a mapping with ``content`` (the seed's shape) or ``page_content``
-    (LangChain's, as dumped).
+    A document is a string, or a mapping with ``content`` (the shape the verification API
+    documents) or ``page_content`` (LangChain's, as dumped).
 
     Args:
         documents: The documents.
@@ -149,7 +149,7 @@ class ContextDocument:
         """The answer's compared words (stems, numbers by value) that this document holds.
 
         An indexed document (in the context cache) keeps its compared words per matcher, so each
-        of its words is stemmed once (issue 16); otherwise one streaming pass, as :meth:`hits`.
+        of its words is stemmed once; otherwise one streaming pass, as :meth:`hits`.
         """
         if self.words is not None:
             if self._keys is None or matcher not in self._keys:
@@ -208,7 +208,7 @@ class ContextDocument:
 
         There normalization changes lengths only by collapsing whitespace runs: the runs of two
         or more are listed once (a C-speed scan) and an offset is shifted by the characters they
-        dropped before it (issue 14: the window walk cost 50 ms on 1 MB). Equal to
+        dropped before it (the window walk cost 50 ms on 1 MB). Equal to
         :meth:`_window_span` (tests/engine/test_speed_equivalence.py).
         """
         if self._space_runs is None:
@@ -307,7 +307,7 @@ class ContextCache:
     A chain that verifies many answers against one retrieval pays the tokenization once.
     Thread-safe.
 
-    Sized by memory (issue 14): ``max_bytes`` bounds an estimate of what the cached documents
+    Sized by memory: ``max_bytes`` bounds an estimate of what the cached documents
     hold (their text and their set of words, about 100 bytes a word), ``max_chars`` the total
     size of the cached texts, and ``max_documents``, when given, their number. Caching only pays
     when documents come back, so it steps aside when it cannot help:
@@ -424,7 +424,7 @@ class ContextSearch:
 
     Each distinct needle is searched once, and at most ``limit`` distinct needles per answer:
     every search reads the whole context, so without a bound 100,000 distinct statute citations
-    against 1 MB would take minutes (issue 9).
+    against 1 MB would take minutes.
     """
 
     def __init__(self, docs: Sequence[ContextDocument], *, limit: int = 500) -> None:

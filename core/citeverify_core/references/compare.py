@@ -178,7 +178,7 @@ def _same_name(cited: str, found: str) -> int:
 
 
 def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
-    """Names and their order (issue 10).
+    """Names and their order.
 
     "A, B" cited for "B, A" is an error, like a dropped or an added author; "et al." and APA's
     "A, B, ... Z" elision are not.
@@ -376,7 +376,10 @@ def _identifier(ref: ParsedReference, record: Record) -> FieldComparison:
 def decide(
     ref: ParsedReference, comparisons: list[Comparison]
 ) -> tuple[Status, Comparison | None, str]:
-    """The status, the best candidate and the reasoning (seed 004: "Verification Statuses")."""
+    """The status, the best candidate and the reasoning.
+
+    The statuses are those the reference-verification API documents.
+    """
     plausible = [
         c for c in comparisons
         if c.label("title") in {"MATCH", "MATCH_WITH_TYPO", "CONTAINS"}
@@ -453,7 +456,7 @@ def decide(
 
 
 def _another_work(ref: ParsedReference, best: Comparison) -> bool:
-    """Another work with the same title (issue 10: generic titles).
+    """Another work with the same title (generic titles).
 
     The title matches, but no cited author is on the record and the year or venue contradicts it.
     """
@@ -491,7 +494,7 @@ def _numbers_agree(ref: ParsedReference, record: Record) -> int:
 
 
 def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
-    """Whether a reference without a title (ACS, AIP, Elsevier) is this record (issue 10).
+    """Whether a reference without a title (ACS, AIP, Elsevier) is this record.
 
     The year agrees, the authors, the venue, the volume and the first page do not contradict
     it, and: the volume and the first page agree; or the first page and the authors agree; or

@@ -23,7 +23,7 @@ FieldLabel = Literal[
 Status = Literal["verified", "verified-with-error", "needs-human", "unverified"]
 SourceType = Literal["OPENALEX", "CROSSREF", "PUBMED", "SEMANTIC_SCHOLAR", "LOCAL"]
 
-#: The five compared fields, in the seed's order (seed 004: "Field Results").
+#: The five compared fields, in the order of the API's field results.
 FIELDS = ("title", "authors", "year", "venue", "identifier")
 
 
@@ -70,7 +70,7 @@ class ParsedReference:
         return _PAGE_DASH.split(self.pages, maxsplit=1)[0] or None
 
     def fields(self) -> dict[str, object]:
-        """The seed's ``parsedFields``."""
+        """The API's ``parsedFields``."""
         return {
             "title": self.title,
             "authors": [a.family for a in self.authors],
@@ -98,7 +98,7 @@ class Record:
     kind: str | None = None
 
     def __post_init__(self) -> None:
-        # Records are built from untrusted payloads (API answers, dumps; issue 9): a field of the
+        # Records are built from untrusted payloads (API answers, dumps): a field of the
         # wrong type is dropped here, once, so nothing downstream (comparing, APA 7, SQLite, JSON)
         # meets a dict where it expects a string, or a lone surrogate that cannot be encoded.
         for name in ("title", "venue", "doi", "url", "kind"):
@@ -120,7 +120,7 @@ class Record:
             object.__setattr__(self, "authors", clean_authors)
 
     def fields(self) -> dict[str, object]:
-        """The seed's ``candidateFields``."""
+        """The API's ``candidateFields``."""
         return {
             "title": self.title,
             "authors": [str(a) for a in self.authors],
@@ -140,7 +140,7 @@ MIN_YEAR, MAX_YEAR = 1, 9999
 #: A record's text fields are cut to this many characters, and its author list to this many
 #: names (real titles stay under 1,000 characters; the longest author lists, of particle
 #: physics, run to a few thousand names, and a reference cites the first few). Unbounded, one
-#: hostile record with a 2-million-character title cost seconds per comparison (issue 9).
+#: hostile record with a 2-million-character title cost seconds per comparison.
 MAX_FIELD_CHARS = 2_000
 MAX_AUTHORS = 1_000
 

@@ -23,7 +23,7 @@ ABBREVIATIONS = frozenset(
         "etc", "ca", "art", "para", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
         "sept", "oct", "nov", "dec", "gen", "gov", "rev", "hon", "mt", "ave", "dept", "univ",
         "est", "viz", "op", "cit", "ibid", "resp", "min", "max", "n.d",
-        # Legal citations (issue 3: legal users): "Smith v. Jones", "F. Supp.", "9th Cir.",
+        # Legal citations, for legal users: "Smith v. Jones", "F. Supp.", "9th Cir.",
         # "Cal. Rptr.", "Fed. Reg.", "Stat.", "Ann.", "App.", "Ct.".
         "v", "supp", "cir", "ct", "app", "rptr", "fed", "reg", "stat", "ann", "cal", "ill",
         "mass", "pa", "tex", "fla", "wash", "mich", "wis", "minn", "colo", "conn", "md", "va",
@@ -41,7 +41,8 @@ _PROTECTED = (
 # E-mail addresses: every part bounded (RFC 5321: a local part of at most 64 characters, labels
 # of at most 63), and a match may only start where a local part starts (the lookbehind), so the
 # engine never rescans a long word run from each of its positions: an unbounded
-# ``[\w.+-]+@`` was quadratic (issue 9: 100,000 letters and one "@" took 38 s).
+# ``[\w.+-]+@`` was quadratic (100,000 letters and one "@" took
+# seconds).
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}")
 _TRAILING_PUNCT = ".,;:!?)]}'\"”’»"
 
@@ -143,7 +144,7 @@ class Piece(NamedTuple):
     """A claim's text and its ``[start, end)`` span in the answer.
 
     A named tuple: immutable, and made several times faster than a frozen dataclass (one per
-    claim; issue 14).
+    claim).
     """
 
     start: int
@@ -161,13 +162,13 @@ def split_claims(text: str, *, limit: int | None = None) -> list[Piece]:
     answer; the rest is not split).
     """
     protected = _protected_spans(text)
-    has_markers = "[" in text or "【" in text  # once: a scan per claim is quadratic (issue 9)
+    has_markers = "[" in text or "【" in text  # once: a scan per claim is quadratic
     pieces: list[Piece] = []
     start = 0
     p_index = 0
     # Where the next word starts: a terminator with no word since the last cut makes a piece
     # without words, which is dropped, so its period needs no decision and the piece no checks
-    # (". " or "\r\n" a million times would otherwise cost seconds; issue 9).
+    # (". " or "\r\n" a million times would otherwise cost seconds).
     plain = text.isascii()  # then words need no NFKC to be found
     raw_word = _next_word(text, 0)
     next_word = raw_word if plain else _next_nfkc_word(text, 0, raw_word)
@@ -218,7 +219,7 @@ def _next_nfkc_word(text: str, start: int, end: int) -> int:
     holds a word can start one ("⒜" is "(a)", "™" is "TM"; design: "Words"). Parts growing 4x
     from ``start`` are normalized, then the part with a word is halved down to its first: each
     character is normalized about three times, and the calls of one split scan disjoint gaps, so
-    a split stays linear (issue 9).
+    a split stays linear.
     """
     lo, size = start, 64
     while lo < end:

@@ -12,7 +12,7 @@ from citeverify_core.text.tokens import iter_text_chunks, words
 
 __all__ = ["STEM_LANGUAGES", "STOPWORDS", "WordMatcher"]
 
-# --- matching options (issue 16) ----------------------------------------------------------------
+# --- matching options -------------------------------------------------------------------------
 
 #: Languages that ``extensions.language`` accepts: the Snowball stemmers (PyStemmer's names).
 STEM_LANGUAGES = (
@@ -137,10 +137,10 @@ def _stems(language: str) -> _Stems:
 
 @dataclass(frozen=True, slots=True)
 class WordMatcher:
-    """How the words of a claim are compared with the context (``extensions``, issue 16).
+    """How the words of a claim are compared with the context (``extensions``).
 
-    The seed's exact mode compares the normalized words themselves (``exact`` is then True and
-    nothing here is used on the hot path). Options:
+    The default, exact mode (the product's grounding rules) compares the normalized words
+    themselves (``exact`` is then True and nothing here is used on the hot path). Options:
 
     - ``stem``: words are compared by their Snowball stem in ``language`` ("opens", "opened",
       "open" match); ``missing_words`` still shows the words as written;

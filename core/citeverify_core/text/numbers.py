@@ -42,7 +42,7 @@ def number_value(token: str) -> str | None:
 
 _DIGIT_SEPARATOR = re.compile(r"\d[.,]\d")
 
-# Numbers written in words (English), read under ``numbers: value`` (issue 16: "4,000" = "4000" =
+# Numbers written in words (English), read under ``numbers: value`` ("4,000" = "4000" =
 # "four thousand").
 _UNITS = {
     w: i

@@ -49,7 +49,7 @@ def extract_academic(text: str, *, limited: _Limited | None = None) -> list[Foun
     """DOIs (bare, ``doi:``, doi.org links), PubMed IDs, PMCIDs and arXiv IDs.
 
     idutils is asked only about candidates that the patterns found: text with no identifier never
-    imports it (it compiles its regexes at import, about 0.3 s; issue 14).
+    imports it (it compiles its regexes at import, about 0.3 s).
     """
     found: list[Found] = []
     for m in _scan(text, _DOI, _DOI_GATE, limited):

@@ -34,7 +34,8 @@ _CASE_HINTS = (
 
 # A case name and a "volume reporter page" that eyecite may not know (fabricated reporters).
 # Every token and gap is bounded: the pattern is tried at each capital letter of a window, and an
-# unbounded token made a long run of capitals quadratic (issue 9: 40,000 letters took 16 s).
+# unbounded token made a long run of capitals quadratic (40,000 letters took
+# seconds).
 _CASE_LIKE = re.compile(
     r"(?P<name>(?:[A-Z][\w.'&-]{0,40}\s{1,3}){1,5}v\.\s{1,3}"
     r"(?:[A-Z][\w.'&-]{0,40},?\s{1,3}){0,5}?[A-Z][\w.'&-]{0,40}),\s{1,3}"
@@ -48,7 +49,7 @@ _WINDOW = 200
 _WIDEN = 64
 #: At most this many characters of windows go to eyecite in one answer. eyecite reads dense
 #: legal text at 100-250 KB/s, so this bounds case-law extraction to about half a second
-#: whatever the answer (issue 9: 100,000 characters of "Id. supra" took 7 s, 1 MB over 90 s).
+#: whatever the answer (a long run of "Id. supra" otherwise takes seconds to minutes).
 #: Citations past the budget are not found; docs/citations.md says so.
 MAX_CASE_LAW_CHARS = 30_000
 #: Merged windows grow to at most this size; the next one overlaps it (citations found twice are

@@ -21,8 +21,9 @@ class NumberIndex:
 
     After ``scan_after`` distinct questions the documents are scanned once and every number in
     them is indexed, with the same rules, so that an answer with thousands of numbers costs one
-    pass over the context instead of one per number (issue 9: 10,000 percentages against 10 MB
-    took 116 s). Both paths are checked against each other by tests/engine/test_fast_paths.py.
+    pass over the context instead of one per number (10,000 percentages against 10 MB
+    would otherwise take minutes). Both paths are checked against each other by
+    tests/engine/test_fast_paths.py.
     """
 
     def __init__(self, texts: Iterable[str], *, scan_after: int = 16) -> None:
@@ -69,7 +70,7 @@ _INDEX_BATCH = 1 << 20
 #: translated to "0" for an ASCII digit, "." and "," for themselves and " " for the rest. The
 #: runs of ``_DIGIT_RUN`` are then ``0[0.,]*`` there, a pattern with a literal first character
 #: that sre finds with memchr; ``_WRITTEN_NUMBER`` on the text itself starts with a repetition
-#: and is tried at every position (10 MB: about 10 ms against 96 ms; issue 14). Benchmark if
+#: and is tried at every position (10 MB: about 10 ms against 96 ms). Benchmark if
 #: changing (bench/bench_speed.py --only many).
 _DIGIT_CLASSES = bytes(
     ord("0") if chr(i) in "0123456789" else i if chr(i) in ".," else ord(" ") for i in range(256)

@@ -109,8 +109,8 @@ _CHUNK = 4096
 _MARGIN = 256
 
 #: Matches of one pattern examined per answer, and citations kept per answer: an answer is not a
-#: bibliography, and each citation costs a check and a result object (issue 9: 250,000 URLs in
-#: one answer). Past either limit the answer's result says so in ``notes``, and the strict
+#: bibliography, and each citation costs a check and a result object (an answer of 250,000 URLs
+#: is refused quickly). Past either limit the answer's result says so in ``notes``, and the strict
 #: options fail closed (see ``Extracted.truncated``).
 MAX_MATCHES = 10_000
 MAX_CITATIONS = 2_000
@@ -192,7 +192,7 @@ def _has(*needles: str, fold: bool = False) -> Callable[[str], bool]:
 
 #: Needle characters from the rarest in prose to the commonest (about). A gate first looks for
 #: one such character of each needle: finding one character is memchr (50 times faster than
-#: finding a string of several), and where it is missing the needle is too (issue 14: the
+#: finding a string of several), and where it is missing the needle is too (the
 #: gates of a 300-word answer took 40 substring searches, 50 us, before).
 _RARE_FIRST = "§QZXJKVUYOGNWHBEFLMDRPTCSAIqzxjvbpygfwmucldrhsnoate:/0123456789. ,-"
 
@@ -257,7 +257,7 @@ def _common_prefix(words: list[str]) -> str:
     return first[:size]
 
 
-# --- character classes at C speed (issue 14) -----------------------------------------------------
+# --- character classes at C speed ---------------------------------------------------------------
 #
 # A regex pass costs about 10 ns per character wherever it cannot start from a literal (sre tries
 # each position), and a 300-word answer took three of them (numbers, stretches without a
@@ -332,7 +332,7 @@ def _class_hits(classes: bytes, needles: Iterable[bytes], offset: int) -> list[i
 
     None when there are so many that trying a pattern at each from Python would cost more than
     a regex scan (about a microsecond a try against 10 ns a character): a text like
-    "1 A 1 A ..." takes the scan, so issue 9's hostile inputs stay linear and fast.
+    "1 A 1 A ..." takes the scan, so hostile inputs stay linear and fast.
     """
     left = 16 + len(classes) // 64
     found: list[int] = []

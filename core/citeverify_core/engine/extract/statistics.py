@@ -68,13 +68,13 @@ def _canon(value: Decimal) -> str:
 
 
 #: Longer digit runs are not statistics (and Python refuses to turn more than 4,300 digits into
-#: an int: issue 9).
+#: an int).
 MAX_NUMBER_CHARS = 40
 
 
 # A stretch with none of the characters that can mark a statistic (percent, currency, comparison
 # signs, colons, units and words) holds no statistic: "1 2 3 ..." is skipped at C speed instead
-# of classifying each number in Python (issue 9). The stretch's edges stay live by _EDGE.
+# of classifying each number in Python. The stretch's edges stay live by _EDGE.
 _NO_CUE = re.compile(r"[^%:°µμ$€£¥=<>≤≥A-Za-z]{256,}")
 _EDGE = 64
 

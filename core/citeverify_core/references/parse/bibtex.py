@@ -67,7 +67,7 @@ def split_reference_list(
 
     BibTeX (``bibtex=True``) is read by bibtexparser (``@string``, ``@comment``, ``@preamble`` and
     an "@" inside a field are not entries); other text has one reference a line, and headings,
-    rules and page footers are skipped with the reason (issue 10). ``bibliographic_only`` drops
+    rules and page footers are skipped with the reason. ``bibliographic_only`` drops
     the fields that do not describe the work (abstract, keywords, file, note, ...).
     """
     if bibtex:

@@ -8,10 +8,10 @@ from citeverify_core.references.model import ParsedReference
 
 __all__ = ["MAX_BIBTEX_CHARS", "MAX_REFERENCE_CHARS", "ParsedCitation", "junk_line"]
 
-#: The seed's limit on one reference string.
+#: The reference-verification API's limit on one reference string.
 MAX_REFERENCE_CHARS = 1200
 #: A BibTeX entry may be longer (abstracts, keywords, files and notes do not count towards the
-#: 1,200 characters, issue 10), but not without bound.
+#: 1,200 characters), but not without bound.
 MAX_BIBTEX_CHARS = 20_000
 #: BibTeX fields that say nothing about which work is cited: not counted towards the limit.
 _NON_BIBLIOGRAPHIC = frozenset(
@@ -20,7 +20,7 @@ _NON_BIBLIOGRAPHIC = frozenset(
 )  # fmt: skip
 
 
-#: The parser's result type: since issue 10 every field is on :class:`ParsedReference` (this
+#: The parser's result type: every field is on :class:`ParsedReference` (this
 #: name stays for callers of the parser).
 ParsedCitation = ParsedReference
 #: Volume, issue and pages.
@@ -96,7 +96,7 @@ _PAGE_FOOTER = re.compile(
 
 
 def junk_line(text: str) -> str | None:
-    """Why a line of a reference list is not a reference, or None (issue 10).
+    """Why a line of a reference list is not a reference, or None.
 
     Headings ("References", "Bibliography"), rules ("-----") and page footers ("Page 12 of 30",
     "- 12 -") are skipped and reported, not verified. Cheap: lines over 200 characters are

@@ -66,7 +66,7 @@ def _titleless(body: str) -> _Titleless | None:
 
     ACS "Jones, R. W.; Staley, R. H. J. Phys. Chem. 1982, 86, 1669-1674.", AIP "R.W. Jones and
     R.H. Staley, J. Phys. Chem. 86, 1669 (1982).", Elsevier "R.W. Jones, R.H. Staley, J. Phys.
-    Chem. 86 (1982) 1669." Matching them is the index's work (issue 10: first author, year,
+    Chem. 86 (1982) 1669." Matching them is the index's work (first author, year,
     container, volume, first page).
     """
     for pattern in _TITLELESS_TAILS:
