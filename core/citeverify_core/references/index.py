@@ -34,6 +34,7 @@ from rapidfuzz import fuzz, process
 
 from citeverify_core.errors import InputError
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
+from citeverify_core.references.folding import fold
 from citeverify_core.references.model import (
     LONE_SURROGATE,
     Author,
@@ -41,7 +42,6 @@ from citeverify_core.references.model import (
     text_field,
     year_field,
 )
-from citeverify_core.references.normalize import norm
 
 __all__ = ["DumpReport", "LocalIndex", "record_from_esummary", "record_from_work"]
 
@@ -268,7 +268,7 @@ class LocalIndex:
                     f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", words
                 )
             )
-        wanted = norm(title)
+        wanted = fold(title)
         found: dict[str | None, Record] = {}
         alternatives: dict[str, list[str]] = {}
 
@@ -373,7 +373,7 @@ def _words(text: str) -> list[str]:
 def _close(wanted: str, records: list[Record]) -> bool:
     """Whether one of the records has a title like ``wanted`` (a candidate at all)."""
     return any(
-        fuzz.token_set_ratio(wanted, norm(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
+        fuzz.token_set_ratio(wanted, fold(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
     )
 
 

@@ -16,9 +16,9 @@ from citeverify_core.errors import InputError
 from citeverify_core.lookups.http import Lookups
 from citeverify_core.policy.config import LookupSettings
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE, compare, decide
+from citeverify_core.references.folding import fold
 from citeverify_core.references.index import LocalIndex
 from citeverify_core.references.model import LONE_SURROGATE, ParsedReference, Record
-from citeverify_core.references.normalize import norm
 from citeverify_core.references.parse import MAX_REFERENCE_CHARS, parse_reference
 from citeverify_core.references.result import ReferenceResult, build_result
 from citeverify_core.references.sources import make_sources
@@ -273,17 +273,17 @@ def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
     A reference without a title (ACS, AIP, Elsevier) keeps the records of its year: they were
     found by year, volume and first page, and ``decide`` checks the rest.
     """
-    title = norm(ref.title) if ref.title else ""
+    title = fold(ref.title) if ref.title else ""
     merged: dict[str, Record] = {}
     for record in records:
-        key = record.doi or norm(record.title or "")
+        key = record.doi or fold(record.title or "")
         if not key or key in merged:
             continue
         same_doi = bool(ref.doi and record.doi and ref.doi == record.doi)
         close = bool(
             title
             and record.title
-            and fuzz.token_set_ratio(title, norm(record.title)) >= CANDIDATE_MIN_TITLE
+            and fuzz.token_set_ratio(title, fold(record.title)) >= CANDIDATE_MIN_TITLE
         )
         titleless = (
             not title

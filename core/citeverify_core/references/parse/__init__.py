@@ -17,7 +17,7 @@ import unicodedata
 
 from citeverify_core.engine.extract import extract_academic, extract_urls
 from citeverify_core.errors import InputError
-from citeverify_core.references.normalize import TAGS
+from citeverify_core.references.folding import TAGS
 from citeverify_core.references.parse.authors import _authors, _namey
 from citeverify_core.references.parse.bibtex import (
     bibtex_entries,
