@@ -15,7 +15,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.text as _text
+import citeverify_core.text.claims as _text
 from citeverify_core import CitationVerifier, ContextCache
 from citeverify_core.engine.context import ContextDocument, document_hits
 from citeverify_core.engine.extract import find_markers
