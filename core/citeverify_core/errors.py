@@ -19,10 +19,7 @@ Lookups (Crossref, PubMed, URLs) never raise into the caller: their failures are
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from citeverify_core.engine.results import VerificationResult
+from typing import Any, Protocol
 
 __all__ = [
     "AuthenticationError",
@@ -75,6 +72,19 @@ class InputError(CiteVerifyError, ValueError):
         self.path = path
 
 
+class _BlockedResult(Protocol):
+    """What the error reads of a :class:`~citeverify_core.VerificationResult`.
+
+    A protocol, so that this bottom layer imports nothing of the engine above it.
+    """
+
+    @property
+    def reason_code(self) -> str | None: ...
+
+    @property
+    def details(self) -> Any: ...
+
+
 class CitationUnverifiedError(CiteVerifyError):
     """An answer was blocked because it is not verified against its sources.
 
@@ -86,7 +96,7 @@ class CitationUnverifiedError(CiteVerifyError):
         result: The full :class:`~citeverify_core.VerificationResult`.
     """
 
-    def __init__(self, result: VerificationResult, message: str | None = None):
+    def __init__(self, result: _BlockedResult, message: str | None = None):
         if message is None:
             details = result.details
             message = (
