@@ -470,10 +470,6 @@ def document_hits(
     """
     if matcher is not None and not matcher.exact:
         return [d.key_hits(answer_words, matcher) for d in docs]
-    if any(d.words is not None for d in docs):
-        # Cached documents hold interned words: the answer's, interned too, are then the same
-        # objects, so the intersections compare pointers (not the text of each word).
-        answer_words = set(map(sys.intern, answer_words))
     if len(docs) <= 16:  # encoding the answer's words costs more than it saves
         return [
             answer_words.intersection(words(d.text))  # d.hits: a document of one chunk
@@ -481,6 +477,13 @@ def document_hits(
             else d.hits(answer_words)
             for d in docs
         ]
+    if any(d.words is not None for d in docs):
+        # Cached documents hold interned words; the answer's, interned too, are then the same
+        # objects, and so are the words of every hit set: the intersections here and the
+        # verifier's index of which document holds which word (a dict keyed by these words, over
+        # thousands of documents) compare pointers instead of reading each word from memory.
+        # Not worth it for a few documents (a retrieval): interning costs more than it saves.
+        answer_words = set(map(sys.intern, answer_words))
     encoded = {w.encode("ascii"): w for w in answer_words if w.isascii()}
     wanted = frozenset(encoded)
     decode = encoded.__getitem__
