@@ -46,7 +46,7 @@ from citeverify_core.references import (
     parse_reference,
     record_from_work,
 )
-from citeverify_core.references.normalize import norm
+from citeverify_core.references.folding import fold
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DEV_SET = SHARED / "datasets" / "crossref-multistyle-dev-1000.jsonl"
@@ -175,7 +175,7 @@ def build_index(rows: Sequence[dict[str, Any]], seed: int = 3) -> tuple[LocalInd
                     title=w.title,
                     authors=other.authors or third.authors,
                     year=(w.year or 2000) + rng.choice((-6, -4, -3, 3, 5, 8)),
-                    venue=third.venue if norm(third.venue or "") != norm(w.venue or "") else None,
+                    venue=third.venue if fold(third.venue or "") != fold(w.venue or "") else None,
                     doi=f"10.55555/trap.{i}",
                     volume=str(rng.randint(1, 90)),
                     pages=f"{rng.randint(1, 400)}-{rng.randint(401, 900)}",
@@ -332,7 +332,7 @@ def inject(
     t0, t1 = span
     if kind in {"swapped authors", "dropped author"}:
         families = [a["family"] for a in authors]
-        if len(families) < 2 or len({norm(f) for f in families[:2]}) < 2:
+        if len(families) < 2 or len({fold(f) for f in families[:2]}) < 2:
             return None
         if kind == "dropped author" and len(families) > 5:
             return None  # past the styles' "et al." thresholds
@@ -378,7 +378,7 @@ def inject(
         replacement = (other.get("container-title") or [None])[0]
         if not container or not replacement:
             return None
-        a, b = norm(container), norm(replacement)
+        a, b = fold(container), fold(replacement)
         if a == b or a in b or b in a:
             return None
         at = _find(text, container, t1)
@@ -451,7 +451,7 @@ def _inject_vancouver(
     w = json.loads(json.dumps(work))
     authors = [a for a in w.get("author") or [] if a.get("family")]
     if kind == "swapped authors":
-        if len(authors) < 2 or norm(authors[0]["family"]) == norm(authors[1]["family"]):
+        if len(authors) < 2 or fold(authors[0]["family"]) == fold(authors[1]["family"]):
             return None
         authors[0]["family"], authors[1]["family"] = authors[1]["family"], authors[0]["family"]
     elif kind == "dropped author":
@@ -537,13 +537,13 @@ def measure(rows: Sequence[dict[str, Any]], *, verbose: bool = False) -> Report:
 
 def _titleless_ok(ref: ParsedReference, row: dict[str, Any]) -> bool:
     work = row["work"]
-    families = [norm(a.get("family", "")) for a in work.get("author") or []]
-    first = norm(ref.authors[0].family) if ref.authors else ""
+    families = [fold(a.get("family", "")) for a in work.get("author") or []]
+    first = fold(ref.authors[0].family) if ref.authors else ""
     page = (work.get("page") or "").split("-")[0] or None
     return (
         first == (families[0] if families else "")
         and ref.year == work["issued"]["date-parts"][0][0]
-        and norm(ref.venue or "") == norm((work.get("container-title") or [""])[0])
+        and fold(ref.venue or "") == fold((work.get("container-title") or [""])[0])
         and (ref.volume or None) == (work.get("volume") or None)
         and ref.first_page == page
     )

@@ -84,6 +84,23 @@ def quoted(doc: str, plain: str, n: int, seed: int = 5) -> tuple[str, str]:
     return with_marks, without
 
 
+def varied_quotes(doc: str, plain: str, n: int, seed: int) -> tuple[str, str]:
+    """As :func:`quoted`, with quotes of 3 to 40 words, about a third of them not in ``doc``."""
+    rng = random.Random(seed)
+    tokens = doc.split()
+    quotes = []
+    for _ in range(n):
+        size = rng.randint(3, 40)
+        start = rng.randrange(len(tokens) - size - 1)
+        quote = " ".join(tokens[start : start + size]).strip(".?!")
+        if rng.random() < 0.35:
+            quote += " unquotable"
+        quotes.append(quote)
+    with_marks = plain + " " + " ".join(f'The source says "{q}".' for q in quotes)
+    without = plain + " " + " ".join(f"The source says {q}." for q in quotes)
+    return with_marks, without
+
+
 def timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
@@ -162,6 +179,19 @@ def quotes(verifier: CitationVerifier, big: str, rounds: int) -> None:
         for _ in range(rounds)
     ]
     report("5 quotes vs one 1 MB document", rows, 1.5, ("quoted", "unquoted"))
+    # Other quotes than those: 10 per answer, 3 to 40 words long, anywhere in the document, a
+    # third of them not in it (a changed last word), so each is searched through the whole text.
+    for seed in range(1, 6):
+        with_quotes, without_quotes = varied_quotes(doc, answer(doc, 300, seed=seed), 10, seed)
+        rows = [
+            ratio(
+                lambda w=with_quotes: verifier.verify(w, [doc]),
+                lambda wo=without_quotes: verifier.verify(wo, [doc]),
+                5,
+            )
+            for _ in range(max(3, rounds // 2))
+        ]
+        report(f"10 varied quotes vs 1 MB (set {seed})", rows, 1.5, ("quoted", "unquoted"))
 
 
 def many(verifier: CitationVerifier, big: str, corpus: list[str], rounds: int) -> None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import asyncio
 
 # asyncio (about 30 ms at import) is imported when the loop is first needed: a verify() with
-# nothing to look up never runs a coroutine (issue 14).
+# nothing to look up never runs a coroutine.
 
 __all__ = ["background_loop", "on_background_loop", "run_sync"]
 

@@ -471,7 +471,7 @@ def test_a_bad_index_path_is_one_line_and_exit_2(tmp_path, monkeypatch, args, fr
 
 
 def test_the_table_names_a_source_that_did_not_answer():
-    from citeverify_core.cli.app import _result_lines
+    from citeverify_core.cli.refs_command import _result_lines
     from citeverify_core.policy.settings import LookupSettings
     from citeverify_core.references import ReferenceVerifier
     from tests.support.loopback import Loopback, Reply

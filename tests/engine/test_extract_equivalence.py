@@ -15,8 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.engine.extract as _extract
-from citeverify_core.engine.extract import (
+from citeverify_core.engine.extract import MAX_NUMBER_CHARS, Found, extract, extract_statistics
+from citeverify_core.engine.extract import identifiers as _identifiers
+from citeverify_core.engine.extract import numbers as _numbers
+from citeverify_core.engine.extract.legal import _CASE_HINTS, _REGULATORY_GATES, _hints
+from citeverify_core.engine.extract.numbers import (
+    _PERCENT_AFTER,
+    _WRITTEN_NUMBER,
+    _free_before,
+    _index_numbers,
+)
+from citeverify_core.engine.extract.scan import _Classes, _Has, _Limited
+from citeverify_core.engine.extract.statistics import (
     _AFTER_COLON,
     _AFTER_CURRENCY,
     _AFTER_IN,
@@ -29,26 +39,12 @@ from citeverify_core.engine.extract import (
     _BEFORE_N,
     _BEFORE_P,
     _BEFORE_RATIO_OF,
-    _CASE_HINTS,
-    _PERCENT_AFTER,
-    _REGULATORY_GATES,
     _THOUSANDS,
-    _WRITTEN_NUMBER,
-    MAX_NUMBER_CHARS,
-    Found,
     _canon,
-    _Classes,
     _currency,
-    _free_before,
-    _Has,
-    _hints,
-    _index_numbers,
-    _Limited,
     _live_numbers,
     _number,
     _stat,
-    extract,
-    extract_statistics,
 )
 
 _TRAILING_ZEROS = re.compile(r"\.0+\Z")
@@ -245,7 +241,12 @@ def test_case_law_hints_equal_the_reference_scan(text):
 
 
 _GATES = [gate for _, gate in _CASE_HINTS if gate] + list(_REGULATORY_GATES.values())
-_GATES += [_extract._PMID_GATE, _extract._PMCID_GATE, _extract._ARXIV_GATE, _extract._URL_GATE]
+_GATES += [
+    _identifiers._PMID_GATE,
+    _identifiers._PMCID_GATE,
+    _identifiers._ARXIV_GATE,
+    _identifiers._URL_GATE,
+]
 _NEEDLE_TEXT = st.lists(
     st.sampled_from(
         ["USC", "U.S.C", "C.F.R", "Fed. Reg", " FR ", "PubMed", "PMID", "pmc", "ArXiv", "Pub. L",
@@ -291,7 +292,7 @@ def test_no_character_lowers_to_a_gate_key_but_its_own_cases():
 def test_number_index_equals_the_reference(texts, batch):
     # Small batches make runs cross the slices of one document and the joins of several.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_extract, "_INDEX_BATCH", batch)
+        patch.setattr(_numbers, "_INDEX_BATCH", batch)
         assert _index_numbers(texts) == _index_reference(texts)
 
 

@@ -103,7 +103,7 @@ def test_quote_offsets_in_small_windows_match_the_text(pieces, start, length):
 
 def _split_claims_without_fast_path(text):
     """split_claims as it was before the wordless-stretch shortcut: every period decided."""
-    import citeverify_core.text as t
+    import citeverify_core.text.claims as t
 
     protected = t._protected_spans(text)
     pieces = []

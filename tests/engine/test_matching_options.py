@@ -215,7 +215,7 @@ def test_unknown_values_are_policy_errors():
 
 
 def test_a_language_the_installed_stemmer_lacks_is_a_policy_error():
-    from citeverify_core.text import _Stems
+    from citeverify_core.text.matching import _Stems
 
     with pytest.raises(PolicyError, match="no 'klingon' stemmer"):
         _Stems("klingon")

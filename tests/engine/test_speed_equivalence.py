@@ -16,7 +16,7 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.text as _text
+import citeverify_core.text.claims as _text
 from citeverify_core import CitationVerifier, ContextCache, VerificationResult
 from citeverify_core.engine.claims import (
     BestDocuments,
@@ -27,7 +27,8 @@ from citeverify_core.engine.claims import (
 )
 from citeverify_core.engine.context import ContextDocument, document_hits
 from citeverify_core.engine.extract import find_markers
-from citeverify_core.text import _SPACES, _VARIANTS, match_normalize, normalize, split_claims, words
+from citeverify_core.text import match_normalize, normalize, split_claims, words
+from citeverify_core.text.quotes import _SPACES, _VARIANTS
 from tests.support.answers import ANSWER_PARTS, DOCS
 
 _WORD = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])

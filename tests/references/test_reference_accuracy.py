@@ -91,9 +91,9 @@ VENUES = [
 
 @pytest.mark.parametrize(("short", "long", "expected"), VENUES)
 def test_venue_abbreviations(short, long, expected):
-    from citeverify_core.references.normalize import norm
+    from citeverify_core.references.folding import fold
 
-    assert _abbreviates(norm(short), norm(long)) is expected
+    assert _abbreviates(fold(short), fold(long)) is expected
 
 
 def test_abbreviated_proceedings_are_not_an_error():

@@ -1,4 +1,4 @@
-"""Batch verification of logged RAG answers (issue 15): ``citeverify batch`` and its engines.
+"""Batch verification of logged RAG answers: ``citeverify batch`` and its engines.
 
 - :func:`run_batch`: INPUT (JSONL, .jsonl.gz, CSV, Parquet; a file or a folder of shards) to
   OUTPUT (JSONL or Parquet), one row per record in input order, on a local process pool

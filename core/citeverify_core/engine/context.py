@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import sys
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -21,6 +22,7 @@ from citeverify_core.text import (
     ASCII_SPACES,
     CHUNK_CHARS,
     WordMatcher,
+    ascii_match_normalize,
     iter_text_chunks,
     match_normalize,
     normalize_with_offsets,
@@ -30,8 +32,8 @@ from citeverify_core.text import (
 __all__ = ["ContextCache", "ContextDocument", "ContextSearch", "coerce_documents"]
 
 #: Size of the windows in which a matched quote is mapped back to document offsets: only the
-#: windows a match spans are walked character by character, so they are small (issue 9: 64 KB
-#: windows made 1,000 quotes against a 1 MB document take 28 s).
+#: windows a match spans are walked character by character, so they are small (64 KB windows
+#: made 1,000 quotes against a 1 MB document take tens of seconds).
 _MAP_CHUNK = 512
 #: How far past ``_MAP_CHUNK`` a cut is looked for before falling back to the next whitespace.
 _MAP_SLACK = 256
@@ -43,7 +45,7 @@ _MAP_CUT = re.compile(r"(?<=\S)(?=\s)|(?<=[!-~])(?=[!-~])")
 
 
 #: Most context documents one verification takes. Each costs a few microseconds even when empty
-#: (issue 9: a million empty documents took 2.6 s); a retrieval returns tens, a corpus check
+#: (a million empty documents take seconds); a retrieval returns tens, a corpus check
 #: thousands.
 MAX_DOCUMENTS = 100_000
 
@@ -53,8 +55,8 @@ def coerce_documents(
 ) -> list[str]:
     """Turn context documents into strings.
 
-    A document is a string, or a mapping with ``content`` (the seed's shape) or ``page_content``
-    (LangChain's, as dumped).
+    A document is a string, or a mapping with ``content`` (the shape the verification API
+    documents) or ``page_content`` (LangChain's, as dumped).
 
     Args:
         documents: The documents.
@@ -115,7 +117,7 @@ class ContextDocument:
     The normalized text used for quote matching is built only when a quote asks for it.
     """
 
-    __slots__ = ("_keys", "_map_ends", "_match_text", "_space_runs", "text", "words")
+    __slots__ = ("_found", "_keys", "_map_ends", "_match_text", "_space_runs", "text", "words")
 
     def __init__(self, text: str, *, index: bool = False) -> None:
         self.text = text
@@ -124,8 +126,12 @@ class ContextDocument:
             found: set[str] = set()
             for _, chunk in iter_text_chunks(text):
                 found.update(words(chunk))
-            self.words = frozenset(found)
+            # Interned: every cached document then holds the same string for a word, the
+            # answer's words are interned too (document_hits), and intersecting them compares
+            # pointers instead of reading each word of each document from memory.
+            self.words = frozenset(map(sys.intern, found))
         self._match_text: str | None = None
+        self._found: tuple[str, int] | None = None  # the last needle searched, and where
         self._map_ends: tuple[list[int], list[int]] | None = None
         self._space_runs: tuple[list[int], list[int]] | None = None
         self._keys: dict[WordMatcher, frozenset[str]] | None = None
@@ -143,7 +149,7 @@ class ContextDocument:
         """The answer's compared words (stems, numbers by value) that this document holds.
 
         An indexed document (in the context cache) keeps its compared words per matcher, so each
-        of its words is stemmed once (issue 16); otherwise one streaming pass, as :meth:`hits`.
+        of its words is stemmed once; otherwise one streaming pass, as :meth:`hits`.
         """
         if self.words is not None:
             if self._keys is None or matcher not in self._keys:
@@ -162,15 +168,32 @@ class ContextDocument:
     def match_text(self) -> str:
         """The document as :func:`match_normalize` sees it (built on first use)."""
         if self._match_text is None:
-            self._match_text = match_normalize(self.text)
+            if self.text.isascii():
+                self._match_text, collapsed = ascii_match_normalize(self.text)
+                if not collapsed:  # no whitespace run: offsets need no mapping
+                    self._space_runs = [], []
+            else:
+                self._match_text = match_normalize(self.text)
         return self._match_text
+
+    def position(self, needle: str) -> int:
+        """Where the normalized needle starts in :attr:`match_text`, -1 when it is not there.
+
+        The last answer is kept: a quote is searched, then located (:meth:`find`), and the
+        second search of a large document would cost as much as the first.
+        """
+        if self._found is not None and self._found[0] == needle:
+            return self._found[1]
+        pos = self.match_text.find(needle)
+        self._found = needle, pos
+        return pos
 
     def find(self, needle: str) -> tuple[int, int] | None:
         """Find a normalized needle; return its ``[start, end)`` in the original text.
 
         Returns None when the normalized document does not contain it.
         """
-        pos = self.match_text.find(needle)
+        pos = self.position(needle)
         if pos < 0:
             return None
         return self._original_span(pos, pos + len(needle), needle)
@@ -185,7 +208,7 @@ class ContextDocument:
 
         There normalization changes lengths only by collapsing whitespace runs: the runs of two
         or more are listed once (a C-speed scan) and an offset is shifted by the characters they
-        dropped before it (issue 14: the window walk cost 50 ms on 1 MB). Equal to
+        dropped before it (the window walk cost 50 ms on 1 MB). Equal to
         :meth:`_window_span` (tests/engine/test_speed_equivalence.py).
         """
         if self._space_runs is None:
@@ -284,7 +307,7 @@ class ContextCache:
     A chain that verifies many answers against one retrieval pays the tokenization once.
     Thread-safe.
 
-    Sized by memory (issue 14): ``max_bytes`` bounds an estimate of what the cached documents
+    Sized by memory: ``max_bytes`` bounds an estimate of what the cached documents
     hold (their text and their set of words, about 100 bytes a word), ``max_chars`` the total
     size of the cached texts, and ``max_documents``, when given, their number. Caching only pays
     when documents come back, so it steps aside when it cannot help:
@@ -401,7 +424,7 @@ class ContextSearch:
 
     Each distinct needle is searched once, and at most ``limit`` distinct needles per answer:
     every search reads the whole context, so without a bound 100,000 distinct statute citations
-    against 1 MB would take minutes (issue 9).
+    against 1 MB would take minutes.
     """
 
     def __init__(self, docs: Sequence[ContextDocument], *, limit: int = 500) -> None:
@@ -419,7 +442,7 @@ class ContextSearch:
             if len(self._memo) >= self._limit:
                 return False, None
             self._memo[key] = next(
-                (i for i, d in enumerate(self._docs) if any(n in d.match_text for n in needles)),
+                (i for i, d in enumerate(self._docs) if any(d.position(n) >= 0 for n in needles)),
                 None,
             )
         return True, self._memo[key]
@@ -442,8 +465,8 @@ def document_hits(
     With a ``matcher`` that is not exact, ``answer_words`` are compared words (stems, numbers by
     value) and so are the results.
 
-    Hot path: with many small documents the per-document overhead is most of the work
-    (issue 14: 10,000 documents of 1 KB).
+    Hot path: with many small documents (10,000 of 1 KB) the per-document overhead is most of
+    the work.
     """
     if matcher is not None and not matcher.exact:
         return [d.key_hits(answer_words, matcher) for d in docs]
@@ -454,6 +477,13 @@ def document_hits(
             else d.hits(answer_words)
             for d in docs
         ]
+    if any(d.words is not None for d in docs):
+        # Cached documents hold interned words; the answer's, interned too, are then the same
+        # objects, and so are the words of every hit set: the intersections here and the
+        # verifier's index of which document holds which word (a dict keyed by these words, over
+        # thousands of documents) compare pointers instead of reading each word from memory.
+        # Not worth it for a few documents (a retrieval): interning costs more than it saves.
+        answer_words = set(map(sys.intern, answer_words))
     encoded = {w.encode("ascii"): w for w in answer_words if w.isascii()}
     wanted = frozenset(encoded)
     decode = encoded.__getitem__
@@ -462,7 +492,9 @@ def document_hits(
     append = out.append
     for d in docs:
         text = d.text
-        if d.words is None and text.isascii() and len(text) <= CHUNK_CHARS:
+        if d.words is not None:
+            append(answer_words & d.words)  # d.hits, without the call
+        elif text.isascii() and len(text) <= CHUNK_CHARS:
             append(set(map(decode, wanted.intersection(text.encode().translate(table).split()))))
         else:
             append(d.hits(answer_words))

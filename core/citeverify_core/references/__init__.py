@@ -1,4 +1,4 @@
-"""Reference verification (seed 004): is each reference a real work, and which fields are wrong.
+"""Reference verification: is each reference a real work, and which fields are wrong.
 
 Parse -> search sources -> compare fields -> status, corrected APA 7 reference, graph.
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from citeverify_core.references.result import ReferenceResult, apa7
     from citeverify_core.references.verify import ReferenceVerifier
 
-# Imported on first access (issue 14): parsing a reference needs neither SQLAlchemy (the job
+# Imported on first access: parsing a reference needs neither SQLAlchemy (the job
 # store) nor httpx (the sources).
 _LAZY = {
     "Author": "citeverify_core.references.model",

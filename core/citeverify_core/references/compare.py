@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
+from citeverify_core.references.folding import TAGS
+from citeverify_core.references.folding import fold as _fold_uncached
 from citeverify_core.references.model import (
     FIELDS,
     Author,
@@ -21,14 +23,12 @@ from citeverify_core.references.model import (
     Record,
     Status,
 )
-from citeverify_core.references.normalize import TAGS
-from citeverify_core.references.normalize import norm as _norm_uncached
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
 
-#: ``norm`` memoized: in a batch the same names, venues and titles come back (norm was a
+#: ``fold`` memoized: in a batch the same names, venues and titles come back (fold was a
 #: quarter of the verifier's time; bench/bench_references.py, benchmark if changing).
-norm = functools.lru_cache(maxsize=1 << 16)(_norm_uncached)
+fold = functools.lru_cache(maxsize=1 << 16)(_fold_uncached)
 
 #: Title similarity (rapidfuzz ratio, 0-100, on normalized text) for MATCH_WITH_TYPO.
 TITLE_TYPO = 90
@@ -110,8 +110,8 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
-    a, b = norm(TAGS.sub("", cited)), norm(TAGS.sub("", found))
-    if venue and a.startswith(b + " ") and norm(venue).startswith(a[len(b) + 1 :]):
+    a, b = fold(TAGS.sub("", cited)), fold(TAGS.sub("", found))
+    if venue and a.startswith(b + " ") and fold(venue).startswith(a[len(b) + 1 :]):
         # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
         # the end of the title: the record shows where the title ends.
         a = b
@@ -178,7 +178,7 @@ def _same_name(cited: str, found: str) -> int:
 
 
 def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
-    """Names and their order (issue 10).
+    """Names and their order.
 
     "A, B" cited for "B, A" is an error, like a dropped or an added author; "et al." and APA's
     "A, B, ... Z" elision are not.
@@ -244,7 +244,7 @@ def _authors(ref: ParsedReference, record: Record) -> FieldComparison:
 
 def _families(authors: Iterable[Author]) -> list[str]:
     """The normalized family names, the empty ones left out."""
-    return [n for n in (norm(a.family) for a in authors) if n]
+    return [n for n in (fold(a.family) for a in authors) if n]
 
 
 def _subsequence(cited: list[str], found: list[str]) -> bool:
@@ -340,7 +340,7 @@ def _venue(cited: str | None, found: str | None) -> FieldComparison:
         return _absent("venue", found)
     if not found:
         return _unconfirmed("venue", cited)
-    a, b = norm(cited), norm(found)
+    a, b = fold(cited), fold(found)
     if a == b or _venue_words(a) == _venue_words(b):
         return FieldComparison("venue", "MATCH", cited, found, "same venue")
     if _abbreviates(a, b) or _abbreviates(b, a):
@@ -376,7 +376,10 @@ def _identifier(ref: ParsedReference, record: Record) -> FieldComparison:
 def decide(
     ref: ParsedReference, comparisons: list[Comparison]
 ) -> tuple[Status, Comparison | None, str]:
-    """The status, the best candidate and the reasoning (seed 004: "Verification Statuses")."""
+    """The status, the best candidate and the reasoning.
+
+    The statuses are those the reference-verification API documents.
+    """
     plausible = [
         c for c in comparisons
         if c.label("title") in {"MATCH", "MATCH_WITH_TYPO", "CONTAINS"}
@@ -453,7 +456,7 @@ def decide(
 
 
 def _another_work(ref: ParsedReference, best: Comparison) -> bool:
-    """Another work with the same title (issue 10: generic titles).
+    """Another work with the same title (generic titles).
 
     The title matches, but no cited author is on the record and the year or venue contradicts it.
     """
@@ -481,17 +484,17 @@ def _numbers_agree(ref: ParsedReference, record: Record) -> int:
     """
     agree = 0
     found = _first_page(record.pages)
-    if ref.volume and record.volume and norm(ref.volume) == norm(record.volume):
+    if ref.volume and record.volume and fold(ref.volume) == fold(record.volume):
         agree += 1
     elif ref.volume and not record.volume and not ref.pages and found:
-        agree += norm(ref.volume) == norm(found)
-    if ref.first_page and found and norm(ref.first_page) == norm(found):
+        agree += fold(ref.volume) == fold(found)
+    if ref.first_page and found and fold(ref.first_page) == fold(found):
         agree += 1
     return agree
 
 
 def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
-    """Whether a reference without a title (ACS, AIP, Elsevier) is this record (issue 10).
+    """Whether a reference without a title (ACS, AIP, Elsevier) is this record.
 
     The year agrees, the authors, the venue, the volume and the first page do not contradict
     it, and: the volume and the first page agree; or the first page and the authors agree; or
@@ -503,11 +506,11 @@ def _titleless_match(ref: ParsedReference, c: Comparison) -> bool:
     if "CONTRADICTION" in {c.label("authors"), c.label("venue")}:
         return False
     volume = ref.volume
-    if volume and c.record.volume and norm(volume) != norm(c.record.volume):
+    if volume and c.record.volume and fold(volume) != fold(c.record.volume):
         return False
     first = ref.first_page
     found = _first_page(c.record.pages)
-    if first and found and norm(first) != norm(found):
+    if first and found and fold(first) != fold(found):
         return False
     authors = c.label("authors") == "MATCH"
     venue = c.label("venue") in {"MATCH", "CONTAINS"}

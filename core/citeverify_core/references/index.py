@@ -37,7 +37,7 @@ from citeverify_core.errors import InputError
 from citeverify_core.lookups.bibliographic import LONE_SURROGATE, Author, Record, year_field
 from citeverify_core.lookups.works import record_from_work
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
-from citeverify_core.references.normalize import norm
+from citeverify_core.references.folding import fold
 
 __all__ = ["DumpReport", "LocalIndex", "connect_sqlite", "encodable", "require_columns"]
 
@@ -264,7 +264,7 @@ class LocalIndex:
                     f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", words
                 )
             )
-        wanted = norm(title)
+        wanted = fold(title)
         found: dict[str | None, Record] = {}
         alternatives: dict[str, list[str]] = {}
 
@@ -369,7 +369,7 @@ def _words(text: str) -> list[str]:
 def _close(wanted: str, records: list[Record]) -> bool:
     """Whether one of the records has a title like ``wanted`` (a candidate at all)."""
     return any(
-        fuzz.token_set_ratio(wanted, norm(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
+        fuzz.token_set_ratio(wanted, fold(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
     )
 
 

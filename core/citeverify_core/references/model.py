@@ -32,7 +32,7 @@ FieldLabel = Literal[
 ]
 Status = Literal["verified", "verified-with-error", "needs-human", "unverified"]
 
-#: The five compared fields, in the seed's order (seed 004: "Field Results").
+#: The five compared fields, in the order of the API's field results.
 FIELDS = ("title", "authors", "year", "venue", "identifier")
 
 
@@ -68,7 +68,7 @@ class ParsedReference:
         return _PAGE_DASH.split(self.pages, maxsplit=1)[0] or None
 
     def fields(self) -> dict[str, object]:
-        """The seed's ``parsedFields``."""
+        """The API's ``parsedFields``."""
         return {
             "title": self.title,
             "authors": [a.family for a in self.authors],

@@ -1,4 +1,4 @@
-"""The seed 004 result object: status, message, corrected APA 7 reference, labels and graph."""
+"""The reference-verification API's result: status, message, APA 7 reference, labels, graph."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ __all__ = ["ReferenceResult", "apa7", "build_result"]
 
 
 class ReferenceResult(BaseModel):
-    """What the reference verifier says about one reference (seed 004: "Result Object").
+    """What the reference verifier says about one reference (the API's result object).
 
-    ``model_dump(mode="json")`` uses the seed's key names exactly.
+    ``model_dump(mode="json")`` uses the API's documented key names exactly.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -37,7 +37,7 @@ class ReferenceResult(BaseModel):
     contained_set_size: int = Field(description="Fields with partial matches.")
     verificationGraph: dict[str, Any] | None = Field(
         description="The reasoning graph."
-    )  # the seed's key
+    )  # the API's key
     error: str | None = Field(default=None, description="Why the reference could not be checked.")
 
 
@@ -105,7 +105,7 @@ def build_result(
     """Assemble the result object and its verification graph.
 
     ``failures``: the sources that could not answer and why ("openalex timed out after 5s");
-    shown in the message and in the graph's ``metadata.sourcesFailed`` (issue 10).
+    shown in the message and in the graph's ``metadata.sourcesFailed``.
     """
     if best is not None:
         labels = {f.field: f.label for f in best.fields}
@@ -295,7 +295,7 @@ def _graph(
         "sourcesQueried": sources,
         "processingTimeMs": round(elapsed_ms, 1),
     }
-    if failures:  # only then: the seed's graph has the three keys above
+    if failures:  # only then: the API's graph has the three keys above
         metadata["sourcesFailed"] = _shown(list(failures))
     return {
         "version": "1.0",

@@ -16,9 +16,9 @@ from citeverify_core.errors import InputError
 from citeverify_core.lookups.resolve import Lookups
 from citeverify_core.policy.settings import LookupSettings
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE, compare, decide
+from citeverify_core.references.folding import fold
 from citeverify_core.references.index import LocalIndex
 from citeverify_core.references.model import LONE_SURROGATE, ParsedReference, Record
-from citeverify_core.references.normalize import norm
 from citeverify_core.references.parse import MAX_REFERENCE_CHARS, parse_reference
 from citeverify_core.references.result import ReferenceResult, build_result
 from citeverify_core.references.sources import make_sources
@@ -49,7 +49,8 @@ class ReferenceVerifier:
             (:class:`citeverify_core.PolicyConfig` ``extensions.lookups`` has the same fields).
         client: An ``httpx.AsyncClient`` for the remote sources.
         candidates: Candidates taken from each source per reference.
-        max_concurrency: References verified at once (seed: 15).
+        max_concurrency: References verified at once (15 by default, as the
+            reference-verification API documents).
     """
 
     def __init__(
@@ -107,7 +108,7 @@ class ReferenceVerifier:
         comparisons = [compare(ref, r) for r in records]
         status, best, reasoning = decide(ref, comparisons)
         if failures and status == "unverified":
-            # Issue 10: "not found" is only said on the word of sources that answered.
+            # "Not found" is only said on the word of sources that answered.
             status = "needs-human"
             reasoning = f"could not check: {'; '.join(failures)} ({reasoning} among the answers)"
         elapsed = (time.perf_counter() - start) * 1000
@@ -132,7 +133,7 @@ class ReferenceVerifier:
         except InputError as exc:
             return _unreadable(str(exc)), exc
         except Exception as exc:
-            # Issue 9: whatever one reference meets (a parser bug, an answer from a source that
+            # Whatever one reference meets (a parser bug, an answer from a source that
             # nothing foresaw) fails that reference alone, never the batch or the job store's
             # worker. Not hidden: the result names the exception, and the log has the traceback.
             # CancelledError and KeyboardInterrupt are not Exceptions and still stop the work.
@@ -197,7 +198,7 @@ def check_reference(reference: object, *, path: str = "reference") -> str:
     SQLite or in a request. They are searched for, not encoded, so a long string costs no copy.
     The exact length limit is :func:`parse_reference`'s (1,200 characters; a BibTeX entry counts
     its bibliographic fields); a string far beyond any limit is refused here already, whatever
-    the parser does first (a 50 MB string once cost 1.4 GB before it was refused, issue 9).
+    the parser does first (a 50 MB string once cost 1.4 GB before it was refused).
 
     Raises:
         InputError: not a string, far too long, or with a lone surrogate.
@@ -270,19 +271,19 @@ def _merge(ref: ParsedReference, records: list[Record]) -> list[Record]:
     """Candidates merged by DOI (the first source to find a work keeps it), close titles only.
 
     A reference without a title (ACS, AIP, Elsevier) keeps the records of its year: they were
-    found by year, volume and first page, and ``decide`` checks the rest (issue 10).
+    found by year, volume and first page, and ``decide`` checks the rest.
     """
-    title = norm(ref.title) if ref.title else ""
+    title = fold(ref.title) if ref.title else ""
     merged: dict[str, Record] = {}
     for record in records:
-        key = record.doi or norm(record.title or "")
+        key = record.doi or fold(record.title or "")
         if not key or key in merged:
             continue
         same_doi = bool(ref.doi and record.doi and ref.doi == record.doi)
         close = bool(
             title
             and record.title
-            and fuzz.token_set_ratio(title, norm(record.title)) >= CANDIDATE_MIN_TITLE
+            and fuzz.token_set_ratio(title, fold(record.title)) >= CANDIDATE_MIN_TITLE
         )
         titleless = (
             not title

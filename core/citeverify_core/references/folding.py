@@ -1,0 +1,25 @@
+"""Folding bibliographic strings (titles, names, venues) for comparison, and markup in them.
+
+Not :func:`citeverify_core.text.normalize`: that is the grounding form of words (NFKC, casefold,
+accents kept, as the answer and its documents are compared). Reference metadata is compared
+accent-insensitively ("Müller" is "Muller" in an index that lost its accents), with punctuation
+dropped, so it has its own fold here, next to the parser, index and comparisons that use it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["TAGS", "fold"]
+
+#: JATS and HTML markup in titles and strings ("<italic>", "<title>"), from deposits and from
+#: reference strings.
+TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
+
+
+def fold(text: str) -> str:
+    """Casefolded, accents and punctuation removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKD", text.casefold())
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return " ".join(re.findall(r"[^\W_]+", text))
