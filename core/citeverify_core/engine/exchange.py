@@ -30,8 +30,10 @@ __all__ = [
 #: The control's name in a policy chain and in decisions.
 CONTROL_NAME = "citation-verifier"
 
+#: The gateway control's documented behaviour: with ``stream: true`` the gateway buffers the
+#: response but does not run this control.
 STREAM_NOTE = (
-    "stream: true is not enforced: the seed gateway buffers streamed responses but does not run "
+    "stream: true is not enforced: the gateway buffers streamed responses but does not run "
     "citation-verifier on them"
 )
 
