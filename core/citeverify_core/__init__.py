@@ -74,7 +74,7 @@ _LAZY = {
 
 def _version() -> str:
     # One version number, in pyproject.toml; the installed metadata carries it here.
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 - start-up time
 
     try:
         return version("citeverify-core")
@@ -86,7 +86,7 @@ def __getattr__(name: str) -> Any:
     if name == "__version__":
         value: Any = _version()  # importlib.metadata costs 10-20 ms: only when asked
     elif name in _LAZY:
-        from importlib import import_module  # noqa: PLC0415
+        from importlib import import_module  # noqa: PLC0415 - start-up time
 
         value = getattr(import_module(_LAZY[name]), name)
     else:

@@ -42,7 +42,7 @@ os.register_at_fork(after_in_child=_reset_after_fork)
 def background_loop() -> asyncio.AbstractEventLoop:
     """The shared background event loop, started on first use."""
     global _loop, _thread  # one loop per process, created lazily
-    import asyncio  # noqa: PLC0415
+    import asyncio  # noqa: PLC0415 - start-up time
 
     with _lock:
         if _loop is None or _loop.is_closed():
@@ -71,6 +71,6 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         coro.close()
         msg = "the sync API was called from citeverify's own event loop; await the async API"
         raise RuntimeError(msg)
-    import asyncio  # noqa: PLC0415
+    import asyncio  # noqa: PLC0415 - start-up time
 
     return asyncio.run_coroutine_threadsafe(coro, loop).result()

@@ -138,7 +138,7 @@ def run_batch(
         "format": output_format(out),
     }
     if engine == "ray":
-        from citeverify_core.batch.ray_engine import run_ray  # noqa: PLC0415
+        from citeverify_core.batch.ray_engine import run_ray  # noqa: PLC0415 - start-up time
 
         summary = run_ray(
             source,
@@ -166,7 +166,7 @@ def run_batch(
     else:
         raise InputError(f"unknown engine {engine!r} (local or ray)", path="--engine")
     if report is not None:
-        from citeverify_core.batch.report import write_report  # noqa: PLC0415
+        from citeverify_core.batch.report import write_report  # noqa: PLC0415 - start-up time
 
         write_report(Path(report), summary, source=str(source))
     return summary
@@ -212,9 +212,9 @@ def verify_table(
 
     Returns a ``pyarrow.Table`` with the OUTPUT columns and ``error``, one row per input row.
     """
-    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415 - the batch extra
 
-    from citeverify_core.batch.output import parquet_schema  # noqa: PLC0415
+    from citeverify_core.batch.output import parquet_schema  # noqa: PLC0415 - start-up time
 
     def records() -> Iterator[dict[str, Any]]:
         for batch in table.to_batches(max_chunksize=batch_size):

@@ -107,8 +107,11 @@ def resolve_batch_policy(
 
 def build_verifier(config: WorkerConfig) -> CitationVerifier:
     """A verifier with a context cache and, with lookups on, the shared SQLite lookup cache."""
-    from citeverify_core.engine.verifier import CitationVerifier, resolve_policy  # noqa: PLC0415
-    from citeverify_core.lookups.cache import LookupCache  # noqa: PLC0415
+    from citeverify_core.engine.verifier import (  # noqa: PLC0415 - start-up time
+        CitationVerifier,
+        resolve_policy,
+    )
+    from citeverify_core.lookups.cache import LookupCache  # noqa: PLC0415 - start-up time
 
     policy = resolve_policy(config.policy)
     cache: LookupCache | None = None

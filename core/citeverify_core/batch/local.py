@@ -212,7 +212,7 @@ class Progress:
         bar = "#" * int(share * width) + "-" * (width - int(share * width))
         minutes, seconds = divmod(int(eta), 60)
         hours, minutes = divmod(minutes, 60)
-        import sys  # noqa: PLC0415
+        import sys  # noqa: PLC0415 - start-up time
 
         sys.stderr.write(
             f"\r[{bar}] {share:6.1%}  {self.records:,} records  {rate:,.0f}/s  "
@@ -223,7 +223,7 @@ class Progress:
     def close(self) -> None:
         """End the progress line."""
         if self.enabled:
-            import sys  # noqa: PLC0415
+            import sys  # noqa: PLC0415 - start-up time
 
             sys.stderr.write("\n")
             sys.stderr.flush()

@@ -69,7 +69,7 @@ _ENTRY, _SHARD, _NUMBER, _ITEM, _LINE = "entry", "shard", "n", "item", "is_line"
 
 
 def _datasource_class() -> Any:
-    from ray.data.datasource import FileBasedDatasource  # noqa: PLC0415
+    from ray.data.datasource import FileBasedDatasource  # noqa: PLC0415 - the ray extra
 
     class RecordsDatasource(FileBasedDatasource):
         """JSONL lines (bytes) or CSV records (as JSON), numbered, in blocks."""
@@ -83,7 +83,7 @@ def _datasource_class() -> Any:
             self.batch_size = batch_size
 
         def _read_stream(self, f: Any, path: str) -> Iterator[Any]:
-            import pyarrow as pa  # noqa: PLC0415
+            import pyarrow as pa  # noqa: PLC0415 - the batch extra
 
             name = shard_name(path, self.names)
             stream = io.BufferedReader(_Raw(f), buffer_size=1 << 20)
@@ -137,7 +137,7 @@ class RayVerifier:
 
     def __call__(self, batch: Any) -> Any:
         """Verify one Arrow batch of records into a batch of output rows."""
-        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow as pa  # noqa: PLC0415 - the batch extra
 
         config = self.config
         columns = batch.column_names
@@ -239,8 +239,8 @@ def run_ray(
 ) -> BatchSummary:
     """Run the batch on Ray (the cluster at ``RAY_ADDRESS``, else a local instance)."""
     try:
-        import ray  # noqa: PLC0415
-        import ray.data  # noqa: PLC0415
+        import ray  # noqa: PLC0415 - the ray extra
+        import ray.data  # noqa: PLC0415 - the ray extra
     except ImportError:
         msg = "--engine ray needs Ray: the ray extra (from a clone, python -m pip install '.[ray]')"
         raise InputError(msg, path="--engine") from None

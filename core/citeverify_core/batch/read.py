@@ -263,7 +263,7 @@ def csv_chunks(
 
 def _parquet_file(shard: Shard) -> Any:
     try:
-        import pyarrow.parquet as pq  # noqa: PLC0415
+        import pyarrow.parquet as pq  # noqa: PLC0415 - the batch extra
     except ImportError:
         msg = (
             "reading Parquet needs pyarrow: the batch extra (from a clone, "

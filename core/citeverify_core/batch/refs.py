@@ -72,7 +72,7 @@ _PRELOAD = ["__main__", "citeverify_core.batch.refs", "citeverify_core.reference
 
 def _init(index: str) -> None:
     global _worker  # noqa: PLW0603 - one verifier per worker process
-    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
+    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415 - start-up
 
     _worker = ReferenceVerifier(LocalIndex(index), sources=["local"])
 
@@ -220,8 +220,8 @@ def run_refs_batch(
     handle: IO[str] | None = None
     try:
         if fmt == "parquet":
-            import pyarrow as pa  # noqa: PLC0415
-            import pyarrow.parquet as pq  # noqa: PLC0415
+            import pyarrow as pa  # noqa: PLC0415 - the batch extra
+            import pyarrow.parquet as pq  # noqa: PLC0415 - the batch extra
 
             schema = pa.schema(
                 [

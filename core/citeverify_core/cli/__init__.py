@@ -20,7 +20,7 @@ def main() -> None:
     code = fast_main(sys.argv[1:])
     if code is None:
         # Deferred for start-up time: typer, click and rich only when the fast path declines.
-        from citeverify_core.cli.app import main as typer_main  # noqa: PLC0415
+        from citeverify_core.cli.app import main as typer_main  # noqa: PLC0415 - start-up time
 
         typer_main()
         return

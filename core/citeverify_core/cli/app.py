@@ -59,7 +59,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from citeverify_core import __version__  # noqa: PLC0415
+        from citeverify_core import __version__  # noqa: PLC0415 - start-up time
 
         typer.echo(f"citeverify {__version__}")
         raise typer.Exit
@@ -160,9 +160,9 @@ def check(
         if code != EXIT_ALLOWED:
             raise typer.Exit(code)
         return
-    from citeverify_core.engine.exchange import verify_exchange  # noqa: PLC0415
-    from citeverify_core.engine.results import render_text  # noqa: PLC0415
-    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
+    from citeverify_core.engine.exchange import verify_exchange  # noqa: PLC0415 - start-up time
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415 - start-up time
+    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415 - start-up time
 
     if request is None or response is None or answer is not None or context:
         _fail("use --request with --response, or --answer with --context, not both")
@@ -202,7 +202,10 @@ def lint(
     ] = False,
 ) -> None:
     """Validate a policy pack; print what is ignored and what the gateway's lint would reject."""
-    from citeverify_core.policy.loading import bundled_policy_path, load_policy_pack  # noqa: PLC0415
+    from citeverify_core.policy.loading import (  # noqa: PLC0415 - start-up time
+        bundled_policy_path,
+        load_policy_pack,
+    )
 
     if file is None:
         if not suggest:
@@ -257,9 +260,9 @@ def _suggestions(current: dict[str, Any]) -> list[tuple[str, str, str]]:
     the pack writes are compared: a user's other choices (the action, the citation types, the
     lookups) are never "corrected".
     """
-    import yaml  # noqa: PLC0415
+    import yaml  # noqa: PLC0415 - start-up time
 
-    from citeverify_core.policy.loading import bundled_policy_path  # noqa: PLC0415
+    from citeverify_core.policy.loading import bundled_policy_path  # noqa: PLC0415 - start-up time
 
     pack = yaml.safe_load(bundled_policy_path(SUGGESTED_POLICY).read_text("utf-8"))
     changes: list[tuple[str, str, str]] = []
@@ -282,10 +285,10 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Verify a bundled RAG example offline: one grounded answer, two that drifted."""
-    from importlib import resources  # noqa: PLC0415
+    from importlib import resources  # noqa: PLC0415 - start-up time
 
-    from citeverify_core.engine.results import render_text  # noqa: PLC0415
-    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415 - start-up time
+    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415 - start-up time
 
     data = json.loads(
         resources.files("citeverify_core").joinpath("_demo/rag_example.json").read_text("utf-8")

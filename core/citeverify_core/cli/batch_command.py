@@ -58,7 +58,7 @@ def batch(
     Unreadable records go to OUTPUT.errors.jsonl. An interrupted run resumes where it stopped
     when run again with the same OUTPUT.
     """
-    from citeverify_core.batch import Fields, run_batch  # noqa: PLC0415
+    from citeverify_core.batch import Fields, run_batch  # noqa: PLC0415 - start-up time
 
     if engine not in ("local", "ray"):
         _fail(f"unknown engine {engine!r}: use local or ray")

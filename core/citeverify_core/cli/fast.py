@@ -86,7 +86,7 @@ def echo(message: str, *, err: bool = False) -> None:
         return
     out = message + "\n"
     if "\033" in out and not _isatty(stream):
-        import re  # noqa: PLC0415
+        import re  # noqa: PLC0415 - start-up time
 
         out = re.sub(_ANSI, "", out)
     stream.write(out)
@@ -165,9 +165,9 @@ def read_json(path: Path) -> Any:
     Raises:
         UsageError: The file cannot be read, or is not (usable) JSON.
     """
-    import json  # noqa: PLC0415
+    import json  # noqa: PLC0415 - start-up time
 
-    from citeverify_core.lookups.http import json_depth  # noqa: PLC0415
+    from citeverify_core.lookups.http import json_depth  # noqa: PLC0415 - start-up time
 
     text = read_text(path)
     # json.loads recurses: where it fails depends on the caller's stack, so the depth is
@@ -236,7 +236,7 @@ def run_check(
         config = with_check_options(PolicySettings(), action=action, lookups=lookups)
     result = CitationVerifier(config).verify(answer_text, documents)
     if as_json:
-        import json  # noqa: PLC0415
+        import json  # noqa: PLC0415 - start-up time
 
         echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -356,7 +356,7 @@ def fast_main(argv: Sequence[str]) -> int | None:
     opts = _parse(argv)
     if opts is None or not _streams_as_click_wants():
         return None
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415 - start-up time
 
     # Typer's paths, as it builds them: Path("x/") is Path("x").
     answer, context = Path(opts["answer"]), [Path(value) for value in opts["context"]]

@@ -101,7 +101,7 @@ def index_stats(
     index: Annotated[Path, typer.Option(help="The index file.")] = DEFAULT_INDEX,
 ) -> None:
     """Show how many records the local index holds."""
-    from citeverify_core.references import LocalIndex  # noqa: PLC0415
+    from citeverify_core.references import LocalIndex  # noqa: PLC0415 - start-up time
 
     if not index.is_file():
         _fail(_NO_INDEX.format(index=index))

@@ -29,7 +29,7 @@ DbOption = Annotated[
 def _service_db(db: str | None) -> str:
     if db:
         return db
-    import platformdirs  # noqa: PLC0415
+    import platformdirs  # noqa: PLC0415 - the server extra
 
     folder = Path(platformdirs.user_data_dir("citeverify"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ def _references(file: Path, text: str) -> tuple[list[tuple[int, str]], list[tupl
 
     A .bib file is BibTeX; any other file has one reference a line (see split_reference_list).
     """
-    from citeverify_core.references.parse import split_reference_list  # noqa: PLC0415
+    from citeverify_core.references.parse import split_reference_list  # noqa: PLC0415 - start-up
 
     return split_reference_list(text, bibtex=file.suffix.lower() == ".bib")
 
@@ -85,8 +85,8 @@ def refs(
     if batch_input is not None:
         if file is not None or output is None or server is not None or source:
             _fail("use --batch INPUT -o OUTPUT (with --index), without FILE, --server or --source")
-        from citeverify_core.batch import default_workers  # noqa: PLC0415
-        from citeverify_core.batch.refs import run_refs_batch  # noqa: PLC0415
+        from citeverify_core.batch import default_workers  # noqa: PLC0415 - start-up time
+        from citeverify_core.batch.refs import run_refs_batch  # noqa: PLC0415 - start-up time
 
         done = run_refs_batch(
             batch_input,
@@ -100,7 +100,7 @@ def refs(
         return
     if file is None:
         _fail("give FILE (references, one per line), or --batch INPUT -o OUTPUT")
-    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
+    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415 - start-up
 
     text = _read_text(file)
     numbered, skipped = _references(file, text)
@@ -161,10 +161,10 @@ def _server_results(
     A job the service failed (or that was cancelled) becomes a ``needs-human`` result whose
     ``error`` says why, so the table and the JSON have a row for every reference.
     """
-    import contextlib  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415 - start-up time
 
-    from citeverify_core.client import ReferenceClient  # noqa: PLC0415
-    from citeverify_core.references import ReferenceResult  # noqa: PLC0415
+    from citeverify_core.client import ReferenceClient  # noqa: PLC0415 - start-up time
+    from citeverify_core.references import ReferenceResult  # noqa: PLC0415 - start-up time
 
     seen = 0
 

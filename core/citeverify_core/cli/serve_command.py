@@ -110,9 +110,9 @@ def serve(
     (--db postgresql://...). Needs the server extra.
     """
     try:
-        import uvicorn  # noqa: PLC0415
+        import uvicorn  # noqa: PLC0415 - the server extra
 
-        from citeverify_core.service.serve import (  # noqa: PLC0415
+        from citeverify_core.service.serve import (  # noqa: PLC0415 - start-up time
             ServeOptions,
             build_app,
             default_workers,
@@ -149,7 +149,7 @@ def serve(
         _fail("--stream is passthrough or buffer")
     if not 0 < log_retention_days < 100_000:
         _fail("--log-retention-days must be a positive number of days")
-    from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415
+    from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415 - start-up time
 
     PolicyPacks(policy, policy_dir)  # a broken pack fails here, once, not in every process
     # The schema is created or upgraded here, once, before the processes open the database.

@@ -207,7 +207,7 @@ class CitationVerifier:
         assert self._semantic is not None
         if not a.context_checked or a.empty:
             return [], []
-        from citeverify_core.engine.semantic import select_passages  # noqa: PLC0415
+        from citeverify_core.engine.semantic import select_passages  # noqa: PLC0415 - start-up time
 
         settings = self.policy.extensions.semantic
         if settings.scope == "all":
@@ -254,7 +254,7 @@ class CitationVerifier:
         self, a: Analysis, targets: list[Target], requests: list[Passages], notes: list[str]
     ) -> tuple[list[LookupRecord], Analysis]:
         """The lookups and the semantic scorer, concurrently; the scores applied to the claims."""
-        import asyncio  # noqa: PLC0415
+        import asyncio  # noqa: PLC0415 - start-up time
 
         assert self._semantic is not None
         settings = self.policy.extensions.semantic

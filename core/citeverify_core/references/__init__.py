@@ -38,7 +38,7 @@ def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         msg = f"module 'citeverify_core.references' has no attribute {name!r}"
         raise AttributeError(msg)
-    from importlib import import_module  # noqa: PLC0415
+    from importlib import import_module  # noqa: PLC0415 - start-up time
 
     value = getattr(import_module(_LAZY[name]), name)
     globals()[name] = value

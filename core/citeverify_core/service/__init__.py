@@ -22,7 +22,7 @@ def __getattr__(name: str) -> Any:
         msg = f"module 'citeverify_core.service' has no attribute {name!r}"
         raise AttributeError(msg)
     # Deferred for the optional extra: FastAPI only when the app is asked for.
-    from citeverify_core.service import app  # noqa: PLC0415
+    from citeverify_core.service import app  # noqa: PLC0415 - start-up time
 
     value = getattr(app, name)
     globals()[name] = value

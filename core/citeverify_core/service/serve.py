@@ -117,11 +117,11 @@ def default_workers() -> int:
 
 def build_app(options: ServeOptions) -> FastAPI:
     """One process's app: its own store connection, verifier, policy packs and upstream."""
-    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415
-    from citeverify_core.service.app import create_app  # noqa: PLC0415
-    from citeverify_core.service.jobs import JobStore  # noqa: PLC0415
-    from citeverify_core.service.limits import VerificationSlots  # noqa: PLC0415
-    from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415
+    from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415 - start-up
+    from citeverify_core.service.app import create_app  # noqa: PLC0415 - start-up time
+    from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - start-up time
+    from citeverify_core.service.limits import VerificationSlots  # noqa: PLC0415 - start-up time
+    from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415 - start-up time
 
     local = LocalIndex(Path(options.index)) if "local" in options.sources else None
     verifier = ReferenceVerifier(
@@ -133,7 +133,10 @@ def build_app(options: ServeOptions) -> FastAPI:
     )
     gateway = None
     if options.upstream is not None:
-        from citeverify_core.service.gateway import GatewayConfig, make_upstream  # noqa: PLC0415
+        from citeverify_core.service.gateway import (  # noqa: PLC0415 - start-up time
+            GatewayConfig,
+            make_upstream,
+        )
 
         mode: Any = options.stream
         gateway = GatewayConfig(make_upstream(options.upstream), packs, stream_mode=mode)
@@ -217,7 +220,7 @@ def _listening_socket(host: str, port: int) -> socket.socket:
 
 def _worker(host: str, port: int, uvicorn_options: dict[str, Any]) -> None:
     """One worker process: its own SO_REUSEPORT socket, uvicorn, the app from the environment."""
-    import uvicorn  # noqa: PLC0415
+    import uvicorn  # noqa: PLC0415 - the server extra
 
     sock = _listening_socket(host, port)
     config = uvicorn.Config(
@@ -251,7 +254,7 @@ def run_processes(
     """
     os.environ[OPTIONS_ENV] = options.to_json()
     if not hasattr(socket, "SO_REUSEPORT") or not sys.platform.startswith("linux"):
-        import uvicorn  # noqa: PLC0415
+        import uvicorn  # noqa: PLC0415 - the server extra
 
         uvicorn.run(
             "citeverify_core.service.serve:app_from_env",

@@ -40,7 +40,7 @@ _ARXIV_GATE = _has("arxiv", fold=True)
 def _idutils() -> Any:
     # Imported on first use: idutils scans the installed packages' entry points at import
     # (about 0.5 s), which `import citeverify_core`, `citeverify --help` and `lint` need not pay.
-    import idutils  # noqa: PLC0415
+    import idutils  # noqa: PLC0415 - start-up time
 
     return idutils
 

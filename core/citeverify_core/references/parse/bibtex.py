@@ -30,7 +30,7 @@ def bibtex_entries(text: str, *, bibliographic_only: bool = False) -> list[str]:
     left out.
     """
     import bibtexparser  # noqa: PLC0415 - only BibTeX input needs it
-    from bibtexparser.model import DuplicateBlockKeyBlock, Entry  # noqa: PLC0415
+    from bibtexparser.model import DuplicateBlockKeyBlock, Entry  # noqa: PLC0415 - start-up time
 
     library = bibtexparser.parse_string(text)  # type: ignore[attr-defined]
     out = []
