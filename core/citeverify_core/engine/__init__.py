@@ -6,19 +6,35 @@ checks, the semantic tier, the result objects and their renderings).
 
 Public here: :func:`coerce_documents` (context documents as strings: what every adapter accepts)
 and :data:`MAX_DOCUMENTS`, imported on first access (PEP 562) so that importing a module of the
-engine does not load the context index.
+engine does not load the context index; :func:`blocked_answer` and its option's type and check
+(what the adapters put in place of a blocked answer when asked not to raise).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from citeverify_core.engine.blocked import (
+    DEFAULT_BLOCKED_RESPONSE,
+    BlockedResponse,
+    blocked_answer,
+    check_blocked_response,
+)
+
 if TYPE_CHECKING:
     from citeverify_core.engine.context import MAX_DOCUMENTS, coerce_documents
 
-__all__ = ["MAX_DOCUMENTS", "coerce_documents"]
+__all__ = [
+    "DEFAULT_BLOCKED_RESPONSE",
+    "MAX_DOCUMENTS",
+    "BlockedResponse",
+    "blocked_answer",
+    "check_blocked_response",
+    "coerce_documents",
+]
+_LAZY = {"MAX_DOCUMENTS", "coerce_documents"}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    if name not in _LAZY:
         msg = f"module 'citeverify_core.engine' has no attribute {name!r}"
         raise AttributeError(msg)
     from citeverify_core.engine import context  # noqa: PLC0415 - start-up time: on first use
