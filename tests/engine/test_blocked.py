@@ -10,7 +10,7 @@ from citeverify_core.engine import blocked_answer, check_blocked_response
 
 @pytest.fixture(scope="module")
 def blocked() -> VerificationResult:
-    verifier = CitationVerifier({"unverified_action": "block"})
+    verifier = CitationVerifier({"output_action": {"unverified_action": "block"}})
     result = verifier.verify(
         "The museum opens at midnight on Mondays.", ["The museum opens at nine."]
     )
