@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify_core.policy import collect_policy_options, with_check_options
-from citeverify_core.references import ReferenceResult, ReferenceVerifier
+
+if TYPE_CHECKING:
+    # Reference verification is the core's references extra: imported when the tool is made.
+    from citeverify_core.references import ReferenceResult, ReferenceVerifier
 
 __all__ = [
     "CheckAgainstSourcesInput",
@@ -140,7 +143,18 @@ class CiteVerifyReferenceTool(BaseTool):
         "APA 7 reference when the work exists, and the fields that are wrong."
     )
     args_schema: type[BaseModel] = CheckReferencesInput
-    verifier: ReferenceVerifier
+    verifier: Any  # a ReferenceVerifier, checked below
+
+    @field_validator("verifier")
+    @classmethod
+    def _reference_verifier(cls, value: Any) -> ReferenceVerifier:
+        # Raises MissingExtraError (naming the extra) when the references extra is missing.
+        from citeverify_core.references import ReferenceVerifier  # noqa: PLC0415
+
+        if not isinstance(value, ReferenceVerifier):
+            msg = f"verifier must be a ReferenceVerifier, not {type(value).__name__}"
+            raise ValueError(msg)  # noqa: TRY004 - pydantic reports a ValueError as invalid input
+        return value
 
     def _run(
         self, references: list[str], run_manager: CallbackManagerForToolRun | None = None

@@ -6,6 +6,7 @@ The tree::
     ├── PolicyError                 a policy is invalid; ``.path`` names the key
     ├── InputError                  an answer, document, request or response is unusable
     ├── CitationUnverifiedError     a guard blocked an answer; ``.result`` holds why
+    ├── MissingExtraError           an optional part is not installed (also a ModuleNotFoundError)
     └── ServiceError                the reference service refused a request (``.status``)
         ├── AuthenticationError     401: no API key, or one the service does not know
         ├── PermissionDeniedError   403: the API key was revoked
@@ -25,16 +26,22 @@ if TYPE_CHECKING:
     from citeverify_core.engine.results import VerificationResult
 
 __all__ = [
+    "EXTRA_MODULES",
     "AuthenticationError",
     "CitationUnverifiedError",
     "CiteVerifyError",
     "InputError",
     "InsufficientTokensError",
+    "MissingExtraError",
+    "MissingExtraWarning",
     "PermissionDeniedError",
     "PolicyError",
     "RateLimitError",
     "ServiceError",
     "ServiceUnavailableError",
+    "install_hint",
+    "missing_extra_message",
+    "require_extra",
 ]
 
 
@@ -172,6 +179,74 @@ class ServiceUnavailableError(ServiceError):
 
     status = 0
     code = "service_unavailable"
+
+
+#: The modules that citeverify imports from each extra of ``citeverify-core`` (pyproject.toml's
+#: optional-dependencies; tests/packaging/test_extras.py keeps the two in step).
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "references": ("rapidfuzz", "bibtexparser"),
+    "caselaw": ("eyecite",),
+    "cli": ("typer",),
+    "server": ("fastapi", "uvicorn", "sqlalchemy", "prometheus_client", "aiohttp", "platformdirs"),
+    "batch": ("pyarrow",),
+    "ray": ("ray",),
+}
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs ``extra``: the one wording of every missing-extra message."""
+    return (
+        f"python -m pip install 'citeverify-core[{extra}]' "
+        f"(from a clone of the repository: python -m pip install '.[{extra}]')"
+    )
+
+
+def missing_extra_message(feature: str, extra: str) -> str:
+    """``"<feature> needs the <extra> extra: <command>"``."""
+    return f"{feature} needs the {extra} extra: {install_hint(extra)}"
+
+
+class MissingExtraError(CiteVerifyError, ModuleNotFoundError):
+    """A feature needs an extra of ``citeverify-core`` that is not installed.
+
+    Also a ``ModuleNotFoundError`` (``name`` is the missing module), so that code written for a
+    plain failed import still catches it.
+
+    Attributes:
+        feature: What was asked for ("reference verification").
+        extra: The extra that brings it (``references``).
+    """
+
+    def __init__(self, feature: str, extra: str, module: str | None = None):
+        super().__init__(missing_extra_message(feature, extra), name=module)
+        self.feature = feature
+        self.extra = extra
+
+    def __reduce__(self) -> tuple[type[MissingExtraError], tuple[str, str, str | None]]:
+        return type(self), (self.feature, self.extra, self.name)
+
+
+class MissingExtraWarning(UserWarning):
+    """A check was skipped because an extra is not installed (the result says which)."""
+
+
+def require_extra(extra: str, feature: str) -> None:
+    """Raise :class:`MissingExtraError` unless every module of ``extra`` can be found.
+
+    Nothing is imported: the modules are only looked up on ``sys.path``.
+
+    Raises:
+        MissingExtraError: A module of the extra is not installed.
+    """
+    from importlib.util import find_spec  # noqa: PLC0415 - start-up time
+
+    for module in EXTRA_MODULES[extra]:
+        try:
+            found = find_spec(module) is not None
+        except (ImportError, ValueError):  # ValueError: in sys.modules without a spec
+            found = False
+        if not found:
+            raise MissingExtraError(feature, extra, module)
 
 
 def _fmt(value: float | None) -> str:

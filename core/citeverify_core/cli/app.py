@@ -21,6 +21,7 @@ from citeverify_core.cli.fast import (
     EXIT_BAD_INPUT,
     EXIT_BLOCKED,
     run_check,
+    run_demo,
 )
 from citeverify_core.cli.index_commands import index_app
 from citeverify_core.cli.keys_commands import keys_app
@@ -285,30 +286,7 @@ def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
 ) -> None:
     """Verify a bundled RAG example offline: one grounded answer, two that drifted."""
-    from importlib import resources  # noqa: PLC0415 - start-up time
-
-    from citeverify_core.engine.results import render_text  # noqa: PLC0415 - start-up time
-    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415 - start-up time
-
-    data = json.loads(
-        resources.files("citeverify_core").joinpath("_demo/rag_example.json").read_text("utf-8")
-    )
-    docs = data["context_documents"]
-    results = []
-    if not as_json:
-        typer.echo(f"Question: {data['question']}\n")
-        for i, doc in enumerate(docs):
-            typer.echo(f"Context document #{i}: {doc['title']}")
-    for item in data["answers"]:
-        verifier = CitationVerifier({"output_action": {"unverified_action": item["policy"]}})
-        result = verifier.verify(item["text"], docs)
-        results.append({"label": item["label"], **result.to_dict()})
-        if not as_json:
-            rule = "=" * 100
-            typer.echo(f"\n{rule}\n{item['label']}  (unverified_action: {item['policy']})\n{rule}")
-            typer.echo(render_text(result))
-    if as_json:
-        typer.echo(json.dumps(results, indent=2, ensure_ascii=False))
+    run_demo(as_json=as_json, echo=typer.echo)
 
 
 # The other commands, each in its module, in the order `citeverify --help` lists them.

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 from citeverify_core.errors import CiteVerifyError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from citeverify_core.engine.verifier import PolicyLike
@@ -38,11 +38,13 @@ __all__ = [
     "error_line",
     "error_message",
     "fast_main",
+    "plain_main",
     "read_documents",
     "read_json",
     "read_text",
     "reconfigure_output",
     "run_check",
+    "run_demo",
 ]
 
 EXIT_ALLOWED, EXIT_BLOCKED, EXIT_BAD_INPUT = 0, 1, 2
@@ -248,6 +250,40 @@ def run_check(
     return EXIT_ALLOWED
 
 
+def run_demo(*, as_json: bool = False, echo: Echo = echo) -> int:
+    """Verify the bundled RAG example offline and print it (``citeverify demo``).
+
+    Returns:
+        0: the demo ran (one of its answers is blocked on purpose).
+    """
+    import json  # noqa: PLC0415 - start-up time
+    from importlib import resources  # noqa: PLC0415 - start-up time
+
+    from citeverify_core.engine.results import render_text  # noqa: PLC0415 - start-up time
+    from citeverify_core.engine.verifier import CitationVerifier  # noqa: PLC0415 - start-up time
+
+    data = json.loads(
+        resources.files("citeverify_core").joinpath("_demo/rag_example.json").read_text("utf-8")
+    )
+    docs = data["context_documents"]
+    results = []
+    if not as_json:
+        echo(f"Question: {data['question']}\n")
+        for i, doc in enumerate(docs):
+            echo(f"Context document #{i}: {doc['title']}")
+    for item in data["answers"]:
+        verifier = CitationVerifier({"output_action": {"unverified_action": item["policy"]}})
+        result = verifier.verify(item["text"], docs)
+        results.append({"label": item["label"], **result.to_dict()})
+        if not as_json:
+            rule = "=" * 100
+            echo(f"\n{rule}\n{item['label']}  (unverified_action: {item['policy']})\n{rule}")
+            echo(render_text(result))
+    if as_json:
+        echo(json.dumps(results, indent=2, ensure_ascii=False))
+    return EXIT_ALLOWED
+
+
 # --- the plain command line ----------------------------------------------------------------------
 
 _FLAGS = {
@@ -338,43 +374,77 @@ def _streams_as_click_wants() -> bool:
     return True
 
 
-def fast_main(argv: Sequence[str]) -> int | None:
+def fast_main(argv: Sequence[str], *, as_click: bool = True) -> int | None:
     """Run ``citeverify check`` for its plain form; ``None``: not that form, nothing done.
 
     ``argv`` is the command line without the program (``sys.argv[1:]``). ``None`` means the
     caller runs the typer application instead: nothing was printed, read (stdin included) or
-    imported beyond this module.
+    imported beyond this module. ``as_click=False`` (no typer installed) runs the plain form
+    even where click would print differently (Windows consoles, ASCII streams).
 
     Returns:
         The exit code (0 allowed, 1 blocked or unverified with ``--strict``, 2 bad input), or
         ``None`` when the command line is not the plain form of ``check``.
     """
-    if sys.platform.startswith("win"):  # click expands wildcards and wraps the console there
+    if as_click and sys.platform.startswith("win"):  # click expands wildcards, wraps the console
         return None
-    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+    if as_click and any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return None  # a shell asks click for completions
     opts = _parse(argv)
-    if opts is None or not _streams_as_click_wants():
+    if opts is None or (as_click and not _streams_as_click_wants()):
         return None
     from pathlib import Path  # noqa: PLC0415 - start-up time
 
     # Typer's paths, as it builds them: Path("x/") is Path("x").
     answer, context = Path(opts["answer"]), [Path(value) for value in opts["context"]]
-    if not all(_readable(path) for path in (answer, *context)):
+    if as_click and not all(_readable(path) for path in (answer, *context)):
         return None  # typer: "Invalid value for '--answer' / '-a': path '...' is not readable."
+    return _guarded(
+        lambda: run_check(
+            read_text(answer),
+            read_documents(context),
+            action=opts.get("action"),
+            as_json=opts["as_json"],
+            strict=opts["strict"],
+            lookups=opts["lookups"],
+        )
+    )
+
+
+def plain_main(argv: Sequence[str]) -> int:
+    """The command line when typer (the ``cli`` extra) is not installed.
+
+    The plain ``check``, ``demo [--json]`` and ``--version`` run; anything else prints one line
+    naming the extra and returns 2.
+    """
+    code = fast_main(argv, as_click=False)
+    if code is not None:
+        return code
+    if list(argv) == ["--version"]:
+        from citeverify_core import __version__  # noqa: PLC0415 - start-up time
+
+        echo(f"citeverify {__version__}")
+        return EXIT_ALLOWED
+    if list(argv) in (["demo"], ["demo", "--json"]):
+        return _guarded(lambda: run_demo(as_json=len(argv) == 2))
+    from citeverify_core.errors import missing_extra_message  # noqa: PLC0415 - start-up time
+
+    command = " ".join(["citeverify", *argv[:1]])
+    message = (
+        f"{missing_extra_message(command, 'cli')}. Without it: citeverify check --answer FILE "
+        "--context FILE [--json] [--action ACTION] [--strict] [--no-lookups], citeverify demo "
+        "[--json], citeverify --version"
+    )
+    echo(error_line(message), err=True)
+    return EXIT_BAD_INPUT
+
+
+def _guarded(run: Callable[[], int]) -> int:
+    """``run()``'s exit code; an error is one line on stderr (2), as the typer path prints it."""
     reconfigure_output()
     try:
         try:
-            text = read_text(answer)
-            documents = read_documents(context)
-            return run_check(
-                text,
-                documents,
-                action=opts.get("action"),
-                as_json=opts["as_json"],
-                strict=opts["strict"],
-                lookups=opts["lookups"],
-            )
+            return run()
         except KeyboardInterrupt:
             return 130  # typer: Exit(130), nothing printed
         except BrokenPipeError:

@@ -165,6 +165,8 @@ def _by_format_and_context(found: Found, search: ContextSearch) -> tuple[bool | 
     )
     if i is not None:
         return True, "in_context", f"also cited in context document {i}"
+    if found.type == "case_law" and found.format_ok is None:  # found without eyecite
+        return None, "unchecked", f"not checked: {found.note}"
     note = f" ({found.note})" if found.note else ""
     unsearched = "" if searched else "; not searched in the context (too many citations)"
     return None, "format_valid", f"format valid{note}; not looked up{unsearched}"

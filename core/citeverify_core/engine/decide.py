@@ -16,6 +16,7 @@ from citeverify_core.engine.citations import check_found
 from citeverify_core.engine.claims import claim_at
 from citeverify_core.engine.context import ContextDocument, ContextSearch
 from citeverify_core.engine.extract import MAX_CITATIONS, MAX_MATCHES, Found, NumberIndex
+from citeverify_core.engine.extract.legal import case_law_notes
 from citeverify_core.engine.quotes import MAX_QUOTES, quote_citation
 from citeverify_core.engine.results import (
     Citation,
@@ -181,6 +182,7 @@ def decide(
         notes=[
             *policy.notes(),
             *(TRUNCATED[t] for t in sorted(a.truncated)),
+            *case_law_notes(a.found),
             *a.semantic_notes,
         ],
     )

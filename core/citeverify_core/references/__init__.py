@@ -6,9 +6,18 @@ Parse -> search sources -> compare fields -> status, corrected APA 7 reference, 
 >>> parse_reference("Kuhn, T. S. (1962). The Structure of Scientific Revolutions. "
 ...                 "University of Chicago Press.").year
 1962
+
+Needs the ``references`` extra (rapidfuzz, bibtexparser): without it, importing this package
+raises :class:`citeverify_core.errors.MissingExtraError`, which names the extra.
 """
 
 from typing import TYPE_CHECKING, Any
+
+from citeverify_core.errors import require_extra
+
+# Every module here compares titles with rapidfuzz, so the package says what is missing at once
+# rather than a submodule failing on its own import.
+require_extra("references", "reference verification")
 
 if TYPE_CHECKING:
     from citeverify_core.lookups.works import record_from_work

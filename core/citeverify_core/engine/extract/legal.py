@@ -1,9 +1,16 @@
-"""Case law (found by eyecite, in windows around cheap hints) and statutes and regulations."""
+"""Case law (found by eyecite, in windows around cheap hints) and statutes and regulations.
+
+eyecite is the ``caselaw`` extra. Without it, case citations of the form "Name v. Name, volume
+Reporter page" are still found (by the pattern that catches reporters eyecite does not know), but
+are reported ``unchecked``, with a note in ``result.notes`` and a :class:`MissingExtraWarning`
+once a process; short forms, "Id.", "supra" and citations without a case name are not found.
+"""
 
 from __future__ import annotations
 
 import logging
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
@@ -17,8 +24,15 @@ from citeverify_core.engine.extract.scan import (
     _scan,
     _Taken,
 )
+from citeverify_core.errors import MissingExtraWarning, missing_extra_message
 
-__all__ = ["MAX_CASE_LAW_CHARS", "extract_case_law", "extract_regulatory"]
+__all__ = [
+    "CASE_LAW_UNCHECKED",
+    "MAX_CASE_LAW_CHARS",
+    "case_law_notes",
+    "extract_case_law",
+    "extract_regulatory",
+]
 
 # --- case law ------------------------------------------------------------------------------------
 
@@ -122,13 +136,34 @@ def _number_hints(text: str, candidates: list[int]) -> Iterator[tuple[int, int]]
             yield m.span()
 
 
-@cache
-def _eyecite() -> Callable[[str], list[Any]]:
-    # Imported on first use: eyecite builds its reporter tokenizer at import (about 1 s).
-    logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs "Unknown overlap case"
-    from eyecite import get_citations  # noqa: PLC0415 - start-up time
+#: Why a case citation found without eyecite is unchecked (its ``reason``).
+_NO_EYECITE = missing_extra_message("checking its reporter, volume and page", "caselaw")
+#: The note in ``result.notes`` when an answer has such citations (and the warning, once).
+CASE_LAW_UNCHECKED = (
+    "case-law citations were found by a plain pattern and not checked: "
+    + missing_extra_message("checking them", "caselaw")
+)
 
+
+@cache
+def _eyecite() -> Callable[[str], list[Any]] | None:
+    """The ``get_citations`` of eyecite, or None when the caselaw extra is not installed."""
+    # Imported on first use: eyecite builds its reporter tokenizer at import (about 1 s).
+    try:
+        from eyecite import get_citations  # noqa: PLC0415 - start-up time
+    except ModuleNotFoundError as exc:
+        if exc.name != "eyecite":
+            raise  # eyecite is there but broken: not a missing extra
+        warnings.warn(CASE_LAW_UNCHECKED, MissingExtraWarning, stacklevel=1)
+        return None
+    logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs "Unknown overlap case"
     return get_citations
+
+
+def case_law_notes(found: Iterable[Found]) -> list[str]:
+    """``[CASE_LAW_UNCHECKED]`` when case citations in ``found`` were left unchecked, else []."""
+    unchecked = any(f.type == "case_law" and f.format_ok is None for f in found)
+    return [CASE_LAW_UNCHECKED] if unchecked else []
 
 
 def extract_case_law(
@@ -143,8 +178,9 @@ def extract_case_law(
 
     Full citations pass when eyecite knows the reporter, volume and page are numbers and the
     year, if given, is not in the future. A "Name v. Name, volume Reporter page" that eyecite does
-    not recognize is reported with a failed format check (unknown reporter). Spans in ``taken``
-    (statutes) are not searched for cases.
+    not recognize is reported with a failed format check (unknown reporter); without eyecite
+    (the caselaw extra), with no check (``format_ok`` None). Spans in ``taken`` (statutes) are
+    not searched for cases.
     """
     found: list[Found] = []
     windows = _windows(text, _Taken(taken), limited or _Limited(), classes or _Classes(text))
@@ -155,7 +191,7 @@ def extract_case_law(
     for w_start, w_end in windows:
         window = text[w_start:w_end]
         in_window: list[Found] = []
-        for cite in get_citations(window):
+        for cite in get_citations(window) if get_citations is not None else ():
             f = _from_eyecite(cite, window, w_start, current_year)
             if f is not None and f.start not in starts:
                 starts.add(f.start)
@@ -170,6 +206,7 @@ def extract_case_law(
                 continue
             starts.add(w_start + m.start())
             reporter = m.group("reporter")
+            checked = get_citations is not None
             found.append(
                 Found(
                     "case_law",
@@ -178,8 +215,8 @@ def extract_case_law(
                     end,
                     m.group(),
                     f"{m.group('volume')} {reporter} {m.group('page')}",
-                    format_ok=False,
-                    note=f"unknown reporter {reporter!r}",
+                    format_ok=False if checked else None,
+                    note=f"unknown reporter {reporter!r}" if checked else _NO_EYECITE,
                 )
             )
     found.sort(key=lambda f: f.start)
