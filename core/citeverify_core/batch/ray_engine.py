@@ -50,7 +50,7 @@ from citeverify_core.batch.read import (
     line_chunks,
     signature,
 )
-from citeverify_core.errors import InputError
+from citeverify_core.errors import InputError, missing_extra_message
 
 #: Reading is light next to verifying: the read tasks take no CPU of their own, so that
 #: ``workers`` actors of one CPU each can use every core without starving the reads (with them
@@ -242,7 +242,7 @@ def run_ray(
         import ray  # noqa: PLC0415 - the ray extra
         import ray.data  # noqa: PLC0415 - the ray extra
     except ImportError:
-        msg = "--engine ray needs Ray: the ray extra (from a clone, python -m pip install '.[ray]')"
+        msg = missing_extra_message("--engine ray", "ray")
         raise InputError(msg, path="--engine") from None
     started = time.monotonic()
     say = note or (lambda _message: None)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, cast
 
 from citeverify_core.batch.config import Fields, RecordError, check_fields, parse_line
-from citeverify_core.errors import InputError
+from citeverify_core.errors import InputError, missing_extra_message
 
 Kind = Literal["jsonl", "csv", "parquet"]
 _SUFFIXES: dict[str, Kind] = {
@@ -265,10 +265,7 @@ def _parquet_file(shard: Shard) -> Any:
     try:
         import pyarrow.parquet as pq  # noqa: PLC0415 - the batch extra
     except ImportError:
-        msg = (
-            "reading Parquet needs pyarrow: the batch extra (from a clone, "
-            "python -m pip install '.[batch]')"
-        )
+        msg = missing_extra_message("reading Parquet", "batch")
         raise InputError(msg, path="INPUT") from None
     try:
         return pq.ParquetFile(shard.path)

@@ -8,6 +8,7 @@ import typer
 if TYPE_CHECKING:
     pass
 from citeverify_core.cli.shared import _one_line_errors
+from citeverify_core.errors import require_extra
 
 __all__ = ["keys_app"]
 
@@ -37,6 +38,7 @@ def _service_db(db: str | None) -> str:
 
 
 def _key_store(db: str | None) -> Any:
+    require_extra("server", "citeverify keys")
     from citeverify_core.references import ReferenceVerifier  # noqa: PLC0415 - start-up time
     from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
 

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 from citeverify_core.cli.index_commands import _NO_INDEX, DEFAULT_INDEX, SourceOption
 from citeverify_core.cli.keys_commands import DbOption, _service_db
 from citeverify_core.cli.shared import _fail, _one_line_errors
+from citeverify_core.errors import missing_extra_message
 
 __all__ = ["serve"]
 
@@ -119,8 +120,7 @@ def serve(
             run_processes,
         )
     except ImportError as exc:
-        extra = "from a clone, python -m pip install '.[server]'"
-        _fail(f"citeverify serve needs the server extra: {extra} ({exc})")
+        _fail(f"{missing_extra_message('citeverify serve', 'server')} ({exc})")
     from citeverify_core.references import ReferenceVerifier  # noqa: PLC0415 - start-up time
     from citeverify_core.service.jobs import JobStore  # noqa: PLC0415 - SQLAlchemy on demand
 

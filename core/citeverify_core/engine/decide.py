@@ -182,7 +182,7 @@ def decide(
         notes=[
             *policy.notes(),
             *(TRUNCATED[t] for t in sorted(a.truncated)),
-            *case_law_notes(a.found),
+            *case_law_notes((c.type, c.status) for c in citations),
             *a.semantic_notes,
         ],
     )

@@ -297,8 +297,7 @@ class Extensions(_Strict):
     words: Literal["exact", "stem"] = Field(
         default=_EXT.words,
         description="exact: compare words as written (the default); stem: compare their Snowball "
-        "stems in `language`, so that 'opens', 'opened' and 'open' match (needs PyStemmer, the "
-        "`stem` extra).",
+        "stems in `language`, so that 'opens', 'opened' and 'open' match (PyStemmer).",
     )
     stopwords: Literal["count", "ignore"] = Field(
         default=_EXT.stopwords,

@@ -11,6 +11,8 @@ FastAPI (the store, the wire schema) import without it.
 
 from typing import TYPE_CHECKING, Any
 
+from citeverify_core.errors import require_extra
+
 if TYPE_CHECKING:
     from citeverify_core.service.app import MAX_BODY_BYTES, UNAUTHENTICATED_PER_MINUTE, create_app
 
@@ -22,6 +24,7 @@ def __getattr__(name: str) -> Any:
         msg = f"module 'citeverify_core.service' has no attribute {name!r}"
         raise AttributeError(msg)
     # Deferred for the optional extra: FastAPI only when the app is asked for.
+    require_extra("server", "the reference-verification service")
     from citeverify_core.service import app  # noqa: PLC0415 - start-up time
 
     value = getattr(app, name)

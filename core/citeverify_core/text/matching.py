@@ -85,11 +85,11 @@ class _Stems:
 
     def __init__(self, language: str) -> None:
         try:
-            import Stemmer  # noqa: PLC0415 - optional: the `stem` extra
-        except ImportError:  # pragma: no cover - the extra is installed in tests
+            import Stemmer  # noqa: PLC0415 - start-up time
+        except ImportError:  # pragma: no cover - a dependency of citeverify-core: a broken install
             msg = (
-                "extensions.words: stem needs PyStemmer: the stem extra (from a clone, "
-                "python -m pip install '.[stem]')"
+                "extensions.words: stem needs PyStemmer, a dependency of citeverify-core: "
+                "python -m pip install PyStemmer"
             )
             raise PolicyError(msg, path="extensions.words") from None
         try:

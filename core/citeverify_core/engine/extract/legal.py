@@ -160,9 +160,13 @@ def _eyecite() -> Callable[[str], list[Any]] | None:
     return get_citations
 
 
-def case_law_notes(found: Iterable[Found]) -> list[str]:
-    """``[CASE_LAW_UNCHECKED]`` when case citations in ``found`` were left unchecked, else []."""
-    unchecked = any(f.type == "case_law" and f.format_ok is None for f in found)
+def case_law_notes(checked: Iterable[tuple[str, str]]) -> list[str]:
+    """``[CASE_LAW_UNCHECKED]`` when a case citation was left unchecked, else ``[]``.
+
+    Args:
+        checked: The ``(type, status)`` of each citation of a result.
+    """
+    unchecked = ("case_law", "unchecked") in set(checked)
     return [CASE_LAW_UNCHECKED] if unchecked else []
 
 
