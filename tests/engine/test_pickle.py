@@ -23,6 +23,8 @@ import pytest
 
 from citeverify_core import CitationVerifier, ContextCache, LookupCache
 from citeverify_core.engine.semantic import SemanticTier
+from citeverify_core.lookups.http import host_limiter
+from citeverify_core.text.matching import _stems
 from tests.robustness.test_lookups_hostile import DOI, WORK
 from tests.support.loopback import Loopback, Reply
 
@@ -170,6 +172,15 @@ def test_an_in_memory_lookup_cache_arrives_empty() -> None:
     assert cache.get("crossref", DOI) == {"ok": True}
     twin.put("crossref", DOI, {"ok": False}, ttl=60)  # it works, with its own memory
     assert twin.get("crossref", DOI) == {"ok": False}
+
+
+def test_process_wide_helpers_arrive_as_the_other_process_s_own() -> None:
+    stems = _stems("english")
+    assert pickle.loads(pickle.dumps(stems)) is stems  # one memo per language and process
+    limiter = host_limiter("eutils.ncbi.nlm.nih.gov", 3.0)
+    twin = pickle.loads(pickle.dumps(limiter))
+    assert twin is not limiter
+    assert twin.interval == limiter.interval
 
 
 @pytest.fixture

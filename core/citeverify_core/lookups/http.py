@@ -360,12 +360,14 @@ class Outbound:
         # Same process: your client is shared, not copied (a copy would hold its connections).
         import copy  # noqa: PLC0415 - only for deepcopy
 
-        return Outbound(
+        twin = Outbound(
             copy.deepcopy(self.settings, memo),
             client=self._client,
             cache=copy.deepcopy(self.cache, memo),
             guard=copy.deepcopy(self.guard, memo),
         )
+        memo[id(self)] = twin
+        return twin
 
     def with_guard(self, guard: AddressGuard) -> Outbound:
         """The same client, settings and cache, connecting only where ``guard`` allows."""
