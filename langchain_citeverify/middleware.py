@@ -50,10 +50,11 @@ except ImportError as exc:  # langchain absent, or 0.x (no agent middleware)
     )
     raise ModuleNotFoundError(msg, name="langchain.agents.middleware") from exc
 
+from typing import NotRequired
+
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.runtime import Runtime
-from typing_extensions import NotRequired
 
 __all__ = ["STATE_KEY", "CiteVerifyMiddleware", "CiteVerifyState"]
 
@@ -62,7 +63,7 @@ STATE_KEY = "citeverify"
 
 
 class CiteVerifyState(AgentState[Any]):
-    """The agent state with the last verification (rebuild it with ``VerificationResult.from_dict``).
+    """The agent state with the last verification (``VerificationResult.from_dict`` rebuilds it).
 
     A mapping rather than the result object: LangGraph's checkpoint serializer stores plain data
     as it is, and warns on (and in strict mode refuses) types it does not know.
@@ -243,7 +244,7 @@ def _state_schema(context_key: str | None) -> type[Any]:
     if context_key is None or context_key in CiteVerifyState.__annotations__:
         return CiteVerifyState
     namespace = {"__annotations__": {context_key: NotRequired[Any]}, "__module__": __name__}
-    schema: type[Any] = type(CiteVerifyState)(
-        f"CiteVerifyState_{context_key}", (CiteVerifyState,), namespace
-    )
+    # TypedDict's metaclass, called as the class statement would call it (the key is dynamic).
+    metaclass: Any = type(CiteVerifyState)
+    schema: type[Any] = metaclass(f"CiteVerifyState_{context_key}", (CiteVerifyState,), namespace)
     return schema
