@@ -185,10 +185,14 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        """Verify and act; raises :class:`CitationBlockedError` on block.
+        """Verify and act on the verdict.
 
         A run (``CiteVerifyGuard``, type ``chain``) is reported to the callback handlers and
         tracers when there are any; without them the guard calls the core directly.
+
+        Raises:
+            CitationBlockedError: the policy blocks the answer and no ``blocked_response`` is set.
+            InputError: the input lacks the answer or the context, or holds something else.
         """
         if unobserved(config):
             answer, text, docs = self._unpack(input)

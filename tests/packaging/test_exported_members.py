@@ -74,7 +74,8 @@ ADAPTERS = {
     },
     "langchain_citeverify": {
         "CheckAgainstSourcesInput", "CheckReferencesInput", "CitationBlockedError",
-        "CiteVerifyGuard", "CiteVerifyOutputParser", "CiteVerifyReferenceTool", "CiteVerifyTool",
+        "CiteVerifyGuard", "CiteVerifyMiddleware", "CiteVerifyOutputParser",
+        "CiteVerifyReferenceTool", "CiteVerifyState", "CiteVerifyTool",
     },
     "llamaindex_citeverify": {
         "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
