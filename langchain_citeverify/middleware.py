@@ -72,7 +72,9 @@ class CiteVerifyState(AgentState[Any]):
     citeverify: NotRequired[dict[str, Any]]
 
 
-class CiteVerifyMiddleware(AgentMiddleware[Any, Any, Any]):
+# Unparameterized: AgentMiddleware takes two type parameters in langchain 1.0 and three later
+# (all with defaults); subscripting it with either count fails on the other versions.
+class CiteVerifyMiddleware(AgentMiddleware):
     """Verify an agent's answers against the documents its tools returned.
 
     Args:
