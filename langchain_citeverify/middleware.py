@@ -20,6 +20,10 @@ under ``flag`` the message is annotated. The result is kept in the state under `
 (``VerificationResult.to_dict()``: plain data, which every checkpointer stores) and in the
 message's ``response_metadata["citeverify"]``.
 
+Streaming: the check runs after the model node, so ``stream_mode="messages"`` (and the model
+node's own update) carry the answer before it is checked, as with any after-model guardrail.
+Show what the ``CiteVerifyMiddleware.after_model`` update or the final state holds.
+
 Needs ``langchain>=1.0``: ``pip install "langchain-citeverify[agents]"``.
 """
 
@@ -128,14 +132,32 @@ class CiteVerifyMiddleware(AgentMiddleware):
         self.context_cache = context_cache
         self.embeddings = embeddings
         self.semantic_scorer = semantic_scorer
+        self.tools = []
+        self._build()
+
+    def _build(self) -> None:
+        """The verifier and the state schema, from the configuration (also after unpickling)."""
         self.verifier = CitationVerifier(
             self.policy,
-            context_cache=ContextCache() if context_cache else False,
-            include_original=include_original,
-            semantic=scorer_for(embeddings, semantic_scorer),
+            context_cache=ContextCache() if self.context_cache else False,
+            include_original=self.include_original,
+            semantic=scorer_for(self.embeddings, self.semantic_scorer),
         )
-        self.state_schema = _state_schema(context_key)
-        self.tools = []
+        self.state_schema = _state_schema(self.context_key)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration only: the verifier (locks, caches) and the schema are rebuilt.
+
+        So a middleware pickles and deep-copies (process pools, Ray, a copied agent config).
+        """
+        state = dict(self.__dict__)
+        del state["verifier"], state["state_schema"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the configuration and rebuild the verifier and the state schema."""
+        self.__dict__.update(state)
+        self._build()
 
     # can_jump_to: a blocked answer that calls tools must not reach them.
     @hook_config(can_jump_to=["end"])

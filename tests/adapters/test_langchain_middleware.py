@@ -7,8 +7,10 @@ Skipped where langchain 1.x is absent (the lowest supported versions run langcha
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import logging
+import pickle
 
 import pytest
 
@@ -264,3 +266,27 @@ def test_tool_context_reads_documents_from_artifacts_and_skips_failed_tools():
 def test_bad_options_are_refused_at_once(options, error):
     with pytest.raises(InputError, match=error):
         CiteVerifyMiddleware(OFFLINE, **options)
+
+
+def test_streamed_updates_carry_the_checked_answer_after_the_model_update():
+    updates = list(agent_with(replies(INVENTED), middleware("block")).stream(QUESTION))
+    checked = [
+        u["CiteVerifyMiddleware.after_model"]
+        for u in updates
+        if "CiteVerifyMiddleware.after_model" in u
+    ]
+    assert checked[-1]["messages"][-1].content == DEFAULT_BLOCKED_RESPONSE
+    assert [m.content for u in updates if "model" in u for m in u["model"]["messages"]][
+        -1
+    ] == INVENTED
+
+
+@pytest.mark.parametrize("copy_of", [lambda m: pickle.loads(pickle.dumps(m)), copy.deepcopy])
+def test_the_middleware_pickles_and_deep_copies(copy_of):
+    original = middleware("block", context_key="documents", blocked_response="no")
+    copied = copy_of(original)
+    assert copied.verifier is not original.verifier
+    assert copied.state_schema is original.state_schema
+    model = ToolCallingFake(messages=iter([AIMessage(content=INVENTED)]))
+    out = create_agent(model, [], middleware=[copied]).invoke({**QUESTION, "documents": DOCS})
+    assert out["messages"][-1].content == "no"
