@@ -16,7 +16,9 @@ tool calls; with ``check_intermediate=True`` every AIMessage with text) against 
 agent saw: the contents of its ToolMessages (the Documents in a tool's ``artifact`` when it has
 them), or the Documents in a state key (``context_key=``). Under ``block`` the answer is replaced
 by ``blocked_response`` and the agent stops; under ``redact`` the unsupported claims are removed;
-under ``flag`` the message is annotated. The result is kept in the state under ``citeverify``
+under ``flag`` the message is annotated. An answer given before any tool returned anything is
+checked against no documents: the policy's ``require_sources`` decides it (on by default, so it
+is unverified). The result is kept in the state under ``citeverify``
 (``VerificationResult.to_dict()``: plain data, which every checkpointer stores) and in the
 message's ``response_metadata["citeverify"]``.
 

@@ -290,3 +290,13 @@ def test_the_middleware_pickles_and_deep_copies(copy_of):
     model = ToolCallingFake(messages=iter([AIMessage(content=INVENTED)]))
     out = create_agent(model, [], middleware=[copied]).invoke({**QUESTION, "documents": DOCS})
     assert out["messages"][-1].content == "no"
+
+
+def test_an_answer_without_any_tool_result_is_decided_by_require_sources():
+    def answer_without_tools(**options):
+        model = ToolCallingFake(messages=iter([AIMessage(content="Hello! How can I help?")]))
+        agent = create_agent(model, [search_tool()], middleware=[middleware("block", **options)])
+        return agent.invoke(QUESTION)["messages"][-1].content
+
+    assert answer_without_tools() == DEFAULT_BLOCKED_RESPONSE
+    assert answer_without_tools(require_sources=False) == "Hello! How can I help?"
