@@ -7,6 +7,7 @@ citations (pure, ``_analyze``) -> look citations up (I/O, ``Lookups.run``) -> ch
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime
 from collections.abc import Iterable, Mapping
@@ -19,6 +20,7 @@ from citeverify_core.engine.claims import (
     drop_marker_only,
     markers_by_claim,
     score_claim,
+    with_spans,
     without_markers,
     words_of_claims,
 )
@@ -31,7 +33,10 @@ from citeverify_core.engine.context import (
 from citeverify_core.engine.decide import Analysis, decide
 from citeverify_core.engine.extract import (
     MAX_MATCHES,
+    Extracted,
+    Found,
     NumberIndex,
+    citation_markers,
     extract,
     find_markers,
 )
@@ -288,10 +293,20 @@ class CitationVerifier:
             "marker",
             truncated,
         )
-        claim_markers = markers_by_claim(pieces, markers)
+        # Extraction is pure and needed below: citation markers are found among its results.
+        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
+        truncated |= found.truncated
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the reference verifier, which has no markers;
-        # docs/semantics.md).
+        # docs/semantics.md). Under citation_words: ignore, neither are the other citation
+        # markers' (author-year references, source notes, DOIs and URLs found as citations).
+        cited_spans: list[tuple[int, int]] = []
+        if policy.extensions.citation_words == "ignore":
+            cited_spans = citation_markers(answer, found)
+            if cited_spans:
+                markers = with_spans(markers, cited_spans)
+                found = _outside_markers(found, cited_spans)
+        claim_markers = markers_by_claim(pieces, markers)
         if self._matcher[0] is not policy:  # the policy attribute was replaced
             self._matcher = (policy, policy.extensions.matcher())
         matcher = self._matcher[1]
@@ -305,7 +320,9 @@ class CitationVerifier:
             ]
             claim_words = [keys for keys, _ in compared]
             written = [w for keys, w in compared if keys]
-        pieces, claim_markers, claim_words = drop_marker_only(pieces, claim_markers, claim_words)
+        pieces, claim_markers, claim_words = drop_marker_only(
+            pieces, claim_markers, claim_words, answer if cited_spans else None
+        )
         if written is None:
             written = [None] * len(pieces)
         # The answer's words are the union of its claims' words: claims are cut only at
@@ -348,8 +365,6 @@ class CitationVerifier:
                 find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
             )
             quotes = match_quotes(spans, docs if texts else None)
-        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
-        truncated |= found.truncated
         context_numbers = NumberIndex(texts) if texts else None
         return Analysis(
             answer=answer,
@@ -415,6 +430,24 @@ def _apply_semantic(a: Analysis, scores: dict[int, float], min_score: float) -> 
         answer_words: set[str] = set().union(*a.claim_words)
         overlap = len(a.supported | meant) / len(answer_words)
     return dataclasses.replace(a, claims=claims, overlap=overlap, semantic=True)
+
+
+def _outside_markers(found: Extracted, spans: list[tuple[int, int]]) -> Extracted:
+    """``found`` without the statistics inside citation markers.
+
+    A number in "(Smith, 2020, p. 4)" is part of a reference, not a figure of the answer: like
+    the marker's words, it is not checked against the context.
+    """
+    if not any(f.type == "statistic" for f in found):
+        return found
+    starts = [s for s, _ in spans]
+
+    def inside(f: Found) -> bool:
+        i = bisect.bisect_right(starts, f.start) - 1
+        return i >= 0 and f.end <= spans[i][1]
+
+    kept = [f for f in found if f.type != "statistic" or not inside(f)]
+    return found if len(kept) == len(found) else Extracted(kept, found.truncated)
 
 
 def _capped(items: list[_T], limit: int, kind: str, truncated: set[str]) -> list[_T]:
