@@ -11,7 +11,9 @@ one context document: the response's knowledge snippet), and prints:
 - balanced accuracy, ROC AUC of the groundedness, faithful responses blocked and unattributable
   ones let through, under each;
 - the same with a citation marker appended to every response (``--marker``, by default
-  ``" (Source: knowledge.md)"``): what a cited answer costs under each arithmetic.
+  ``" (Source: knowledge.md)"``): what a cited answer costs under each arithmetic, and how many
+  verdicts under ``ignore`` differ from those of the responses as written (0: the marker is
+  neutral).
 
 Run: ``python -m uv run --frozen --all-extras python bench/bench_citation_words.py``
 (``--data FILE`` for another copy of ``../shared/datasets/begin-groundedness-4749.jsonl``;
@@ -61,10 +63,12 @@ def compare(rows: Sequence[dict[str, Any]], name: str, marker: str) -> int:
     """Print the comparison for one policy; return the faithful responses newly blocked."""
     print(f"\n== {name} ==")
     newly_blocked = 0
+    plain: list[Scored] = []
     for title, suffix in (("as written", ""), (f"with {marker.strip()!r} appended", marker)):
         data = [{**r, "response": r["response"] + suffix} for r in rows]
         old = score(data, _policy(name, "count"))
         new = score(data, _policy(name, "ignore"))
+        plain = plain or new
         flips = {
             (label, before): sum(
                 1
@@ -87,6 +91,9 @@ def compare(rows: Sequence[dict[str, Any]], name: str, marker: str) -> int:
             f"unattributable unverified -> verified: {flips[0, False]}; "
             f"unattributable verified -> unverified: {flips[0, True]}"
         )
+        if suffix:
+            differ = sum(1 for p, n in zip(plain, new, strict=True) if p.verified != n.verified)
+            print(f"   ignore: verdicts that differ from the responses as written: {differ}")
         newly_blocked += flips[1, True]
     return newly_blocked
 

@@ -28,6 +28,7 @@ STYLES = [
     "{}.\nSource: hours.md",
     "{}. Source: Louvre FAQ. It is closed on Mondays.",
     "{} [Source: Louvre FAQ].",
+    "{} (Source: Annual Report 2023, p. 12).",
     "{} (Smith et al., 2020).",
     "{} (Smith & Jones, 2019; Lee, 2021).",
     "{} (Smith, 2020, p. 4).",
@@ -151,9 +152,14 @@ def test_numbers_in_a_citation_are_not_answer_numbers(answer):
 
 
 def test_a_statistic_inside_a_citation_is_not_checked():
-    answer = "Tickets cost ten euros (Smith 2020, p. 45)."
-    found = [c for c in verify(answer).details.citations if c.type == "statistic"]
-    assert found == []
+    answer = "Tickets cost ten euros (Source: Visitors Up 12 Percent Report, p. 4)."
+    strict = {"extensions": {"lookups": {"enabled": False}, "strict_statistics": True}}
+    result = verify(answer, strict)
+    assert [c.kind for c in result.details.citations] == []
+    assert result.details.verified
+    old = verify(answer, {"extensions": {**strict["extensions"], "citation_words": "count"}})
+    assert [c.kind for c in old.details.citations] == ["percent"]
+    assert not old.details.verified
 
 
 def test_redact_removes_a_claim_with_its_citation():

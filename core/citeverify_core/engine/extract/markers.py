@@ -73,6 +73,9 @@ _SOURCE = (
     rf"|{_DOC_ID}"
     rf"|{_FILE}"
     rf"|[\"“]?{_TITLE}[\"”]?)"
+    # A place in it: "Annual Report 2023, p. 12".
+    r"(?:,?\s*(?:pp?\.|pages?|para\.|§§?|sec\.|ch\.|slide|table|fig\.)\s*\d{1,5}"
+    r"(?:\s*[-–]\s*\d{1,5})?)?"
 )
 _SOURCES = rf"{_SOURCE}(?:\s*[,;]\s*(?:and\s+)?{_SOURCE}){{0,9}}"
 _LABEL = r"(?:\*\*|__)?(?i:sources?|references?|refs?|citations?)(?:\*\*|__)?\s*:(?:\*\*|__)?"
