@@ -162,6 +162,20 @@ def test_a_statistic_inside_a_citation_is_not_checked():
     assert not old.details.verified
 
 
+def test_a_quoted_title_in_a_citation_is_not_a_quotation():
+    answer = 'The museum opens at nine (Source: "Louvre FAQ").'
+    strict = {"extensions": {"lookups": {"enabled": False}, "strict_quotes": True}}
+    result = verify(answer, strict)
+    assert result.details.verified, result.reasons
+    assert result.details.quotes == []
+    old = verify(answer, {"extensions": {**strict["extensions"], "citation_words": "count"}})
+    assert [q.text for q in old.details.quotes] == ["Louvre FAQ"]
+    # A quotation in the claim itself is still checked.
+    quoted = verify('The guide says "the museum opens at ten" (Source: "Louvre FAQ").', strict)
+    assert [q.text for q in quoted.details.quotes] == ["the museum opens at ten"]
+    assert not quoted.details.verified
+
+
 def test_redact_removes_a_claim_with_its_citation():
     answer = f"{GROUNDED}. {INVENTED}. (Source: dragons.md)\nTickets cost ten euros."
     result = verify(answer, {**OFFLINE, "output_action": {"unverified_action": "redact"}})
@@ -175,6 +189,18 @@ def test_a_source_line_of_its_own_stays_after_a_redaction():
     answer = f"{INVENTED}.\nSource: hours.md"
     result = verify(answer, {**OFFLINE, "output_action": {"unverified_action": "redact"}})
     assert result.answer == "[unverified claim removed]\nSource: hours.md"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["(Smith et al., 2020)", "Source: hours.md", "[Louvre FAQ]\n(doi:10.1038/nature14539)"],
+)
+def test_an_answer_of_citations_only_is_not_empty(answer):
+    # Its words count, as under count: a lone reference is not an empty answer (which passes).
+    result = verify(answer)
+    assert result.details.groundedness is not None
+    assert not result.details.verified
+    assert result.details.groundedness == verify(answer, COUNT).details.groundedness
 
 
 def test_the_option_is_validated():

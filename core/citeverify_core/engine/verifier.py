@@ -10,13 +10,14 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from citeverify_core.engine.citations import lookup_target
 from citeverify_core.engine.claims import (
     BestDocuments,
+    Marker,
     drop_marker_only,
     markers_by_claim,
     score_claim,
@@ -34,7 +35,6 @@ from citeverify_core.engine.decide import Analysis, decide
 from citeverify_core.engine.extract import (
     MAX_MATCHES,
     Extracted,
-    Found,
     NumberIndex,
     citation_markers,
     extract,
@@ -53,6 +53,8 @@ from citeverify_core.lookups.resolve import Lookups
 from citeverify_core.policy.settings import PolicySettings
 from citeverify_core.sync import run_sync
 from citeverify_core.text import (
+    Piece,
+    WordMatcher,
     find_quotes,
     is_number_key,
     split_claims,
@@ -300,26 +302,24 @@ class CitationVerifier:
         # counted (a deliberate difference from the reference verifier, which has no markers;
         # docs/semantics.md). Under citation_words: ignore, neither are the other citation
         # markers' (author-year references, source notes, DOIs and URLs found as citations).
-        cited_spans: list[tuple[int, int]] = []
-        if policy.extensions.citation_words == "ignore":
-            cited_spans = citation_markers(answer, found)
-            if cited_spans:
-                markers = with_spans(markers, cited_spans)
-                found = _outside_markers(found, cited_spans)
-        claim_markers = markers_by_claim(pieces, markers)
         if self._matcher[0] is not policy:  # the policy attribute was replaced
             self._matcher = (policy, policy.extensions.matcher())
         matcher = self._matcher[1]
-        written: list[dict[str, str] | None] | None = None
-        if matcher.exact:  # words as written
-            claim_words = words_of_claims(answer, pieces, claim_markers)
-        else:  # compared words (stems, no stop words, numbers by value)
-            compared = [
-                matcher.claim(without_markers(p, m))
-                for p, m in zip(pieces, claim_markers, strict=True)
-            ]
-            claim_words = [keys for keys, _ in compared]
-            written = [w for keys, w in compared if keys]
+        cited_spans: list[tuple[int, int]] = []
+        if policy.extensions.citation_words == "ignore":
+            cited_spans = citation_markers(answer, found)
+        claim_markers = markers_by_claim(
+            pieces, with_spans(markers, cited_spans) if cited_spans else markers
+        )
+        claim_words, written = _words(matcher, answer, pieces, claim_markers)
+        if cited_spans and not any(claim_words):
+            # An answer made only of citation markers keeps their words (as a claim made only
+            # of stop words keeps them): a lone reference is not an empty answer, which passes.
+            cited_spans = []
+            claim_markers = markers_by_claim(pieces, markers)
+            claim_words, written = _words(matcher, answer, pieces, claim_markers)
+        if cited_spans:
+            found = _outside_markers(found, cited_spans)
         pieces, claim_markers, claim_words = drop_marker_only(
             pieces, claim_markers, claim_words, answer if cited_spans else None
         )
@@ -364,6 +364,9 @@ class CitationVerifier:
             spans = _capped(
                 find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
             )
+            if cited_spans:  # a quoted title in a reference is not a quotation of the answer
+                inside = _within(cited_spans)
+                spans = [q for q in spans if not inside(q.start, q.end)]
             quotes = match_quotes(spans, docs if texts else None)
         context_numbers = NumberIndex(texts) if texts else None
         return Analysis(
@@ -385,6 +388,23 @@ class CitationVerifier:
             hits=hits,
             supported=supported,
         )
+
+
+def _words(
+    matcher: WordMatcher, answer: str, pieces: list[Piece], claim_markers: list[list[Marker]]
+) -> tuple[list[list[str]], list[dict[str, str] | None] | None]:
+    """Each claim's words without its markers, and how its compared words were written.
+
+    The second list is None when words are compared as written; otherwise it holds one mapping
+    per claim with words.
+    """
+    if matcher.exact:  # words as written
+        return words_of_claims(answer, pieces, claim_markers), None
+    # compared words (stems, no stop words, numbers by value)
+    compared = [
+        matcher.claim(without_markers(p, m)) for p, m in zip(pieces, claim_markers, strict=True)
+    ]
+    return [keys for keys, _ in compared], [w for keys, w in compared if keys]
 
 
 def _check_answer(answer: Any) -> str:
@@ -435,19 +455,25 @@ def _apply_semantic(a: Analysis, scores: dict[int, float], min_score: float) -> 
 def _outside_markers(found: Extracted, spans: list[tuple[int, int]]) -> Extracted:
     """``found`` without the statistics inside citation markers.
 
-    A number in "(Smith, 2020, p. 4)" is part of a reference, not a figure of the answer: like
-    the marker's words, it is not checked against the context.
+    A number in "(Source: Visitors Up 12 Percent)" is part of a reference, not a figure of the
+    answer: like the marker's words, it is not checked against the context.
     """
     if not any(f.type == "statistic" for f in found):
         return found
+    inside = _within(spans)
+    kept = [f for f in found if f.type != "statistic" or not inside(f.start, f.end)]
+    return found if len(kept) == len(found) else Extracted(kept, found.truncated)
+
+
+def _within(spans: list[tuple[int, int]]) -> Callable[[int, int], bool]:
+    """Whether ``[start, end)`` lies inside one of ``spans`` (sorted, disjoint)."""
     starts = [s for s, _ in spans]
 
-    def inside(f: Found) -> bool:
-        i = bisect.bisect_right(starts, f.start) - 1
-        return i >= 0 and f.end <= spans[i][1]
+    def inside(start: int, end: int) -> bool:
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and end <= spans[i][1]
 
-    kept = [f for f in found if f.type != "statistic" or not inside(f)]
-    return found if len(kept) == len(found) else Extracted(kept, found.truncated)
+    return inside
 
 
 def _capped(items: list[_T], limit: int, kind: str, truncated: set[str]) -> list[_T]:
