@@ -37,8 +37,9 @@ READMES = [
 # venv name -> (adapter wheel prefix, extra packages its examples need, module it must NOT have)
 VENVS = {
     # numpy: the README's LangChain example searches LangChain's InMemoryVectorStore, whose
-    # cosine similarity needs numpy; langchain-core does not install it.
-    "langchain": ("langchain_citeverify-", ["numpy"], "llama_index"),
+    # cosine similarity needs numpy; langchain-core does not install it. langchain (1.x, with
+    # langgraph): the agent examples (CiteVerifyMiddleware, the `agents` extra).
+    "langchain": ("langchain_citeverify-", ["numpy", "langchain>=1.0"], "llama_index"),
     "llamaindex": ("llama_index_postprocessor_citeverify-", [], "langchain_core"),
 }
 #: Installed size ceilings in MB (10**6 bytes of files in site-packages, less a bare venv's):

@@ -11,6 +11,7 @@ import bisect
 import collections
 import itertools
 import operator
+import re
 from collections import Counter
 from collections.abc import Container, Iterable
 
@@ -25,6 +26,7 @@ __all__ = [
     "drop_marker_only",
     "markers_by_claim",
     "score_claim",
+    "with_spans",
     "without_markers",
     "words_of_claims",
     "words_of_claims_reference",
@@ -48,12 +50,33 @@ def markers_by_claim(pieces: list[Piece], markers: list[Marker]) -> list[list[Ma
     return out
 
 
-def drop_marker_only(
-    pieces: list[Piece], markers: list[list[Marker]], claim_words: list[list[str]]
-) -> tuple[list[Piece], list[list[Marker]], list[list[str]]]:
-    """Claims that are only inline markers ("[1]" alone on a line) are not claims.
+def with_spans(markers: list[Marker], spans: list[tuple[int, int]]) -> list[Marker]:
+    """``markers`` and the citation marker ``spans`` (which cite no numbered source), merged.
 
-    Their markers cite for the claim before them; with no claim before, they are dropped.
+    Both are in text order; overlapping ones become one marker citing the sources of both, so
+    that each claim's markers stay disjoint and in order (:func:`without_markers` needs it).
+    """
+    merged: list[Marker] = []
+    for start, end, numbers in sorted([*markers, *((s, e, []) for s, e in spans)]):
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(end, last[1]), [*last[2], *numbers])
+        else:
+            merged.append((start, end, numbers))
+    return merged
+
+
+def drop_marker_only(
+    pieces: list[Piece],
+    markers: list[list[Marker]],
+    claim_words: list[list[str]],
+    answer: str | None = None,
+) -> tuple[list[Piece], list[list[Marker]], list[list[str]]]:
+    """Claims that are only markers ("[1]" alone on a line, "(Source: a.md)") are not claims.
+
+    Their markers cite for the claim before them; with no claim before, they are dropped. Given
+    the ``answer``, a claim followed on its line by such markers ("It opens at nine. (Source:
+    a.md)") takes them into its span, so that a redaction removes the claim with its citation.
     """
     if all(claim_words):
         return pieces, markers, claim_words
@@ -65,7 +88,13 @@ def drop_marker_only(
             kept[2].append(cw)
         elif kept[1]:
             kept[1][-1].extend(marks)
+            last = kept[0][-1]
+            if answer is not None and not _LINE_BREAK.search(answer, last.end, piece.start):
+                kept[0][-1] = Piece(last.start, piece.end, answer[last.start : piece.end])
     return kept
+
+
+_LINE_BREAK = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 #: Claims against at most this many documents are scored by comparing them with each document.

@@ -7,18 +7,21 @@ citations (pure, ``_analyze``) -> look citations up (I/O, ``Lookups.run``) -> ch
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from citeverify_core.engine.citations import lookup_target
 from citeverify_core.engine.claims import (
     BestDocuments,
+    Marker,
     drop_marker_only,
     markers_by_claim,
     score_claim,
+    with_spans,
     without_markers,
     words_of_claims,
 )
@@ -31,7 +34,9 @@ from citeverify_core.engine.context import (
 from citeverify_core.engine.decide import Analysis, decide
 from citeverify_core.engine.extract import (
     MAX_MATCHES,
+    Extracted,
     NumberIndex,
+    citation_markers,
     extract,
     find_markers,
 )
@@ -48,6 +53,8 @@ from citeverify_core.lookups.resolve import Lookups
 from citeverify_core.policy.settings import PolicySettings
 from citeverify_core.sync import run_sync
 from citeverify_core.text import (
+    Piece,
+    WordMatcher,
     find_quotes,
     is_number_key,
     split_claims,
@@ -120,6 +127,14 @@ class CitationVerifier:
             ``tier`` says which tier decided it; scorer failures never pass a claim
             (docs/semantics.md).
 
+    A verifier travels: ``pickle`` and ``copy.deepcopy`` (a process pool, joblib, Ray, Spark)
+    carry its policy, ``include_original``, the semantic scorer (when it pickles itself) and
+    the lookup cache's SQLite file; its locks, thread pools, stemmers, HTTP clients, rate
+    limiters and in-memory caches (``context_cache``, the lookup cache's memory) are rebuilt
+    empty where it lands, so a copy gives the same results as the original. A verifier made
+    with ``client=`` cannot be pickled (a ``TypeError`` says so: the client's connections belong
+    to this process); ``copy.deepcopy`` shares that client.
+
     Example:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
         >>> v.verify("The museum opens at nine.", ["The museum opens at nine."]).verdict
@@ -154,6 +169,13 @@ class CitationVerifier:
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise InputError(msg, path="context_cache")
         self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
+        self._matcher = (self.policy, self.policy.extensions.matcher())
+        self._matcher[1].prepare()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Each part rebuilt what it does not carry (their __setstate__); the stemmer is loaded
+        # now, so a process without PyStemmer says so on arrival, as the constructor would.
+        self.__dict__.update(state)
         self._matcher = (self.policy, self.policy.extensions.matcher())
         self._matcher[1].prepare()
 
@@ -288,24 +310,34 @@ class CitationVerifier:
             "marker",
             truncated,
         )
-        claim_markers = markers_by_claim(pieces, markers)
+        # Extraction is pure and needed below: citation markers are found among its results.
+        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
+        truncated |= found.truncated
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the reference verifier, which has no markers;
-        # docs/semantics.md).
+        # docs/semantics.md). Under citation_words: ignore, neither are the other citation
+        # markers' (author-year references, source notes, DOIs and URLs found as citations).
         if self._matcher[0] is not policy:  # the policy attribute was replaced
             self._matcher = (policy, policy.extensions.matcher())
         matcher = self._matcher[1]
-        written: list[dict[str, str] | None] | None = None
-        if matcher.exact:  # words as written
-            claim_words = words_of_claims(answer, pieces, claim_markers)
-        else:  # compared words (stems, no stop words, numbers by value)
-            compared = [
-                matcher.claim(without_markers(p, m))
-                for p, m in zip(pieces, claim_markers, strict=True)
-            ]
-            claim_words = [keys for keys, _ in compared]
-            written = [w for keys, w in compared if keys]
-        pieces, claim_markers, claim_words = drop_marker_only(pieces, claim_markers, claim_words)
+        cited_spans: list[tuple[int, int]] = []
+        if policy.extensions.citation_words == "ignore":
+            cited_spans = citation_markers(answer, found)
+        claim_markers = markers_by_claim(
+            pieces, with_spans(markers, cited_spans) if cited_spans else markers
+        )
+        claim_words, written = _words(matcher, answer, pieces, claim_markers)
+        if cited_spans and not any(claim_words):
+            # An answer made only of citation markers keeps their words (as a claim made only
+            # of stop words keeps them): a lone reference is not an empty answer, which passes.
+            cited_spans = []
+            claim_markers = markers_by_claim(pieces, markers)
+            claim_words, written = _words(matcher, answer, pieces, claim_markers)
+        if cited_spans:
+            found = _outside_markers(found, cited_spans)
+        pieces, claim_markers, claim_words = drop_marker_only(
+            pieces, claim_markers, claim_words, answer if cited_spans else None
+        )
         if written is None:
             written = [None] * len(pieces)
         # The answer's words are the union of its claims' words: claims are cut only at
@@ -347,9 +379,10 @@ class CitationVerifier:
             spans = _capped(
                 find_quotes(answer, limit=MAX_QUOTES + 1), MAX_QUOTES, "quote", truncated
             )
+            if cited_spans:  # a quoted title in a reference is not a quotation of the answer
+                inside = _within(cited_spans)
+                spans = [q for q in spans if not inside(q.start, q.end)]
             quotes = match_quotes(spans, docs if texts else None)
-        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
-        truncated |= found.truncated
         context_numbers = NumberIndex(texts) if texts else None
         return Analysis(
             answer=answer,
@@ -370,6 +403,23 @@ class CitationVerifier:
             hits=hits,
             supported=supported,
         )
+
+
+def _words(
+    matcher: WordMatcher, answer: str, pieces: list[Piece], claim_markers: list[list[Marker]]
+) -> tuple[list[list[str]], list[dict[str, str] | None] | None]:
+    """Each claim's words without its markers, and how its compared words were written.
+
+    The second list is None when words are compared as written; otherwise it holds one mapping
+    per claim with words.
+    """
+    if matcher.exact:  # words as written
+        return words_of_claims(answer, pieces, claim_markers), None
+    # compared words (stems, no stop words, numbers by value)
+    compared = [
+        matcher.claim(without_markers(p, m)) for p, m in zip(pieces, claim_markers, strict=True)
+    ]
+    return [keys for keys, _ in compared], [w for keys, w in compared if keys]
 
 
 def _check_answer(answer: Any) -> str:
@@ -415,6 +465,30 @@ def _apply_semantic(a: Analysis, scores: dict[int, float], min_score: float) -> 
         answer_words: set[str] = set().union(*a.claim_words)
         overlap = len(a.supported | meant) / len(answer_words)
     return dataclasses.replace(a, claims=claims, overlap=overlap, semantic=True)
+
+
+def _outside_markers(found: Extracted, spans: list[tuple[int, int]]) -> Extracted:
+    """``found`` without the statistics inside citation markers.
+
+    A number in "(Source: Visitors Up 12 Percent)" is part of a reference, not a figure of the
+    answer: like the marker's words, it is not checked against the context.
+    """
+    if not any(f.type == "statistic" for f in found):
+        return found
+    inside = _within(spans)
+    kept = [f for f in found if f.type != "statistic" or not inside(f.start, f.end)]
+    return found if len(kept) == len(found) else Extracted(kept, found.truncated)
+
+
+def _within(spans: list[tuple[int, int]]) -> Callable[[int, int], bool]:
+    """Whether ``[start, end)`` lies inside one of ``spans`` (sorted, disjoint)."""
+    starts = [s for s, _ in spans]
+
+    def inside(start: int, end: int) -> bool:
+        i = bisect.bisect_right(starts, start) - 1
+        return i >= 0 and end <= spans[i][1]
+
+    return inside
 
 
 def _capped(items: list[_T], limit: int, kind: str, truncated: set[str]) -> list[_T]:

@@ -312,6 +312,14 @@ class Extensions(_Strict):
         "'four thousand', '4.5' is not '4'), and with strict_statistics a claim whose number "
         "is not in the context fails.",
     )
+    citation_words: Literal["ignore", "count"] = Field(
+        default=_EXT.citation_words,
+        description="ignore: citation markers in the answer are not answer words (the default): "
+        "author-year references '(Smith et al., 2020)', source notes '(Source: hours.md)', "
+        "bracketed document names '[hours.md]', and the DOIs, PubMed IDs and URLs extracted as "
+        "citations (which keep their own checks); count: their words count like any other, "
+        "the gateway control's arithmetic. Inline source markers ([1], [Source 2]) never count.",
+    )
     language: str = Field(
         default=_EXT.language,
         description="Language of the stemmer and the stop words (Snowball names: english, "

@@ -135,6 +135,7 @@ class Extensions:
     words: Literal["exact", "stem"] = "exact"
     stopwords: Literal["count", "ignore"] = "count"
     numbers: Literal["words", "value"] = "words"
+    citation_words: Literal["ignore", "count"] = "ignore"
     language: str = "english"
     lookups: LookupSettings = field(default_factory=LookupSettings)
     semantic: SemanticSettings = field(default_factory=SemanticSettings)

@@ -86,6 +86,11 @@ class LocalIndex:
 
     Args:
         path: The database file (created when missing). ``":memory:"`` for a throwaway index.
+
+    Pickled or deep-copied (with a reference verifier, to a process pool or a Ray task), an
+    index travels as its file's path and opens it again where it lands: the file must be there
+    (the same machine or a shared disk). An index in memory cannot travel (a ``TypeError``): its
+    records are in this process only.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -112,6 +117,23 @@ class LocalIndex:
         self._lock = threading.Lock()
         #: What the last :meth:`build` read (None before the first).
         self.last_build: DumpReport | None = None
+
+    def __getstate__(self) -> dict[str, str]:
+        if self.path == ":memory:" or self.path.startswith("file::memory:"):
+            msg = (
+                "cannot pickle a LocalIndex in memory: its records are in this process only; "
+                "build it into a file (LocalIndex(path).build(...)) to send it elsewhere"
+            )
+            raise TypeError(msg)
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        # Opening a missing path would create an empty index, and every reference would then be
+        # "unverified" without a word: the file must be there.
+        if not Path(state["path"]).exists():
+            msg = f"the index {state['path']} is not on this machine: copy it, or share its disk"
+            raise InputError(msg, path="index")
+        LocalIndex.__init__(self, state["path"])
 
     def close(self) -> None:
         """Close the database."""

@@ -16,6 +16,7 @@ from citeverify_core.engine.extract.legal import (
     extract_case_law,
     extract_regulatory,
 )
+from citeverify_core.engine.extract.markers import CITATION_TYPES, citation_markers
 from citeverify_core.engine.extract.numbers import NumberIndex
 from citeverify_core.engine.extract.scan import (
     MAX_CITATIONS,
@@ -31,6 +32,7 @@ from citeverify_core.policy.settings import CitationType
 from citeverify_core.text import MARKER_RE
 
 __all__ = [
+    "CITATION_TYPES",
     "MAX_CASE_LAW_CHARS",
     "MAX_CITATIONS",
     "MAX_MATCHES",
@@ -38,6 +40,7 @@ __all__ = [
     "Extracted",
     "Found",
     "NumberIndex",
+    "citation_markers",
     "extract",
     "extract_academic",
     "extract_case_law",
