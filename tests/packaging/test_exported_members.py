@@ -14,6 +14,7 @@ EXPECTED = {
     "InsufficientTokensError",
     "LookupCache",
     "LookupRecord",
+    "MissingExtraError",
     "PolicyConfig",
     "PermissionDeniedError",
     "PolicyError",
