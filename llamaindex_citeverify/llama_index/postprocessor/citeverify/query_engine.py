@@ -12,8 +12,8 @@ from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
-from llamaindex_citeverify._common import SPAN_MARK, listeners, span_named
-from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor
+from llama_index.postprocessor.citeverify._common import SPAN_MARK, listeners, span_named
+from llama_index.postprocessor.citeverify.postprocessor import CiteVerifyPostprocessor
 
 __all__ = ["CiteVerifyQueryEngine"]
 
@@ -29,7 +29,7 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
     redacted under ``redact``); a block raises :class:`citeverify_core.CitationUnverifiedError`.
     A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a streaming
     response stays streaming and is verified when its stream ends (see
-    :mod:`llamaindex_citeverify.postprocessor` for what is yielded under each action).
+    :mod:`llama_index.postprocessor.citeverify.postprocessor` for what is yielded under each action).
 
     Like LlamaIndex's own wrappers (``TransformQueryEngine``), it passes ``get_prompts`` /
     ``update_prompts`` (keys prefixed ``query_engine:``), ``retrieve``/``aretrieve`` and the
