@@ -303,7 +303,7 @@ def test_postprocessor_in_node_postprocessors_refuses_for_queries_and_chats(mode
         eng = idx.as_chat_engine(chat_mode="context", llm=llm, node_postprocessors=[post])
     call = getattr(eng, mode)
     # Raised at the first question, before any answer: nothing unchecked reaches the user.
-    with pytest.raises(InputError, match="CiteVerifyChatEngine.*verify_response"):
+    with pytest.raises(InputError, match=r"CiteVerifyChatEngine.*verify_response"):
         asyncio.run(call("q")) if mode.startswith("a") else call("q")
 
 

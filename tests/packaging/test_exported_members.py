@@ -76,10 +76,11 @@ ADAPTERS = {
         "CheckAgainstSourcesInput", "CheckReferencesInput", "CitationBlockedError",
         "CiteVerifyGuard", "CiteVerifyOutputParser", "CiteVerifyReferenceTool", "CiteVerifyTool",
     },
-    "llamaindex_citeverify": {
-        "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
-        "CiteVerifyUsageWarning",
+    "llama_index.postprocessor.citeverify": {
+        "CiteVerifyChatEngine", "CiteVerifyEvent", "CiteVerifyPostprocessor",
+        "CiteVerifyQueryEngine", "averify_response", "verify_response",
     },
+    "llama_index.evaluation.citeverify": {"CiteVerifyEvaluator"},
 }  # fmt: skip
 
 

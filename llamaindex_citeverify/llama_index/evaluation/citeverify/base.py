@@ -29,8 +29,9 @@ class CiteVerifyEvaluator(BaseEvaluator):
     ``contexts`` is a list of passages; a single string is one passage (not one per character).
 
     Args:
-        policy: As for :class:`~llama_index.postprocessor.citeverify.CiteVerifyPostprocessor`; keyword options
-            override it.
+        policy: As for
+            :class:`~llama_index.postprocessor.citeverify.CiteVerifyPostprocessor`; keyword
+            options override it.
         embed_model: The semantic tier (off by default), as for the postprocessor: a LlamaIndex
             embedding model.
         semantic_scorer: Instead of ``embed_model``, a callable ``(claim, passages) -> score``.

@@ -1,4 +1,4 @@
-"""A chat engine that verifies every answer of the chat engine it wraps, and keeps its memory honest.
+"""A chat engine that verifies each answer of the chat engine it wraps, and keeps memory honest.
 
 The wrapped engine (``index.as_chat_engine(chat_mode="context")``, ``"condense_plus_context"``,
 any ``BaseChatEngine`` whose responses carry ``source_nodes``) writes each turn into its memory
@@ -201,7 +201,9 @@ def _memory_of(engine: BaseChatEngine) -> BaseMemory:
     raise InputError(msg, path="memory")
 
 
-def _edited(messages: list[ChatMessage], original: str, shown: str | None) -> list[ChatMessage] | None:
+def _edited(
+    messages: list[ChatMessage], original: str, shown: str | None
+) -> list[ChatMessage] | None:
     """``messages`` with the last answer replaced by ``shown`` (or its turn withdrawn, on None).
 
     ``None`` when the last assistant message is not ``original`` (the engine did not store it
@@ -234,7 +236,8 @@ def _is_store_memory(memory: BaseMemory) -> bool:
 
 
 async def _rewrite_active(memory: Any, original: str, shown: str | None) -> None:
-    from llama_index.core.storage.chat_store.base_db import MessageStatus  # only with Memory
+    # Deferred: the module exists only in the llama-index-core versions that have ``Memory``.
+    from llama_index.core.storage.chat_store.base_db import MessageStatus  # noqa: PLC0415
 
     active = await memory.sql_store.get_messages(memory.session_id, status=MessageStatus.ACTIVE)
     messages = _edited(list(active), original, shown)

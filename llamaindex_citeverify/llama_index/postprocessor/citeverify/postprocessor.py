@@ -333,9 +333,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     ) -> CheckedChatStream:
         texts = node_texts(response.source_nodes)
         hold = self._holds_back()
-        checked = CheckedChatStream(
-            sources=response.sources, source_nodes=response.source_nodes
-        )
+        checked = CheckedChatStream(sources=response.sources, source_nodes=response.source_nodes)
         # The engine's own response writes the engine's memory; this one only streams.
         checked.is_writing_to_memory = False
 
@@ -360,9 +358,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
     ) -> CheckedChatStream:
         texts = node_texts(response.source_nodes)
         hold = self._holds_back()
-        checked = CheckedChatStream(
-            sources=response.sources, source_nodes=response.source_nodes
-        )
+        checked = CheckedChatStream(sources=response.sources, source_nodes=response.source_nodes)
         checked.is_writing_to_memory = False
 
         async def agen() -> AsyncGenerator[ChatResponse, None]:
