@@ -18,6 +18,7 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
+from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, Field
@@ -300,7 +301,10 @@ def test_postprocessor_in_node_postprocessors_refuses_for_queries_and_chats(mode
     if mode.endswith("query"):
         eng = idx.as_query_engine(llm=llm, node_postprocessors=[post])
     else:
-        eng = idx.as_chat_engine(chat_mode="context", llm=llm, node_postprocessors=[post])
+        memory = ChatMemoryBuffer.from_defaults(token_limit=3000)  # no aiosqlite to leak
+        eng = idx.as_chat_engine(
+            chat_mode="context", llm=llm, memory=memory, node_postprocessors=[post]
+        )
     call = getattr(eng, mode)
     # Raised at the first question, before any answer: nothing unchecked reaches the user.
     with pytest.raises(InputError, match=r"CiteVerifyChatEngine.*verify_response"):

@@ -244,4 +244,7 @@ async def _rewrite_active(memory: Any, original: str, shown: str | None) -> None
     if messages is None:
         return
     await memory.sql_store.delete_messages(memory.session_id, status=MessageStatus.ACTIVE)
-    await memory.sql_store.add_messages(memory.session_id, messages, status=MessageStatus.ACTIVE)
+    if messages:  # an empty batch is an INSERT without values
+        await memory.sql_store.add_messages(
+            memory.session_id, messages, status=MessageStatus.ACTIVE
+        )

@@ -146,6 +146,12 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
 
     _verifier: CitationVerifier = PrivateAttr()
 
+    def __init__(self, **data: Any) -> None:
+        # Checked before pydantic runs: inside validation an InputError would become a
+        # ValidationError, and a wrong option must fail with its own clear error.
+        check_blocked_response(data.get("blocked_response"))
+        super().__init__(**data)
+
     @model_validator(mode="before")
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
@@ -155,8 +161,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Check ``blocked_response`` and build the verifier."""
-        check_blocked_response(self.blocked_response)
+        """Build the verifier."""
         self._verifier = CitationVerifier(
             self.policy,
             include_original=self.include_original,
