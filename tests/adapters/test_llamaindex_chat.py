@@ -166,7 +166,7 @@ def test_chat_memory_buffer_given_by_the_user_is_rewritten_too():
 def test_llama_index_default_memory_is_rewritten(mode, call):
     engine = chat_engine(UNGROUNDED, mode, memory="default", unverified_action="redact")
 
-    async def run():
+    async def run(engine):
         response = await getattr(engine, call)("Tell me.")
         if call == "astream_chat":
             return "".join([t async for t in response.async_response_gen()])
@@ -174,7 +174,7 @@ def test_llama_index_default_memory_is_rewritten(mode, call):
 
     response = None
     if call.startswith("a"):
-        text = asyncio.run(run())
+        text = asyncio.run(run(engine))
     else:
         response = getattr(engine, call)("Tell me.")
         text = "".join(response.response_gen) if call == "stream_chat" else response.response
