@@ -44,7 +44,8 @@ class CiteVerifyChatEngine(BaseChatEngine):
     memory then holds what was shown (see the module docstring).
 
     ``reset`` and ``chat_history`` are the wrapped engine's; ``chat_repl`` and
-    ``streaming_chat_repl`` work as for any chat engine.
+    ``streaming_chat_repl`` work as for any chat engine. An engine that retrieves nothing
+    (``chat_mode="simple"``) gives no sources, so every claim of its answers is unverified.
 
     Args:
         chat_engine: The engine to wrap (``index.as_chat_engine(chat_mode="context", ...)``).

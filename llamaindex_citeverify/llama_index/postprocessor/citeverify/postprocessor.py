@@ -72,13 +72,7 @@ from llama_index.postprocessor.citeverify._common import (
     span_named,
 )
 
-__all__ = [
-    "CheckedChatStream",
-    "CiteVerifyPostprocessor",
-    "TurnEnd",
-    "averify_response",
-    "verify_response",
-]
+__all__ = ["CheckedChatStream", "CiteVerifyPostprocessor", "averify_response", "verify_response"]
 
 METADATA_KEY = "citeverify"
 
