@@ -27,8 +27,9 @@ READMES = [
 ]
 # venv name -> (adapter wheel prefix, extra packages its examples need, module it must NOT have)
 VENVS = {
-    # numpy: the README's LangChain example uses LangChain's in-memory vector store.
-    "langchain": ("langchain_citeverify-", ["numpy"], "llama_index"),
+    # numpy: the README's LangChain example uses LangChain's in-memory vector store; langchain
+    # (1.x, with langgraph): the agent examples (CiteVerifyMiddleware, the `agents` extra).
+    "langchain": ("langchain_citeverify-", ["numpy", "langchain>=1.0"], "llama_index"),
     "llamaindex": ("llama_index_postprocessor_citeverify-", [], "langchain_core"),
 }
 

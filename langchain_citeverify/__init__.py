@@ -4,10 +4,13 @@
 - :class:`CiteVerifyOutputParser`: for chains that end at the model.
 - :class:`CiteVerifyTool`: an agent tool that checks a text against source passages.
 - :class:`CiteVerifyReferenceTool`: an agent tool that verifies reference strings.
+- :class:`CiteVerifyMiddleware`: agent middleware for LangChain 1.x's ``create_agent`` (needs the
+  ``agents`` extra; imported on first use, so this package imports without ``langchain``).
 - :class:`CitationBlockedError`: raised on block; both ``citeverify_core.CitationUnverifiedError``
-  and
-  LangChain's ``OutputParserException``.
+  and LangChain's ``OutputParserException``.
 """
+
+from typing import TYPE_CHECKING, Any
 
 try:
     import langchain_core  # noqa: F401  (only to say what is missing)
@@ -29,12 +32,30 @@ from langchain_citeverify.tools import (
     CiteVerifyTool,
 )
 
+if TYPE_CHECKING:
+    from langchain_citeverify.middleware import CiteVerifyMiddleware, CiteVerifyState
+
+#: Names imported on first use: they need ``langchain`` (the ``agents`` extra).
+_LAZY = {"CiteVerifyMiddleware", "CiteVerifyState"}
+
 __all__ = [
     "CheckAgainstSourcesInput",
     "CheckReferencesInput",
     "CitationBlockedError",
     "CiteVerifyGuard",
+    "CiteVerifyMiddleware",
     "CiteVerifyOutputParser",
     "CiteVerifyReferenceTool",
+    "CiteVerifyState",
     "CiteVerifyTool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the middleware on first use (it raises, naming the extra, without langchain 1.x)."""
+    if name in _LAZY:
+        from langchain_citeverify import middleware  # noqa: PLC0415 - needs langchain
+
+        return getattr(middleware, name)
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -38,10 +38,18 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     """
 
     def __init__(self, result: VerificationResult) -> None:
-        CitationUnverifiedError.__init__(self, result)  # sets the message via OutputParserException
+        message = str(CitationUnverifiedError(result))
+        CitationUnverifiedError.__init__(self, result, message)
+        # OutputParserException appends LangChain's OUTPUT_PARSING_FAILURE troubleshooting link
+        # to a string message; a blocked answer is no parsing failure, so the message stays ours.
+        self.args = (message,)
         self.llm_output = result.original_answer or result.answer
         self.observation = "; ".join(result.reasons) or None
         self.send_to_llm = False
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle their args (the message); this one is built from its result.
+        return (type(self), (self.result,))
 
 
 def semantic_scorer(embeddings: Any, scorer: Any) -> Any:

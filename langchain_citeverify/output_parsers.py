@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from pydantic import (
 )
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
+from citeverify_core.engine import blocked_answer, check_blocked_response
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
@@ -32,13 +34,27 @@ __all__ = ["CiteVerifyOutputParser"]
 #: ``config={"configurable": {CONTEXT_KEY: docs}}`` passes the documents at call time.
 CONTEXT_KEY = "context_documents"
 
+#: What :meth:`CiteVerifyOutputParser.get_format_instructions` tells the model: the answer is
+#: checked claim by claim against the sources, so it should say only what they say.
+FORMAT_INSTRUCTIONS = (
+    "Answer only from the sources you are given. Every sentence must be supported by them: "
+    "do not add facts, names, numbers or dates that the sources do not contain, and keep "
+    "numbers, dates and quotations exactly as the sources write them. Quote with double quotes "
+    "only text that appears word for word in a source. After a sentence, cite the source it "
+    "comes from in square brackets, like [1] or [hours.md]. If the sources do not contain the "
+    "answer, say that they do not."
+)
+
 
 class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     """Parse a model's text into a :class:`citeverify_core.VerificationResult`.
 
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given
     per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer
-    raises :class:`CitationBlockedError`, an ``OutputParserException``. Under ``redact`` the
+    raises :class:`CitationBlockedError`, an ``OutputParserException``; with
+    ``blocked_response=`` (a string, or a callable given the result) the parser returns the
+    result instead, its ``answer`` that text (``verdict`` and ``action`` stay "block", and
+    ``original_answer`` holds the model's text). Under ``redact`` the
     result carries the removed text only with ``include_original=True``. ``embeddings`` (a
     LangChain ``Embeddings``) or ``semantic_scorer`` (a callable ``(claim, passages) -> score``)
     turn the semantic tier on, as for :class:`~langchain_citeverify.CiteVerifyGuard`.
@@ -51,6 +67,7 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     include_original: bool = False
     embeddings: SkipValidation[Embeddings | None] = None
     semantic_scorer: SkipValidation[Callable[..., Any] | None] = None
+    blocked_response: SkipValidation[str | Callable[[VerificationResult], str] | None] = None
 
     _verifier: CitationVerifier = PrivateAttr()
 
@@ -68,7 +85,12 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
         return document_texts(value, where="documents")
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the verifier."""
+        """Build the verifier.
+
+        Raises:
+            InputError: ``blocked_response`` is neither a string nor a callable.
+        """
+        check_blocked_response(self.blocked_response)
         self._verifier = CitationVerifier(
             self.policy,
             include_original=self.include_original,
@@ -78,6 +100,13 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     @property
     def _type(self) -> str:
         return "citeverify"
+
+    def get_format_instructions(self) -> str:
+        """What to tell the model so that its answer passes: answer from the sources, cite them.
+
+        Put it in the prompt (``prompt.partial(format_instructions=...)``).
+        """
+        return FORMAT_INSTRUCTIONS
 
     def parse(self, text: str) -> VerificationResult:
         """Verify ``text`` against the bound documents."""
@@ -120,8 +149,11 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
             return document_texts(configurable[CONTEXT_KEY], where=CONTEXT_KEY)
         return self.documents
 
-    @staticmethod
-    def _check(result: VerificationResult) -> VerificationResult:
-        if result.verdict == "block":
+    def _check(self, result: VerificationResult) -> VerificationResult:
+        if result.verdict != "block":
+            return result
+        if self.blocked_response is None:
             raise CitationBlockedError(result)
-        return result
+        text = blocked_answer(result, self.blocked_response)
+        original = result.original_answer or result.answer
+        return dataclasses.replace(result, answer=text, original_answer=original)

@@ -8,21 +8,23 @@
         | CiteVerifyGuard(unverified_action="block")
     )
 
-On ``citation.unverified`` the guard raises :class:`CitationBlockedError` (block), or passes the
-input on with a ``verification`` entry (flag) and the answer redacted (redact).
+On ``citation.unverified`` the guard raises :class:`CitationBlockedError` (block; or, with
+``blocked_response=``, puts that text in place of the answer), or passes the input on with a
+``verification`` entry (flag) and the answer redacted (redact).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.messages import AIMessageChunk, AnyMessage, BaseMessage, BaseMessageChunk
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.utils import AddableDict
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -40,6 +42,7 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
+from citeverify_core.engine import blocked_answer, check_blocked_response
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
@@ -87,9 +90,16 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
             default); each claim's ``tier`` says which tier decided it.
         semantic_scorer: Instead of ``embeddings``, any callable ``(claim, passages) -> score``
             in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
+        blocked_response: Under block, put this text in place of the answer instead of raising:
+            a string, or a callable given the :class:`citeverify_core.VerificationResult` that
+            returns one (``citeverify_core.engine.DEFAULT_BLOCKED_RESPONSE`` is a ready one). The
+            result is still under ``output_key``. None (the default) raises
+            :class:`CitationBlockedError`.
 
-    Streaming: the guard buffers the whole answer, verifies once at the end and emits one output
-    (the reference gateway does not check streams at all). Batching respects ``max_concurrency``.
+    Streaming: under ``flag`` the input's chunks (the answer's tokens) pass on as they come and
+    the verification follows as a last chunk (``{output_key: result}``). Under ``redact`` and
+    ``block`` the guard holds the answer back, verifies once at the end and emits one output: what
+    it passes on must be checked first. Batching respects ``max_concurrency``.
 
     Serialization: ``langchain_core.load.dumpd(guard)`` writes the policy as data (credentials as
     secret references); load it back with ``loads(text, valid_namespaces=["langchain_citeverify"],
@@ -108,6 +118,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     include_original: bool = False
     embeddings: SkipValidation[Embeddings | None] = None
     semantic_scorer: SkipValidation[Callable[..., Any] | None] = None
+    blocked_response: SkipValidation[str | Callable[[VerificationResult], str] | None] = None
     name: str | None = "CiteVerifyGuard"
 
     _verifier: CitationVerifier = PrivateAttr()
@@ -127,7 +138,12 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         return collect_policy_options(data, cls.model_fields)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the verifier; the context cache makes repeated retrievals cheap."""
+        """Build the verifier; the context cache makes repeated retrievals cheap.
+
+        Raises:
+            InputError: ``blocked_response`` is neither a string nor a callable.
+        """
+        check_blocked_response(self.blocked_response)
         cache = ContextCache() if self.context_cache else False
         self._verifier = CitationVerifier(
             self.policy,
@@ -169,10 +185,14 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def invoke(
         self, input: dict[str, Any], config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        """Verify and act; raises :class:`CitationBlockedError` on block.
+        """Verify and act on the verdict.
 
         A run (``CiteVerifyGuard``, type ``chain``) is reported to the callback handlers and
         tracers when there are any; without them the guard calls the core directly.
+
+        Raises:
+            CitationBlockedError: the policy blocks the answer and no ``blocked_response`` is set.
+            InputError: the input lacks the answer or the context, or holds something else.
         """
         if unobserved(config):
             answer, text, docs = self._unpack(input)
@@ -206,6 +226,81 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
             await adispatch_custom_event(EVENT_NAME, _event(result), config=config)
         return self._finish(input, answer, result)
 
+    def transform(
+        self,
+        input: Iterator[dict[str, Any]],
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> Iterator[dict[str, Any]]:
+        """Stream: under ``flag`` the chunks pass on as they come, then the verification.
+
+        Under ``redact`` and ``block`` the whole input is gathered and verified first.
+        """
+        if not self._streams():
+            yield from super().transform(input, config, **kwargs)
+            return
+        yield from self._transform_stream_with_config(
+            input, self._flag_stream, config, run_type="chain"
+        )
+
+    async def atransform(
+        self,
+        input: AsyncIterator[dict[str, Any]],
+        config: RunnableConfig | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Async :meth:`transform`."""
+        if not self._streams():
+            async for chunk in super().atransform(input, config, **kwargs):
+                yield chunk
+            return
+        async for chunk in self._atransform_stream_with_config(
+            input, self._aflag_stream, config, run_type="chain"
+        ):
+            yield chunk
+
+    def _streams(self) -> bool:
+        # Only flag passes the answer on unchanged: what redact and block emit depends on the end.
+        return self._verifier.policy.output_action.unverified_action == "flag"
+
+    def _flag_stream(
+        self, chunks: Iterator[dict[str, Any]], run_manager: Any, config: RunnableConfig
+    ) -> Iterator[dict[str, Any]]:
+        whole: Any = None
+        for chunk in chunks:
+            whole = chunk if whole is None else _add(whole, chunk)
+            yield AddableDict(chunk) if isinstance(chunk, Mapping) else chunk
+        if whole is None:
+            return
+        answer, text, docs = self._unpack(whole)
+        result = self._verifier.verify(text, docs)
+        if run_manager.handlers:
+            dispatch_custom_event(EVENT_NAME, _event(result), config=config)
+        yield self._last_chunk(answer, result)
+
+    async def _aflag_stream(
+        self, chunks: AsyncIterator[dict[str, Any]], run_manager: Any, config: RunnableConfig
+    ) -> AsyncIterator[dict[str, Any]]:
+        whole: Any = None
+        async for chunk in chunks:
+            whole = chunk if whole is None else _add(whole, chunk)
+            yield AddableDict(chunk) if isinstance(chunk, Mapping) else chunk
+        if whole is None:
+            return
+        answer, text, docs = self._unpack(whole)
+        result = await self._verifier.averify(text, docs)
+        if run_manager.handlers:
+            await adispatch_custom_event(EVENT_NAME, _event(result), config=config)
+        yield self._last_chunk(answer, result)
+
+    def _last_chunk(self, answer: Any, result: VerificationResult) -> dict[str, Any]:
+        """The verification; for a message answer also its metadata, as a chunk to add on."""
+        last = AddableDict({self.output_key: result})
+        if isinstance(answer, BaseMessageChunk):
+            metadata = {"citeverify": result.to_dict()}
+            last[self.answer_key] = AIMessageChunk(content="", response_metadata=metadata)
+        return last
+
     # --- helpers --------------------------------------------------------------------------------
 
     def _unpack(self, input: Any) -> tuple[Any, str, list[str]]:
@@ -230,10 +325,14 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def _finish(
         self, input: Mapping[str, Any], answer: Any, result: VerificationResult
     ) -> dict[str, Any]:
-        if result.verdict == "block":
-            raise CitationBlockedError(result)
         output = dict(input)
         output[self.output_key] = result
+        if result.verdict == "block":
+            if self.blocked_response is None:
+                raise CitationBlockedError(result)
+            text = blocked_answer(result, self.blocked_response)
+            output[self.answer_key] = _annotated(answer, result, replacement=text)
+            return output
         output[self.answer_key] = _annotated(answer, result)
         return output
 
@@ -276,16 +375,30 @@ def _input_model(name: str, answer_key: str, context_key: str) -> type[BaseModel
     return model
 
 
-def _annotated(answer: Any, result: VerificationResult) -> Any:
-    """The answer to pass on: redacted under redact; a message also carries the verification."""
+def _annotated(answer: Any, result: VerificationResult, *, replacement: str | None = None) -> Any:
+    """The answer to pass on: redacted under redact, ``replacement`` when given (a blocked answer).
+
+    A message stays a message, which also carries the verification in its metadata.
+    """
+    text = result.answer if replacement is None else replacement
     if isinstance(answer, BaseMessage):
         update: dict[str, Any] = {
             "response_metadata": {**answer.response_metadata, "citeverify": result.to_dict()}
         }
-        if result.action == "redact":
-            update["content"] = result.answer
+        if result.action == "redact" or replacement is not None:
+            update["content"] = text
+            if getattr(answer, "tool_calls", None):
+                update["tool_calls"] = []  # a blocked answer must not go on to call tools
         return answer.model_copy(update=update)
-    return result.answer
+    return text
+
+
+def _add(whole: Any, chunk: Any) -> Any:
+    """Chunks gathered as LangChain gathers them (``+``), else the last one."""
+    try:
+        return whole + chunk
+    except TypeError:
+        return chunk
 
 
 def _event(result: VerificationResult) -> dict[str, Any]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_validator
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
+from citeverify_core.engine import blocked_answer, check_blocked_response
 from citeverify_core.policy import collect_policy_options, with_check_options
 from citeverify_core.references import ReferenceResult, ReferenceVerifier
 
@@ -41,6 +43,9 @@ class CiteVerifyTool(BaseTool):
 
     Returns a JSON summary the agent can read: verdict, groundedness, the unsupported claims and
     the citations that failed. It never raises on an unverified text: the verdict is the answer.
+    With ``blocked_response=`` (a string, or a callable given the
+    :class:`citeverify_core.VerificationResult`), a text that is not supported gets an
+    ``answer_instead`` entry: the text to give in its place.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -53,6 +58,7 @@ class CiteVerifyTool(BaseTool):
     )
     args_schema: type[BaseModel] = CheckAgainstSourcesInput
     policy: PolicyConfig = Field(default_factory=lambda: PolicyConfig(**TOOL_POLICY_DEFAULTS))
+    blocked_response: SkipValidation[str | Callable[[VerificationResult], str] | None] = None
 
     _verifier: CitationVerifier = PrivateAttr()
 
@@ -66,7 +72,12 @@ class CiteVerifyTool(BaseTool):
         return collect_policy_options(data, cls.model_fields, defaults=TOOL_POLICY_DEFAULTS)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Build the verifier (flag, never block: a tool reports)."""
+        """Build the verifier (flag, never block: a tool reports).
+
+        Raises:
+            InputError: ``blocked_response`` is neither a string nor a callable.
+        """
+        check_blocked_response(self.blocked_response)
         self._verifier = CitationVerifier(
             with_check_options(self.policy.to_settings(), action="flag")
         )
@@ -77,7 +88,7 @@ class CiteVerifyTool(BaseTool):
         sources: list[str],
         run_manager: CallbackManagerForToolRun | None = None,
     ) -> str:
-        return _summary(self._verifier.verify(text, sources), sources=sources)
+        return self._summary(self._verifier.verify(text, sources), sources)
 
     async def _arun(
         self,
@@ -85,10 +96,16 @@ class CiteVerifyTool(BaseTool):
         sources: list[str],
         run_manager: AsyncCallbackManagerForToolRun | None = None,
     ) -> str:
-        return _summary(await self._verifier.averify(text, sources), sources=sources)
+        return self._summary(await self._verifier.averify(text, sources), sources)
+
+    def _summary(self, result: VerificationResult, sources: list[str]) -> str:
+        summary = _summary(result, sources=sources)
+        if self.blocked_response is not None and summary["verdict"] != "supported":
+            summary["answer_instead"] = blocked_answer(result, self.blocked_response)
+        return json.dumps(summary, ensure_ascii=False)
 
 
-def _summary(result: VerificationResult, *, sources: list[str]) -> str:
+def _summary(result: VerificationResult, *, sources: list[str]) -> dict[str, Any]:
     d = result.details
     # Zero (or only blank) passages: with require_sources off the core allows the text, but
     # nothing supports it, and "supported" would tell the agent otherwise.
@@ -110,7 +127,7 @@ def _summary(result: VerificationResult, *, sources: list[str]) -> str:
         ],
         "reasons": [NO_SOURCES, *result.reasons] if no_sources else result.reasons,
     }
-    return json.dumps(summary, ensure_ascii=False)
+    return summary
 
 
 class CheckReferencesInput(BaseModel):

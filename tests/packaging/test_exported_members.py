@@ -56,7 +56,14 @@ ADAPTERS = {
         "CITATION_STATUSES", "COLUMNS", "BatchInterruptedError", "BatchSummary", "Fields",
         "default_workers", "errors_path", "run_batch", "verify_records", "verify_table",
     },
-    "citeverify_core.engine": {"MAX_DOCUMENTS", "coerce_documents"},
+    "citeverify_core.engine": {
+        "BlockedResponse",
+        "DEFAULT_BLOCKED_RESPONSE",
+        "MAX_DOCUMENTS",
+        "blocked_answer",
+        "check_blocked_response",
+        "coerce_documents",
+    },
     "citeverify_core.policy": {
         "BUNDLED_POLICIES", "DEFAULT_EXTRACT_PATTERNS", "DEFAULT_MIN_CONTEXT_OVERLAP",
         "Extensions", "LookupSettings", "OutputAction", "PolicyConfig",
@@ -74,7 +81,8 @@ ADAPTERS = {
     },
     "langchain_citeverify": {
         "CheckAgainstSourcesInput", "CheckReferencesInput", "CitationBlockedError",
-        "CiteVerifyGuard", "CiteVerifyOutputParser", "CiteVerifyReferenceTool", "CiteVerifyTool",
+        "CiteVerifyGuard", "CiteVerifyMiddleware", "CiteVerifyOutputParser",
+        "CiteVerifyReferenceTool", "CiteVerifyState", "CiteVerifyTool",
     },
     "llama_index.postprocessor.citeverify": {
         "CiteVerifyChatEngine", "CiteVerifyEvent", "CiteVerifyPostprocessor",

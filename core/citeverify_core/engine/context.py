@@ -324,6 +324,9 @@ class ContextCache:
 
     The hit rate is measured over windows of :data:`WINDOW` lookups (optimistic until the
     first window is complete).
+
+    A cache does not travel: pickled or deep-copied (with the verifier that holds it, to a
+    process pool or a Ray task), it keeps its limits and arrives empty, with a lock of its own.
     """
 
     #: Lookups per measuring window of the hit rate.
@@ -355,6 +358,17 @@ class ContextCache:
         self._rate = 1.0
         self._window_hits = 0
         self._window_lookups = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The limits only: the documents are rebuilt on the other side when they come back.
+        return {
+            "max_documents": self.max_documents,
+            "max_chars": self.max_chars,
+            "max_bytes": self.max_bytes,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        ContextCache.__init__(self, **state)
 
     def get(self, text: str) -> ContextDocument:
         """Return the tokenized document for ``text``, tokenizing it on a miss."""

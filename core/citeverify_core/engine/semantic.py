@@ -106,6 +106,8 @@ class WindowCache:
 
     Keyed by the document's text and how words are compared; thread-safe. Repeated answers
     against the same retrieval (a chain, the context cache's use) pay the split once.
+
+    A cache does not travel: pickled or deep-copied, it keeps its limits and arrives empty.
     """
 
     def __init__(self, *, max_chars: int = 4_000_000, max_documents: int = 256) -> None:
@@ -116,6 +118,12 @@ class WindowCache:
             collections.OrderedDict()
         )
         self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, int]:
+        return {"max_chars": self._max_chars, "max_documents": self._max_documents}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        WindowCache.__init__(self, **state)
 
     def get(self, key: tuple[str, WordMatcher, int]) -> _DocumentWindows | None:
         """The windows kept for ``key``, or None."""
@@ -272,6 +280,11 @@ _Embed = Callable[[list[str]], Any]
 class SemanticTier:
     """The user's scorer, recognized once, and the one place its failures become notes.
 
+    Pickled or deep-copied (with its verifier), the tier carries the scorer and nothing else:
+    the scorer travels if it pickles itself (a function defined at a module's top level, a
+    LangChain or LlamaIndex embedding model made of plain settings; a model holding a client,
+    a lock or a GPU handle may not), and the window cache is rebuilt empty.
+
     Raises:
         InputError: ``scorer`` is none of the recognized shapes (at construction).
     """
@@ -305,6 +318,13 @@ class SemanticTier:
                 f"{type(scorer).__name__}"
             )
             raise InputError(msg, path="semantic")
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The scorer only: the methods found on it are looked up again, the windows rebuilt.
+        return {"scorer": self.scorer}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        SemanticTier.__init__(self, state["scorer"])
 
     async def score(self, items: list[Passages], *, timeout: float) -> SemanticOutcome:
         """Score every item, within ``timeout`` seconds in all.

@@ -120,6 +120,14 @@ class CitationVerifier:
             ``tier`` says which tier decided it; scorer failures never pass a claim
             (docs/semantics.md).
 
+    A verifier travels: ``pickle`` and ``copy.deepcopy`` (a process pool, joblib, Ray, Spark)
+    carry its policy, ``include_original``, the semantic scorer (when it pickles itself) and
+    the lookup cache's SQLite file; its locks, thread pools, stemmers, HTTP clients, rate
+    limiters and in-memory caches (``context_cache``, the lookup cache's memory) are rebuilt
+    empty where it lands, so a copy gives the same results as the original. A verifier made
+    with ``client=`` cannot be pickled (a ``TypeError`` says so: the client's connections belong
+    to this process); ``copy.deepcopy`` shares that client.
+
     Example:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
         >>> v.verify("The museum opens at nine.", ["The museum opens at nine."]).verdict
@@ -154,6 +162,13 @@ class CitationVerifier:
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise InputError(msg, path="context_cache")
         self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
+        self._matcher = (self.policy, self.policy.extensions.matcher())
+        self._matcher[1].prepare()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # Each part rebuilt what it does not carry (their __setstate__); the stemmer is loaded
+        # now, so a process without PyStemmer says so on arrival, as the constructor would.
+        self.__dict__.update(state)
         self._matcher = (self.policy, self.policy.extensions.matcher())
         self._matcher[1].prepare()
 

@@ -50,6 +50,11 @@ class LookupCache:
     answers, up to ``max_response_bytes`` each. Sizes are those of the payloads as JSON; a payload
     over 1/32 of ``max_bytes`` is kept only in the file.
 
+    Pickled or deep-copied (with a verifier, to a process pool or a Ray task), the cache travels
+    as its file's path and its limits: the copy opens the file again (the same file on the same
+    machine, a new one elsewhere) and its memory starts empty. A cache in memory only arrives
+    empty: what it held does not travel.
+
     Args:
         path: The SQLite file, or None for memory only.
         max_entries: Payloads kept in memory at most (least recently used go first).
@@ -75,8 +80,19 @@ class LookupCache:
         self._bytes = 0
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        #: The SQLite file, or None for memory only.
+        self.path = path
         if path is not None:
             self._db = _open_cache(path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The file and the limits; the memory, the connection and the lock are rebuilt. A closed
+        # cache has no file any more.
+        path = self.path if self._db is not None else None
+        return {"path": path, "max_entries": self._max, "max_bytes": self._max_bytes}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        LookupCache.__init__(self, **state)
 
     def get(self, service: str, key: str) -> dict[str, Any] | None:
         """The stored payload, or None when absent, expired or unreadable."""

@@ -225,9 +225,14 @@ class RateLimiter:
     """
 
     def __init__(self, per_second: float) -> None:
+        self.per_second = per_second
         self.interval = 1.0 / per_second
         self._next = 0.0
         self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A pickled limiter is a new one at the same rate: its slots are this process's.
+        return RateLimiter, (self.per_second,)
 
     async def wait(self) -> None:
         """Wait for the next free slot."""
@@ -310,6 +315,12 @@ class Outbound:
         guard: Connect only to the addresses it allows, pinned after the check (URLs taken from
             an answer). None for the services' configured base URLs, which may be a mirror on
             the local network.
+
+    Pickled, it travels as its settings, cache and guard, and the copy uses citeverify's own
+    client where it lands. With a ``client`` of yours it cannot be pickled (a ``TypeError``
+    saying so): the client's connections belong to this process and its event loop, and a copy
+    quietly without it would lose its proxies and transports. ``copy.deepcopy`` shares your
+    client (it stays yours to close).
     """
 
     def __init__(
@@ -325,6 +336,36 @@ class Outbound:
         self.guard = guard
         self._client = client
         self.calls = 0  # HTTP requests sent (for tests and benchmarks)
+
+    @property
+    def client(self) -> httpx.AsyncClient | None:
+        """The ``httpx.AsyncClient`` given at construction, or None (citeverify's own)."""
+        return self._client
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._client is not None:
+            msg = (
+                "cannot pickle a citeverify verifier made with client=: an httpx.AsyncClient "
+                "holds connections of this process and its event loop. Make the verifier where "
+                "it runs (in the worker), or leave client unset so that each process uses "
+                "citeverify's own client (copy.deepcopy shares the client)"
+            )
+            raise TypeError(msg)
+        return {"settings": self.settings, "cache": self.cache, "guard": self.guard}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Outbound.__init__(self, **state)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Outbound:
+        # Same process: your client is shared, not copied (a copy would hold its connections).
+        import copy  # noqa: PLC0415 - only for deepcopy
+
+        return Outbound(
+            copy.deepcopy(self.settings, memo),
+            client=self._client,
+            cache=copy.deepcopy(self.cache, memo),
+            guard=copy.deepcopy(self.guard, memo),
+        )
 
     def with_guard(self, guard: AddressGuard) -> Outbound:
         """The same client, settings and cache, connecting only where ``guard`` allows."""

@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from citeverify_core.lookups import http as core
 from citeverify_core.lookups.cache import LookupCache
@@ -55,6 +55,9 @@ class Lookups:
             and closes it (inject a client to keep connections alive there too).
         cache: Where results are kept; by default an in-memory cache (plus the SQLite file named
             by ``settings.cache_path``).
+
+    Pickled, the lookups travel as their settings and cache (:class:`LookupCache`: its file, not
+    its memory) and are rebuilt on the other side; see :class:`Outbound` for a ``client``.
     """
 
     def __init__(
@@ -72,6 +75,13 @@ class Lookups:
         )
         self.courtlistener = CourtListener(self.http)
         self.urls = Urls(self.http)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The Outbound carries the client check (pickled: an error; deep-copied: shared).
+        return {"settings": self.settings, "cache": self.cache, "http": self.http}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Lookups.__init__(self, state["settings"], client=state["http"].client, cache=state["cache"])
 
     @property
     def calls(self) -> int:

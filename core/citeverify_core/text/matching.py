@@ -78,7 +78,11 @@ STOPWORDS: dict[str, frozenset[str]] = {
 
 
 class _Stems:
-    """Memoized Snowball stems for one language (PyStemmer), shared by every matcher."""
+    """Memoized Snowball stems for one language (PyStemmer), shared by every matcher.
+
+    One per language and process: pickled, it is the other process's stems of that language
+    (the PyStemmer object, its lock and the memo do not travel).
+    """
 
     #: Words kept at most; past it the memo starts again (a corpus has a few 100,000 words).
     MAX_WORDS = 200_000
@@ -97,8 +101,12 @@ class _Stems:
         except KeyError:  # an older PyStemmer without this language
             msg = f"extensions.language: the installed PyStemmer has no {language!r} stemmer"
             raise PolicyError(msg, path="extensions.language") from None
+        self.language = language
         self._memo: dict[str, str] = {}
         self._lock = threading.Lock()  # a PyStemmer object is not thread-safe
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _stems, (self.language,)
 
     def map(self, words: list[str]) -> list[str]:
         """The stem of each word (hot path: one dict lookup a word once the memo holds it)."""

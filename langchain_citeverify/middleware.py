@@ -1,0 +1,276 @@
+"""Agent middleware for LangChain 1.x: check an agent's answers against what its tools returned.
+
+::
+
+    from langchain.agents import create_agent
+    from langchain_citeverify import CiteVerifyMiddleware
+
+    agent = create_agent(
+        model,
+        tools=[search_docs],
+        middleware=[CiteVerifyMiddleware(unverified_action="block")],
+    )
+
+After each model call the middleware verifies the model's final answer (an AIMessage without
+tool calls; with ``check_intermediate=True`` every AIMessage with text) against the context the
+agent saw: the contents of its ToolMessages (the Documents in a tool's ``artifact`` when it has
+them), or the Documents in a state key (``context_key=``). Under ``block`` the answer is replaced
+by ``blocked_response`` and the agent stops; under ``redact`` the unsupported claims are removed;
+under ``flag`` the message is annotated. An answer given before any tool returned anything is
+checked against no documents: the policy's ``require_sources`` decides it (on by default, so it
+is unverified). The result is kept in the state under ``citeverify``
+(``VerificationResult.to_dict()``: plain data, which every checkpointer stores) and in the
+message's ``response_metadata["citeverify"]``.
+
+Streaming: the check runs after the model node, so ``stream_mode="messages"`` (and the model
+node's own update) carry the answer before it is checked, as with any after-model guardrail.
+Show what the ``CiteVerifyMiddleware.after_model`` update or the final state holds.
+
+Needs ``langchain>=1.0``: ``pip install "langchain-citeverify[agents]"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from citeverify_core import CitationVerifier, ContextCache, InputError, VerificationResult
+from citeverify_core.engine import (
+    DEFAULT_BLOCKED_RESPONSE,
+    BlockedResponse,
+    blocked_answer,
+    check_blocked_response,
+)
+from citeverify_core.policy import merge_policy
+from langchain_citeverify._common import document_texts, message_text
+from langchain_citeverify._common import semantic_scorer as scorer_for
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+except ImportError as exc:  # langchain absent, or 0.x (no agent middleware)
+    msg = (
+        "CiteVerifyMiddleware needs LangChain 1.x agents: install the extra with "
+        'pip install "langchain-citeverify[agents]" (langchain>=1.0). '
+        f"The import failed with: {exc}"
+    )
+    raise ModuleNotFoundError(msg, name="langchain.agents.middleware") from exc
+
+from typing import NotRequired
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+__all__ = ["STATE_KEY", "CiteVerifyMiddleware", "CiteVerifyState"]
+
+#: The state key that holds the last check's result (``VerificationResult.to_dict()``).
+STATE_KEY = "citeverify"
+
+
+class CiteVerifyState(AgentState[Any]):
+    """The agent state with the last verification (``VerificationResult.from_dict`` rebuilds it).
+
+    A mapping rather than the result object: LangGraph's checkpoint serializer stores plain data
+    as it is, and warns on (and in strict mode refuses) types it does not know.
+    """
+
+    citeverify: NotRequired[dict[str, Any]]
+
+
+# Unparameterized: AgentMiddleware takes two type parameters in langchain 1.0 and three later
+# (all with defaults); subscripting it with either count fails on the other versions.
+class CiteVerifyMiddleware(AgentMiddleware):
+    """Verify an agent's answers against the documents its tools returned.
+
+    Args:
+        policy: A :class:`citeverify_core.PolicyConfig`, the inner policy mapping, or a policy
+            pack path. Keyword options override it: any top-level policy field
+            (``min_groundedness=0.7``) and ``unverified_action`` ("flag", "redact", "block").
+        context_key: A state key holding the context (Documents or strings) to check against,
+            instead of the ToolMessages. The key is added to the agent's state schema, so it can
+            be given in the agent's input (``agent.invoke({"messages": ..., key: docs})``).
+        blocked_response: What replaces a blocked answer: a string, or a callable given the
+            :class:`citeverify_core.VerificationResult` that returns one.
+        check_intermediate: Also check the text of AIMessages that call tools (off by default:
+            that text is usually a plan, not an answer). A blocked one stops the agent before
+            its tools run.
+        include_original: Under ``redact``, keep the removed text in the stored result.
+        context_cache: Keep the tokenization of documents seen before (on by default: an agent
+            checks each answer against the same tool results again).
+        embeddings: The semantic tier (off by default): a LangChain ``Embeddings``.
+        semantic_scorer: Instead of ``embeddings``, a callable ``(claim, passages) -> score``.
+        **options: Policy options laid over ``policy`` (see above).
+
+    Raises:
+        PolicyError: the policy or an option is invalid.
+        InputError: ``blocked_response`` is neither a string nor a callable, or both
+            ``embeddings`` and ``semantic_scorer`` are given. While the agent runs: the state has
+            no ``context_key``, or it holds something other than documents.
+    """
+
+    def __init__(
+        self,
+        policy: Any = None,
+        *,
+        context_key: str | None = None,
+        blocked_response: BlockedResponse = DEFAULT_BLOCKED_RESPONSE,
+        check_intermediate: bool = False,
+        include_original: bool = False,
+        context_cache: bool = True,
+        embeddings: Any = None,
+        semantic_scorer: Callable[..., Any] | None = None,
+        **options: Any,
+    ) -> None:
+        check_blocked_response(blocked_response)
+        if context_key is not None and (not isinstance(context_key, str) or not context_key):
+            msg = f"context_key must be a non-empty string, got {context_key!r}"
+            raise InputError(msg, path="context_key")
+        self.policy = merge_policy(policy, options)
+        self.context_key = context_key
+        self.blocked_response = blocked_response
+        self.check_intermediate = check_intermediate
+        self.include_original = include_original
+        self.context_cache = context_cache
+        self.embeddings = embeddings
+        self.semantic_scorer = semantic_scorer
+        self.tools = []
+        self._build()
+
+    def _build(self) -> None:
+        """The verifier and the state schema, from the configuration (also after unpickling)."""
+        self.verifier = CitationVerifier(
+            self.policy,
+            context_cache=ContextCache() if self.context_cache else False,
+            include_original=self.include_original,
+            semantic=scorer_for(self.embeddings, self.semantic_scorer),
+        )
+        self.state_schema = _state_schema(self.context_key)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The configuration only: the verifier (locks, caches) and the schema are rebuilt.
+
+        So a middleware pickles and deep-copies (process pools, Ray, a copied agent config).
+        """
+        state = dict(self.__dict__)
+        del state["verifier"], state["state_schema"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore the configuration and rebuild the verifier and the state schema."""
+        self.__dict__.update(state)
+        self._build()
+
+    # can_jump_to: a blocked answer that calls tools must not reach them.
+    @hook_config(can_jump_to=["end"])
+    def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Verify the model's answer; block, redact or annotate it.
+
+        Returns:
+            The state update: the answer message (replaced, redacted or annotated), the result
+            under ``citeverify``, and ``jump_to="end"`` on block. None when there is nothing to
+            check (a tool-calling message, unless ``check_intermediate``).
+
+        Raises:
+            InputError: the context in ``context_key`` is missing or not documents.
+        """
+        found = self._answer(state)
+        if found is None:
+            return None
+        message, text = found
+        result = self.verifier.verify(text, self._context(state))
+        return self._update(message, result)
+
+    @hook_config(can_jump_to=["end"])
+    async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """Async :meth:`after_model`: lookups run concurrently on the caller's loop.
+
+        Raises:
+            InputError: the context in ``context_key`` is missing or not documents.
+        """
+        found = self._answer(state)
+        if found is None:
+            return None
+        message, text = found
+        result = await self.verifier.averify(text, self._context(state))
+        return self._update(message, result)
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def _answer(self, state: Any) -> tuple[AIMessage, str] | None:
+        messages: Sequence[AnyMessage] = state.get("messages") or []
+        if not messages or not isinstance(messages[-1], AIMessage):
+            return None
+        message = messages[-1]
+        if message.tool_calls and not self.check_intermediate:
+            return None
+        text = message_text(message)
+        if message.tool_calls and not text.strip():
+            return None  # a bare tool call claims nothing
+        return message, text
+
+    def _context(self, state: Any) -> list[str]:
+        if self.context_key is not None:
+            if state.get(self.context_key) is None:
+                msg = (
+                    f"CiteVerifyMiddleware: the agent state has no {self.context_key!r} "
+                    "(give it in the agent's input, or set it from a tool or a node)"
+                )
+                raise InputError(msg, path=self.context_key)
+            return document_texts(state[self.context_key], where=self.context_key)
+        return tool_context(state.get("messages") or [])
+
+    def _update(self, message: AIMessage, result: VerificationResult) -> dict[str, Any]:
+        data = result.to_dict()
+        metadata = {**message.response_metadata, STATE_KEY: data}
+        update: dict[str, Any] = {STATE_KEY: data}
+        if result.verdict == "block":
+            # Same id: add_messages replaces the answer instead of appending a second one.
+            text = blocked_answer(result, self.blocked_response)
+            replacement = AIMessage(content=text, id=message.id, response_metadata=metadata)
+            update["messages"] = [replacement]
+            update["jump_to"] = "end"
+            return update
+        changes: dict[str, Any] = {"response_metadata": metadata}
+        if result.action == "redact":
+            changes["content"] = result.answer
+        update["messages"] = [message.model_copy(update=changes)]
+        return update
+
+
+def tool_context(messages: Sequence[Any]) -> list[str]:
+    """The passages the agent's tools returned: each ToolMessage's Documents, else its text.
+
+    A retriever tool (``response_format="content_and_artifact"``) keeps its Documents in the
+    message's ``artifact``; then each Document is a passage. Otherwise the message's text is one.
+    """
+    passages: list[str] = []
+    for message in messages:
+        if not isinstance(message, ToolMessage) or message.status == "error":
+            continue
+        artifact = message.artifact
+        if isinstance(artifact, Document):
+            artifact = [artifact]
+        if (
+            isinstance(artifact, list | tuple)
+            and artifact
+            and all(isinstance(item, Document) for item in artifact)
+        ):
+            passages.extend(doc.page_content for doc in artifact)
+            continue
+        text = message_text(message)
+        if text.strip():
+            passages.append(text)
+    return passages
+
+
+@lru_cache(maxsize=32)
+def _state_schema(context_key: str | None) -> type[Any]:
+    """:class:`CiteVerifyState`, with ``context_key`` declared so the agent keeps that input."""
+    if context_key is None or context_key in CiteVerifyState.__annotations__:
+        return CiteVerifyState
+    namespace = {"__annotations__": {context_key: NotRequired[Any]}, "__module__": __name__}
+    # TypedDict's metaclass, called as the class statement would call it (the key is dynamic).
+    metaclass: Any = type(CiteVerifyState)
+    schema: type[Any] = metaclass(f"CiteVerifyState_{context_key}", (CiteVerifyState,), namespace)
+    return schema
