@@ -23,7 +23,7 @@ from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
 
 from citeverify_core import CitationVerifier
-from llamaindex_citeverify import CiteVerifyPostprocessor, CiteVerifyQueryEngine
+from llama_index.postprocessor.citeverify import CiteVerifyPostprocessor, CiteVerifyQueryEngine
 
 from _corpus import answer, best_of, text, vocabulary
 

@@ -23,8 +23,8 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from langchain_citeverify import CiteVerifyGuard
 from langchain_citeverify._common import unobserved
-from llamaindex_citeverify import CiteVerifyEvent, CiteVerifyQueryEngine
-from llamaindex_citeverify._common import listeners
+from llama_index.postprocessor.citeverify import CiteVerifyEvent, CiteVerifyQueryEngine
+from llama_index.postprocessor.citeverify._common import listeners
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 TEXT = "The museum opens at nine."

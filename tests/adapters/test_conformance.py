@@ -8,7 +8,7 @@ from langchain_core.documents import Document as LCDocument
 
 from citeverify_core import CitationUnverifiedError, CitationVerifier
 from langchain_citeverify import CiteVerifyGuard
-from llamaindex_citeverify import CiteVerifyQueryEngine
+from llama_index.postprocessor.citeverify import CiteVerifyQueryEngine
 from tests.adapters.test_llamaindex import GROUNDED, TEXTS, UNGROUNDED, FixedLLM, index
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}

@@ -15,14 +15,13 @@ from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.query_engine import CitationQueryEngine
 
-from citeverify_core import CitationUnverifiedError, VerificationResult
-from llamaindex_citeverify import (
-    CiteVerifyEvaluator,
+from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
+from llama_index.evaluation.citeverify import CiteVerifyEvaluator
+from llama_index.postprocessor.citeverify import (
     CiteVerifyEvent,
     CiteVerifyPostprocessor,
     CiteVerifyQueryEngine,
 )
-from llamaindex_citeverify.postprocessor import CiteVerifyUsageWarning
 
 TEXTS = [
     "The museum opens at nine and closes at five on weekdays.",
@@ -113,17 +112,15 @@ def test_postprocessor_on_a_response_you_already_have():
     assert result_of(keep.verify_response(response)).original_answer == UNGROUNDED
 
 
-def test_postprocessor_in_node_postprocessors_passes_nodes_through():
+def test_postprocessor_in_node_postprocessors_refuses_to_run():
     post = CiteVerifyPostprocessor(policy=OFFLINE, unverified_action="block")
     eng = index().as_query_engine(
         llm=FixedLLM(answer=UNGROUNDED), similarity_top_k=3, node_postprocessors=[post]
     )
-    # No answer exists at retrieval time: nothing is checked, and the user is told so.
-    with pytest.warns(CiteVerifyUsageWarning, match="CiteVerifyQueryEngine"):
-        response = eng.query("Tell me.")
-    assert response.response == UNGROUNDED
-    assert len(response.source_nodes) == 3
-    assert "citeverify" not in (response.metadata or {})
+    # No answer exists at retrieval time: a guard there would check nothing, so it says so.
+    with pytest.raises(InputError, match="CiteVerifyQueryEngine") as info:
+        eng.query("Tell me.")
+    assert info.value.path == "node_postprocessors"
 
 
 def test_citation_query_engine_cited_node_is_checked():

@@ -7,7 +7,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import warnings
 from enum import StrEnum
 from typing import Literal
 
@@ -19,17 +18,17 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
+from llama_index.core.memory import ChatMemoryBuffer
 from llama_index.core.prompts import PromptTemplate
 from llama_index.core.schema import QueryBundle
 from pydantic import BaseModel, Field
 
 from citeverify_core import CitationUnverifiedError, InputError
-from llamaindex_citeverify import (
-    CiteVerifyEvaluator,
+from llama_index.evaluation.citeverify import CiteVerifyEvaluator
+from llama_index.postprocessor.citeverify import (
     CiteVerifyPostprocessor,
     CiteVerifyQueryEngine,
 )
-from llamaindex_citeverify.postprocessor import CiteVerifyUsageWarning
 from tests.adapters.test_llamaindex import (
     GROUNDED,
     OFFLINE,
@@ -295,41 +294,33 @@ def test_metadata_shown_to_the_llm_counts_and_excluded_metadata_does_not():
 # --- The postprocessor in node_postprocessors ------------------------------------------------
 
 
-def test_postprocessor_in_node_postprocessors_warns_once_with_the_fix():
+@pytest.mark.parametrize("mode", ["query", "aquery", "chat", "achat"])
+def test_postprocessor_in_node_postprocessors_refuses_for_queries_and_chats(mode):
     post = CiteVerifyPostprocessor(policy=OFFLINE, unverified_action="block")
-    eng = index().as_query_engine(
-        llm=FixedLLM(answer=UNGROUNDED), similarity_top_k=3, node_postprocessors=[post]
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        eng.query("q")
-        eng.query("q")
-        asyncio.run(eng.aquery("q"))
-    ours = [w for w in caught if issubclass(w.category, CiteVerifyUsageWarning)]
-    assert len(ours) == 1
-    assert "verify_response" in str(ours[0].message)
-    assert issubclass(CiteVerifyUsageWarning, UserWarning)
-
-
-def test_the_warning_can_be_filtered_by_its_category():
-    post = CiteVerifyPostprocessor(policy=OFFLINE)
-    eng = index().as_query_engine(llm=FixedLLM(answer=GROUNDED), node_postprocessors=[post])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        warnings.filterwarnings("ignore", category=CiteVerifyUsageWarning)
-        eng.query("q")  # no error: the filter silenced exactly this warning
+    idx, llm = index(), FixedLLM(answer=UNGROUNDED)
+    if mode.endswith("query"):
+        eng = idx.as_query_engine(llm=llm, node_postprocessors=[post])
+    else:
+        memory = ChatMemoryBuffer.from_defaults(token_limit=3000)  # no aiosqlite to leak
+        eng = idx.as_chat_engine(
+            chat_mode="context", llm=llm, memory=memory, node_postprocessors=[post]
+        )
+    call = getattr(eng, mode)
+    # Raised at the first question, before any answer: nothing unchecked reaches the user.
+    with pytest.raises(InputError, match=r"CiteVerifyChatEngine.*verify_response"):
+        asyncio.run(call("q")) if mode.startswith("a") else call("q")
 
 
 # --- Missing framework -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("blocked", [["llama_index"], ["llama_index", "llama_index.core"]])
+@pytest.mark.parametrize("blocked", [["llama_index.core"]])
 def test_import_without_llama_index_core_names_what_to_install(blocked):
     code = (
         "import sys\n"
         f"for name in {blocked!r}: sys.modules[name] = None\n"
         "try:\n"
-        "    import llamaindex_citeverify\n"
+        "    import llama_index.postprocessor.citeverify\n"
         "except ImportError as exc:\n"
         "    print(type(exc).__name__, exc.name, str(exc))\n"
         "else:\n"

@@ -504,7 +504,8 @@ def test_llamaindex_query_engine_with_embed_model():
     from llama_index.core.llms.callbacks import llm_completion_callback
 
     from citeverify_core import CitationUnverifiedError
-    from llamaindex_citeverify import CiteVerifyEvaluator, CiteVerifyQueryEngine
+    from llama_index.evaluation.citeverify import CiteVerifyEvaluator
+    from llama_index.postprocessor.citeverify import CiteVerifyQueryEngine
 
     class ConceptEmbedding(BaseEmbedding):
         def _get_query_embedding(self, query):

@@ -85,10 +85,11 @@ ADAPTERS = {
         "CiteVerifyGuard", "CiteVerifyMiddleware", "CiteVerifyOutputParser",
         "CiteVerifyReferenceTool", "CiteVerifyState", "CiteVerifyTool",
     },
-    "llamaindex_citeverify": {
-        "CiteVerifyEvaluator", "CiteVerifyEvent", "CiteVerifyPostprocessor", "CiteVerifyQueryEngine",
-        "CiteVerifyUsageWarning",
+    "llama_index.postprocessor.citeverify": {
+        "CiteVerifyChatEngine", "CiteVerifyEvent", "CiteVerifyPostprocessor",
+        "CiteVerifyQueryEngine", "averify_response", "verify_response",
     },
+    "llama_index.evaluation.citeverify": {"CiteVerifyEvaluator"},
 }  # fmt: skip
 
 

@@ -17,9 +17,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "core" / "citeverify_core"
+#: The LlamaIndex adapter's packages are portions of LlamaIndex's `llama_index` namespace.
+LLAMA_INDEX = ROOT / "llamaindex_citeverify" / "llama_index"
 ADAPTERS = {
     "langchain_citeverify": ROOT / "langchain_citeverify",
-    "llamaindex_citeverify": ROOT / "llamaindex_citeverify",
+    "llama_index.postprocessor.citeverify": LLAMA_INDEX / "postprocessor" / "citeverify",
+    "llama_index.evaluation.citeverify": LLAMA_INDEX / "evaluation" / "citeverify",
 }
 
 #: Top to bottom: a module may import its own layer's modules and those of lower layers. Names in

@@ -12,8 +12,8 @@ from llama_index.core.prompts.mixin import PromptDictType, PromptMixinType
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType
 
-from llamaindex_citeverify._common import SPAN_MARK, listeners, span_named
-from llamaindex_citeverify.postprocessor import CiteVerifyPostprocessor
+from llama_index.postprocessor.citeverify._common import SPAN_MARK, listeners, span_named
+from llama_index.postprocessor.citeverify.postprocessor import CiteVerifyPostprocessor
 
 __all__ = ["CiteVerifyQueryEngine"]
 
@@ -26,10 +26,13 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
 
     ``query``/``aquery`` return the kind of response the wrapped engine gave, with
     ``metadata["citeverify"]`` holding the :class:`citeverify_core.VerificationResult` (the answer
-    redacted under ``redact``); a block raises :class:`citeverify_core.CitationUnverifiedError`.
+    redacted under ``redact``); a block raises :class:`citeverify_core.CitationUnverifiedError`,
+    or with ``blocked_response=`` (a string or a callable of the result) the answer is replaced by
+    that text, which is what a ``QueryEngineTool`` over this engine hands to an agent.
     A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a streaming
     response stays streaming and is verified when its stream ends (see
-    :mod:`llamaindex_citeverify.postprocessor` for what is yielded under each action).
+    :mod:`llama_index.postprocessor.citeverify.postprocessor` for what is yielded under each
+    action).
 
     Like LlamaIndex's own wrappers (``TransformQueryEngine``), it passes ``get_prompts`` /
     ``update_prompts`` (keys prefixed ``query_engine:``), ``retrieve``/``aretrieve`` and the
@@ -40,6 +43,12 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
         query_engine: The engine to wrap (``index.as_query_engine(...)``,
             ``CitationQueryEngine``...).
         policy: As for :class:`CiteVerifyPostprocessor`; keyword options override it.
+        **options: Policy options (``unverified_action="block"``) and the postprocessor's
+            (``blocked_response``, ``embed_model``, ``include_original``).
+
+    Raises:
+        citeverify_core.PolicyError: a policy option is wrong.
+        citeverify_core.InputError: another option is wrong.
     """
 
     query_engine: BaseQueryEngine
@@ -93,10 +102,12 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
     def _query_verified(self, str_or_query_bundle: QueryType) -> RESPONSE_TYPE:
         if not self.callback_manager.handlers:
             response = self.query_engine.query(str_or_query_bundle)
-            return self.postprocessor.verify_response(response)
+            checked: RESPONSE_TYPE = self.postprocessor.verify_response(response)
+            return checked
         with self.callback_manager.as_trace("query"):
             response = self.query_engine.query(str_or_query_bundle)
-            return self.postprocessor.verify_response(response)
+            checked = self.postprocessor.verify_response(response)
+            return checked
 
     async def aquery(self, str_or_query_bundle: QueryType) -> RESPONSE_TYPE:
         """Async :meth:`query`: real async in both the engine and the lookups."""
@@ -113,10 +124,12 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
     async def _aquery_verified(self, str_or_query_bundle: QueryType) -> RESPONSE_TYPE:
         if not self.callback_manager.handlers:
             response = await self.query_engine.aquery(str_or_query_bundle)
-            return await self.postprocessor.averify_response(response)
+            checked: RESPONSE_TYPE = await self.postprocessor.averify_response(response)
+            return checked
         with self.callback_manager.as_trace("query"):
             response = await self.query_engine.aquery(str_or_query_bundle)
-            return await self.postprocessor.averify_response(response)
+            checked = await self.postprocessor.averify_response(response)
+            return checked
 
     def custom_query(self, query_str: str) -> RESPONSE_TYPE:
         """Query the wrapped engine, then verify the answer."""
@@ -148,7 +161,8 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
         response = self.query_engine.synthesize(
             query_bundle, nodes, additional_source_nodes=additional_source_nodes
         )
-        return self.postprocessor.verify_response(response)
+        checked: RESPONSE_TYPE = self.postprocessor.verify_response(response)
+        return checked
 
     async def asynthesize(
         self,
@@ -160,4 +174,5 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
         response = await self.query_engine.asynthesize(
             query_bundle, nodes, additional_source_nodes=additional_source_nodes
         )
-        return await self.postprocessor.averify_response(response)
+        checked: RESPONSE_TYPE = await self.postprocessor.averify_response(response)
+        return checked

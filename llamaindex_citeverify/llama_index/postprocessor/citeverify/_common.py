@@ -14,6 +14,7 @@ from llama_index.core.base.response.schema import (
     StreamingResponse,
 )
 from llama_index.core.bridge.pydantic import BaseModel
+from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import NullEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
@@ -198,14 +199,20 @@ def _has_literal(annotation: Any) -> bool:
 
 
 def response_text(response: Any) -> str:
-    """The answer text of a non-streaming response (Response, PydanticResponse, str)."""
+    """The answer text of a non-streaming response (Response, PydanticResponse, chat, str).
+
+    Raises:
+        InputError: ``response`` is none of these.
+    """
     if isinstance(response, PydanticResponse):
         return field_values(response.response)[0]
     if isinstance(response, Response):
         return response.response or ""
+    if isinstance(response, AgentChatResponse):
+        return response.response
     if isinstance(response, str):
         return response
-    msg = f"expected a LlamaIndex Response, got {type(response).__name__}"
+    msg = f"expected a LlamaIndex Response or chat response, got {type(response).__name__}"
     raise InputError(msg, path="response")
 
 
@@ -218,4 +225,13 @@ async def abuffered(response: Any) -> Any:
         return await response.get_response()
     if isinstance(response, StreamingResponse):
         return response.get_response()
+    if isinstance(response, StreamingAgentChatResponse):
+        parts = []
+        if response.achat_stream is not None:
+            parts = [token async for token in response.async_response_gen()]
+        else:
+            parts = list(response.response_gen)
+        return AgentChatResponse(
+            response="".join(parts), sources=response.sources, source_nodes=response.source_nodes
+        )
     return response

@@ -1,4 +1,4 @@
-"""An evaluator for LlamaIndex evaluation pipelines (``BatchEvalRunner`` and friends)."""
+"""The evaluator: a ``BaseEvaluator`` that verifies a response against its contexts."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from llama_index.core.prompts.mixin import PromptDictType
 
 from citeverify_core import CitationVerifier, InputError, VerificationResult
 from citeverify_core.policy import merge_policy, with_check_options
-from llamaindex_citeverify._common import abuffered, node_texts, response_text
-from llamaindex_citeverify._common import semantic_scorer as scorer_of
+from llama_index.postprocessor.citeverify._common import abuffered, node_texts, response_text
+from llama_index.postprocessor.citeverify._common import semantic_scorer as scorer_of
 
 __all__ = ["CiteVerifyEvaluator"]
 
@@ -29,8 +29,9 @@ class CiteVerifyEvaluator(BaseEvaluator):
     ``contexts`` is a list of passages; a single string is one passage (not one per character).
 
     Args:
-        policy: As for :class:`~llamaindex_citeverify.CiteVerifyPostprocessor`; keyword options
-            override it.
+        policy: As for
+            :class:`~llama_index.postprocessor.citeverify.CiteVerifyPostprocessor`; keyword
+            options override it.
         embed_model: The semantic tier (off by default), as for the postprocessor: a LlamaIndex
             embedding model.
         semantic_scorer: Instead of ``embed_model``, a callable ``(claim, passages) -> score``.
