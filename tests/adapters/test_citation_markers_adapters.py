@@ -14,7 +14,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from citeverify_core import VerificationResult
 from langchain_citeverify import CiteVerifyGuard
-from llamaindex_citeverify import CiteVerifyPostprocessor
+from llama_index.postprocessor.citeverify import CiteVerifyPostprocessor
 
 TEXT = "The museum opens at nine and closes at five on weekdays."
 ANSWER = "The museum opens at nine. (Source: hours.md)"

@@ -29,7 +29,8 @@ from langchain_citeverify import (
     CiteVerifyReferenceTool,
     CiteVerifyTool,
 )
-from llamaindex_citeverify import CiteVerifyEvaluator, CiteVerifyPostprocessor
+from llama_index.evaluation.citeverify import CiteVerifyEvaluator
+from llama_index.postprocessor.citeverify import CiteVerifyPostprocessor
 from tests.adapters.test_llamaindex import GROUNDED, OFFLINE, TEXTS, UNGROUNDED, engine
 from tests.conftest import DATA
 
