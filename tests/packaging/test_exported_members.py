@@ -96,8 +96,17 @@ ADAPTERS = {
 def test_subpackage_surfaces_are_pinned_and_documented():
     import importlib
 
+    missing: list[str] = []
     for name, expected in ADAPTERS.items():
         module = importlib.import_module(name)
         assert set(module.__all__) == expected, name
         for member in module.__all__:
-            assert getattr(module, member).__doc__, f"{name}.{member} has no docstring"
+            try:
+                obj = getattr(module, member)
+            except ModuleNotFoundError as exc:
+                # A member of an extra that is not installed (the lowest versions run without
+                # LangChain 1.x): it must name what to install.
+                missing.append(f"{name}.{member}: {exc}")
+                continue
+            assert obj.__doc__, f"{name}.{member} has no docstring"
+    assert all("pip install" in why for why in missing), missing
