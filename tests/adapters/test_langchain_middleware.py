@@ -20,7 +20,6 @@ pytest.importorskip(
 )
 
 from langchain.agents import create_agent
-from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -39,13 +38,8 @@ try:  # langgraph-checkpoint with a msgpack allowlist reports what it lets throu
 except ImportError:  # older: no allowlist, nothing is warned about or blocked
     register_serde_event_listener = None
 
-DOCS = [
-    Document(page_content="The museum opens at nine and closes at five on weekdays."),
-    Document(page_content="Tickets cost ten euros for adults; children enter free."),
-]
-GROUNDED = "The museum opens at nine and closes at five. Tickets cost ten euros for adults."
-INVENTED = "The museum opens at nine. Dragons guard the museum at night and eat visitors."
-OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
+from tests.adapters.test_langchain_options import DOCS, GROUNDED, INVENTED, OFFLINE
+
 QUESTION = {"messages": [HumanMessage("When does the museum open, and what does it cost?")]}
 
 
