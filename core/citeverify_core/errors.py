@@ -5,6 +5,7 @@ The tree::
     CiteVerifyError                 base of everything citeverify raises on purpose
     ├── PolicyError                 a policy is invalid; ``.path`` names the key
     ├── InputError                  an answer, document, request or response is unusable
+    │   └── DocumentError           a paper cannot be read (``.code`` says why)
     ├── CitationUnverifiedError     a guard blocked an answer; ``.result`` holds why
     ├── MissingExtraError           an optional part is not installed (also a ModuleNotFoundError)
     └── ServiceError                the reference service refused a request (``.status``)
@@ -26,10 +27,12 @@ if TYPE_CHECKING:
     from citeverify_core.engine.results import VerificationResult
 
 __all__ = [
+    "DOCUMENT_ERROR_CODES",
     "EXTRA_MODULES",
     "AuthenticationError",
     "CitationUnverifiedError",
     "CiteVerifyError",
+    "DocumentError",
     "InputError",
     "InsufficientTokensError",
     "MissingExtraError",
@@ -80,6 +83,34 @@ class InputError(CiteVerifyError, ValueError):
     def __init__(self, message: str, *, path: str = ""):
         super().__init__(message)
         self.path = path
+
+
+class DocumentError(InputError):
+    """A document (PDF, Word, LaTeX, ...) cannot be read, or holds no reference list.
+
+    The message is one line a user can act on ("no text layer: run OCR first"); ``code`` is the
+    machine-readable reason, one of :data:`DOCUMENT_ERROR_CODES`.
+
+    Attributes:
+        code: ``unsupported-format``, ``encrypted``, ``no-text-layer``, ``corrupt``,
+            ``too-large``, ``timeout`` or ``no-reference-list``.
+    """
+
+    def __init__(self, message: str, *, code: str, path: str = ""):
+        super().__init__(message, path=path)
+        self.code = code
+
+
+#: Every ``DocumentError.code``.
+DOCUMENT_ERROR_CODES = (
+    "unsupported-format",
+    "encrypted",
+    "no-text-layer",
+    "corrupt",
+    "too-large",
+    "timeout",
+    "no-reference-list",
+)
 
 
 class CitationUnverifiedError(CiteVerifyError):
@@ -188,6 +219,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "caselaw": ("eyecite",),
     "cli": ("typer",),
     "server": ("fastapi", "uvicorn", "sqlalchemy", "prometheus_client", "aiohttp", "platformdirs"),
+    "documents": ("pdfminer", "docx", "pylatexenc"),
     "batch": ("pyarrow",),
     "ray": ("ray",),
 }

@@ -10,6 +10,7 @@ EXPECTED = {
     "CiteVerifyError",
     "ClaimResult",
     "ContextCache",
+    "DocumentError",
     "InputError",
     "InsufficientTokensError",
     "LookupCache",
