@@ -97,6 +97,9 @@ _ACCENTS = {
     "\u02db": "\u0328",
 }
 _DOTLESS = {"\u0131": "i", "\u0237": "j"}
+# A spacing accent glued before a letter inside a word: TeX's accent-then-letter order. (Not
+# the grave, which is also a backquote.)
+_GLUED_ACCENT = re.compile("([" + "".join(a for a in _ACCENTS if a != "\u0060") + r"])([^\W\d_])")
 _PAGE_NUMBER = re.compile(
     r"^(?:page|p\.|seite|pág\.?|página|pagina)?\s*[-–—(]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)]?"
     r"(?:\s*(?:of|/|de|von|sur|di)\s*\d{1,4})?$",
@@ -806,18 +809,36 @@ def _edge_fragments(row: _Row) -> list[_Row]:
     return fragments
 
 
+def _apart(rows: list[_Row], r: int) -> bool:
+    """Whether row ``r`` (of the top or bottom three) is set off from the page's text by space.
+
+    Running text is: a space wider than 1.5 font sizes separates it (or the block of edge rows
+    it belongs to) from the body; the body's own first or last lines are not.
+    """
+    ys = [_baseline(row) for row in rows]
+    if r < 3:
+        pairs = range(r, min(3, len(rows) - 1))
+        return any(ys[k] - ys[k + 1] > 1.5 * _row_size(rows[k]) for k in pairs)
+    pairs = range(max(len(rows) - 3, 1), r + 1)
+    return any(ys[k - 1] - ys[k] > 1.5 * _row_size(rows[k]) for k in pairs)
+
+
 def _drop_running_text(pages: list[_Page], rows_by_page: list[list[_Row]]) -> int:
     """Remove running headers, footers and page numbers from the rows; how many were removed.
 
     Candidates are the fragments of the top three and bottom three rows of a page. A fragment
     is running text when the same text (digits aside, case aside) stands at the same height
     (within 4 points) on many pages: at least 2 pages of a short document, otherwise at least
-    3 and a fifth of the pages. A page number is a fragment that is only a number ("12",
-    "Page 3 of 9", "- iv -"), alone on its page's first or last row, apart from the text.
+    3 and a fifth of the pages; and it is apart from the text (more than 1.5 font sizes of
+    space between it, or the block it opens or closes, and the text). A page number is a
+    fragment that is only a number ("12", "Page 3 of 9", "- iv -"), alone on its page's first
+    or last row, apart from the text.
     """
     keyed: dict[tuple[str, str], list[tuple[int, float, int, int]]] = defaultdict(list)
     for p, rows in enumerate(rows_by_page):
         for r in (*range(min(3, len(rows))), *range(max(3, len(rows) - 3), len(rows))):
+            if not _apart(rows, r):
+                continue
             for f, fragment in enumerate(_edge_fragments(rows[r])):
                 text = " ".join(w.text for w in fragment)
                 key = _DIGITS.sub("#", re.sub(r"\s+", " ", text.lower()).strip())
@@ -964,27 +985,10 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
 
 def _line(page: _Page, words: _Row) -> _Line:
     """One line from its words (left to right): spaces where words are apart, accents placed."""
+    words = _place_accents(words)
     parts: list[str] = []
     previous: _Word | None = None
-    pending_accent: tuple[str, float] | None = None
     for word in words:
-        text = word.text
-        if len(text) == 1 and text in _ACCENTS and word.x1 - word.x0 < 0.6 * word.size:
-            # An accent drawn over the previous word's last letter, or over the next word's
-            # first one: which one its middle is over.
-            middle = (word.x0 + word.x1) / 2
-            if previous is not None and (
-                previous.x1 - previous.last_w - 0.5 <= middle <= previous.x1 + 0.5
-            ):
-                parts[-1] = _accented(parts[-1], _ACCENTS[text], at_end=True)
-                continue
-            pending_accent = (_ACCENTS[text], middle)
-            continue
-        if pending_accent is not None:
-            mark, middle = pending_accent
-            pending_accent = None
-            if word.x0 - 0.5 <= middle <= word.x0 + word.first_w + 0.5:
-                text = _accented(text, mark, at_end=False)
         if previous is not None:
             gap = word.x0 - previous.x1
             consecutive = word.seq == previous.seq + 1 and word.space
@@ -992,27 +996,56 @@ def _line(page: _Page, words: _Row) -> _Line:
                 consecutive and gap > -0.5 * word.size
             ):
                 parts.append(" ")
-        parts.append(text)
+        parts.append(word.text)
         previous = word
     text = _clean("".join(parts))
     size = _row_size(words)
     return _Line(text, page.number, words[0].x0, size, _baseline(words))
 
 
-def _accented(text: str, mark: str, *, at_end: bool) -> str:
-    """``text`` with the combining ``mark`` on its last (or first) letter."""
-    if not text:
-        return text
-    if at_end:
-        base = _DOTLESS.get(text[-1], text[-1])
-        return text[:-1] + base + mark
-    base = _DOTLESS.get(text[0], text[0])
-    return base + mark + text[1:]
+def _place_accents(words: _Row) -> _Row:
+    """Accents drawn as glyphs of their own, combined with the letter they stand over.
+
+    TeX draws "ö" as a dieresis moved over an "o". When the accent is a word of its own, the
+    letter under its middle gets it as a combining mark ("Scho¨lkopf" -> "Schölkopf"); one
+    glued before a letter in a word is handled by :func:`_clean`.
+    """
+    accents = [
+        w for w in words if len(w.text) == 1 and w.text in _ACCENTS and w.x1 - w.x0 < 0.6 * w.size
+    ]
+    if not accents:
+        return words
+    placed: set[int] = set()
+    for accent in accents:
+        middle = (accent.x0 + accent.x1) / 2
+        hosts = [
+            w
+            for w in words
+            if w is not accent and id(w) not in placed and w.x0 - 0.5 <= middle <= w.x1 + 0.5
+        ]
+        if not hosts or not hosts[0].text:
+            continue
+        host = hosts[0]
+        n = len(host.text)
+        if middle <= host.x0 + host.first_w:
+            at = 0
+        elif middle >= host.x1 - host.last_w:
+            at = n - 1
+        else:
+            at = min(n - 1, max(0, int((middle - host.x0) / max(host.x1 - host.x0, 1e-6) * n)))
+        base = _DOTLESS.get(host.text[at], host.text[at])
+        host.text = host.text[:at] + base + _ACCENTS[accent.text] + host.text[at + 1 :]
+        placed.add(id(accent))
+    return [w for w in words if id(w) not in placed]
 
 
 def _clean(text: str) -> str:
     """NFC, soft hyphens made visible at the line end and dropped inside, spaces squeezed."""
     text = text.strip()
+    if _GLUED_ACCENT.search(text):
+        text = _GLUED_ACCENT.sub(
+            lambda m: _DOTLESS.get(m.group(2), m.group(2)) + _ACCENTS[m.group(1)], text
+        )
     if text.endswith("\u00ad"):
         text = text[:-1] + "-"
     text = text.replace("\u00ad", "")
@@ -1047,12 +1080,9 @@ def _mark_paragraphs_and_headings(lines: list[_Line]) -> None:
         same_run = prev.page == line.page and step > 0.5 * size
         if same_run and step > ratio * size + max(1.0, 0.2 * size):
             line.starts = True
-        words = len(line.text.split())
-        if body and line.size >= 1.15 * body and words <= 15:
-            line.heading = True
     for line in lines:
-        if line.heading:
-            line.starts = True
+        if body and line.size >= 1.15 * body and len(line.text.split()) <= 15:
+            line.heading = line.starts = True
 
 
 def _title(info: dict[str, Any], pages: list[_Page], lines: list[_Line]) -> str | None:
