@@ -1,25 +1,1012 @@
-"""Citations in the text against the reference list.
+r"""Citations in the text against the reference list (issue 26).
 
-First version (to be replaced): finds nothing.
+:func:`check_consistency` reads the body of a document (its lines outside the reference list,
+in reading order), finds the in-text citations, matches each to the entries of the list, and
+reports where the two disagree: a citation that names no entry (``missing-entry``), an entry no
+citation names (``uncited-entry``), a numbered list that is not numbered 1, 2, 3, ...
+(``out-of-order``), and an entry listed twice (``duplicate-entry``).
+
+What is read depends on the list (docs/documents.md, "Citation consistency", says it for users):
+
+* Entries with citation keys (``\bibitem{key}``, BibTeX) and a body with ``\cite``-like commands:
+  the keys of ``\cite``, ``\citep[p.~3]{a,b}``, ``\citet``, ``\parencite``, ``\textcite``,
+  ``\autocite``, ``\citeauthor``, ``\cites{a}{b}``, ``\nocite`` (``\nocite{*}`` cites all).
+* Entries labelled with numbers ("[12]", "12."): brackets of numbers, ``[12]``, ``[3-5]``,
+  ``[1, 4, 7]``, ``[1,3–5]``, ``[3]–[5]``, ``[12, p. 4]``. Author-date forms are not read then.
+* Entries with alphabetic labels ("[Smi20]"): brackets of such labels.
+* Otherwise (an author-date list): ``(Smith et al., 2020)``, ``(Smith & Jones, 2020; Lee,
+  2019a)``, ``(Smith 2020, p. 4)``, ``(see Smith, 2020, 2021)``, ``Smith (2020a)``, ``Smith et
+  al. (2020)``, ``Smith and Jones [2020]``. Brackets of numbers are not citations then.
+
+The rule that matters most: no finding on a clean document. So a thing that looks like a
+citation is taken only when it is very likely one, and a citation that names no entry is only
+reported when its form leaves no doubt (see the comments at ``_numeric`` and ``_author_date``).
+Every pattern is linear in the text, the look-back for a name is bounded, and at most
+:data:`MAX_CITATION_SITES` places are examined (beyond that no uncited entry is reported).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+import difflib
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
 
+from citeverify_core.errors import InputError
 from citeverify_core.references.document.model import (
     ConsistencyFinding,
     DocumentLine,
     ExtractedReference,
     InTextCitation,
+    Location,
+)
+from citeverify_core.references.folding import fold
+from citeverify_core.references.parse import parse_reference
+
+__all__ = ["MAX_CITATION_SITES", "MAX_RANGE", "check_consistency"]
+
+#: Places that look like citations examined at most (a real paper has a few hundred).
+MAX_CITATION_SITES = 50_000
+#: A range "[3-40]" is expanded to its numbers when it spans at most this many.
+MAX_RANGE = 100
+#: Findings of one kind about the list's numbering before they are summed up in one.
+_MAX_ORDER_FINDINGS = 10
+
+_ListKind = Literal["key", "numeric", "alpha", "author-date"]
+_DASHES = "-–—‑−"
+
+# --- patterns -----------------------------------------------------------------------------------
+
+_CITE_COMMAND = re.compile(
+    r"\\(?P<cmd>[A-Za-z]{0,12}cite[A-Za-z]{0,8}|nocite)\*?"
+    r"(?P<args>(?:\s{0,3}\[[^\[\]{}\n]{0,300}\]|\s{0,3}\([^(){}\n]{0,300}\)"
+    r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
+)
+_BRACE = re.compile(r"\{([^{}]*)\}")
+
+_NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
+_LOCATOR_WORDS = (
+    r"(?:pp?\.|p|ch\.|chap\.|chapter|sec\.|section|§|thm\.|theorem|lemma|prop\.|fig\.|"
+    r"figure|eq\.|table|tab\.|app\.|appendix|def\.|definition|cor\.|corollary|para\.|vol\.)"
+)
+_NUMERIC = re.compile(
+    r"\[(?:(?:see(?:\s+also)?|e\.\s?g\.,?|cf\.|i\.\s?e\.,?)\s+)?"
+    rf"(?P<items>{_NUM_ITEM}(?:\s?[,;]\s?{_NUM_ITEM}){{0,60}})"
+    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?\]"
+    rf"(?:\s?[{_DASHES}]\s?\[(?P<to>\d{{1,4}})\])?",
+    re.I,
+)
+_ALPHA_ITEM = r"[A-Za-z][A-Za-z+'.\-]{0,10}\d{2,4}[a-z]?"
+_ALPHA = re.compile(
+    rf"\[(?P<items>{_ALPHA_ITEM}(?:\s?[,;]\s?{_ALPHA_ITEM}){{0,30}})"
+    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?\]",
+    re.I,
 )
 
-__all__ = ["check_consistency"]
+_YEAR = r"(?:1[5-9]\d\d|20\d\d)"
+_YEAR_ITEM = rf"(?:{_YEAR}(?:[a-z](?![\w]))?|n\.\s?d\.|in\s+press|forthcoming)"
+_YEARS = rf"(?P<years>{_YEAR_ITEM}(?:\s?,\s?(?:{_YEAR_ITEM}|[a-z](?![\w.])))*)"
+_LOC = (
+    r"(?P<loc>\s?[,:]\s?(?:(?:pp?|para|paras|chap|ch|sec|fig|vol|no|art|ll?)\.?\s?)?"
+    rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?)?"
+)
+_PARENS = re.compile(r"\(([^()\n]{1,400})\)")
+_BRACKET_YEAR = re.compile(rf"\[{_YEARS}{_LOC}\]")
+_SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", re.S)
+_ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
+_SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
+_YEAR_IN = re.compile(rf"(?<![\d/.])({_YEAR})(?![\d])")
+_TOKEN = re.compile(r"et\.?\s+al\b\.?|&|,|[^\s,;&()\[\]]+")
+
+_PARTICLES = frozenset(
+    {"van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la", "dos", "das",
+     "do", "ten", "ter", "zu", "d'", "d’", "l'", "l’", "al", "el", "bin", "ibn", "st.", "mac"}
+)  # fmt: skip
+_CONNECTORS = frozenset({"and", "&", "und", "et", "y"})
+# Capitalised words that begin a name run but are no names: "In (2020)", "Table (2020)".
+_NOT_NAMES = frozenset(
+    """in on at by for from to of the a an and but or as since until till after before during
+    between through throughout around about circa ca approx approximately up year years table
+    tables tab fig figs figure figures section sect sec chapter chap ch eq eqs equation equations
+    appendix app part vol volume no number page pages see cf also note notes example examples
+    spring summer fall autumn winter ad bc bce ce version release edition ed study studies
+    experiment experiments phase step stage model data dataset total mean this that these those
+    our we it its their here there then thus hence however moreover further furthermore both
+    each all some most many early late mid only even yet still now today established founded
+    published released born died census fiscal fy updated accessed retrieved revised when where
+    while which who what with without within per via vs et al i ii iii iv v january february
+    march april may june july august september october november december jan feb mar apr jun jul
+    aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday q1 q2 q3 q4
+    eg ie cf e.g i.e if is are was were be been has have had not no yes new old first second third
+    last next previous recent recently following according based given using unlike like compared
+    whereas although though because hence therefore overall similarly likewise finally""".split()
+)
+# What may stand before the names inside parentheses: "(see Smith, 2020)", "(e.g., Lee, 2019)".
+_PREFIX_END = frozenset(
+    {"see", "also", "e.g.", "e.g.,", "eg", "cf.", "cf", "i.e.", "i.e.,", "in", "by", "from",
+     "example", "examples", "review", "reviews", "reviewed", "cited", "following", "after",
+     "and", "or", "but", "esp.", "especially", "notably", "including", "like", "as", "by",
+     "with", "per", "via", "compare", "contra", "discussed", ",", ":"}
+)  # fmt: skip
+_NAME_WORD = re.compile(r"^[^\W\d_][^\W\d_'’\-.]*(?:['’\-][^\W\d_]+)*\.?$")
+
+
+# --- entries ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Entry:
+    """What matching needs of one entry of the list."""
+
+    ref: ExtractedReference
+    names: tuple[str, ...]  # folded family names, particles removed
+    year: int | None
+    suffix: str | None  # the "a" of a printed "2020a"
+    years: frozenset[int]
+    head: str  # folded text before its first year: where its authors are
+    title: str
+    first_display: str
+
+    @property
+    def number(self) -> int:
+        return self.ref.number
+
+
+def _name_key(name: str) -> str:
+    """A surname folded, particles dropped: "van der Berg" -> "berg", "O’Neil" -> "o neil"."""
+    words = fold(name).split()
+    kept = [w for w in words if w not in _PARTICLES]
+    return " ".join(kept or words)
+
+
+def _entry(ref: ExtractedReference) -> _Entry:
+    text = ref.text
+    names: tuple[str, ...] = ()
+    year: int | None = None
+    title = ""
+    display = ""
+    try:
+        parsed = parse_reference(text[:1200]) if text.strip() else None
+    except (InputError, ValueError):
+        parsed = None
+    if parsed is not None:
+        names = tuple(k for k in (_name_key(a.family) for a in parsed.authors) if k)
+        year = parsed.year
+        title = fold(parsed.title or "")
+        if parsed.authors:
+            display = parsed.authors[0].family
+    all_years = [int(m.group(1)) for m in _YEAR_IN.finditer(text[:1500])]
+    if year is None and all_years:
+        year = all_years[0]
+    if not names:
+        # The parser gave up: the first surname-like word (not an initial) of the text.
+        for word in re.findall(r"[^\W\d_][\w'’\-]+", text[:300]):
+            if word[0].isupper() and fold(word) not in _NOT_NAMES:
+                names = (_name_key(word),)
+                display = word
+                break
+    suffix = None
+    if year is not None and (m := re.search(rf"(?<!\d){year}([a-z])(?![\w])", text[:1500])):
+        suffix = m.group(1)
+    first_year = _YEAR_IN.search(text[:1500])
+    head = fold(text[: first_year.start()] if first_year else text[:200])
+    return _Entry(
+        ref=ref,
+        names=names,
+        year=year,
+        suffix=suffix,
+        years=frozenset(all_years),
+        head=f" {head} ",
+        title=title or fold(text[:300]),
+        first_display=display or (names[0] if names else ""),
+    )
+
+
+def _same_name(cited: str, listed: str) -> bool:
+    """Whether a cited surname key and an entry's surname key name the same person."""
+    if not cited or not listed:
+        return False
+    if cited == listed:
+        return True
+    a, b = cited.split(), listed.split()
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return longer[-len(shorter) :] == shorter
+
+
+# --- the body -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Body:
+    """The body as one string, and where each of its lines starts in it."""
+
+    text: str
+    starts: list[int]
+    locations: list[Location]
+    sentence_starts: set[int] = field(default_factory=set)
+
+    def location(self, offset: int) -> Location:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return self.locations[max(i, 0)]
+
+
+def _join(body: Sequence[DocumentLine]) -> _Body:
+    """The lines joined: a space between lines of a paragraph, a newline between paragraphs.
+
+    A hyphen at a line end between lowercase letters is a soft one ("cita-" + "tion") and goes;
+    another ("García-" + "López", "[3–" + "5]") stays and joins without a space.
+    """
+    parts: list[str] = []
+    starts: list[int] = []
+    locations: list[Location] = []
+    size = 0
+    previous = ""
+    for line in body:
+        text = line.text.strip()
+        if not text:
+            if parts and parts[-1] != "\n":
+                parts.append("\n")
+                size += 1
+            previous = ""
+            continue
+        if previous:
+            if line.starts_paragraph or line.heading:
+                sep = "\n"
+            elif previous[-1] in _DASHES and len(previous) >= 2 and previous[-2].isalpha():
+                sep = ""
+                if previous[-2].islower() and text[0].islower() and previous[-1] == "-":
+                    parts[-1] = parts[-1][:-1]
+                    size -= 1
+            elif previous[-1] in _DASHES:
+                sep = ""
+            else:
+                sep = " "
+            parts.append(sep)
+            size += len(sep)
+        starts.append(size)
+        locations.append(line.location)
+        parts.append(text)
+        size += len(text)
+        previous = "" if line.heading else text
+    return _Body("".join(parts), starts, locations)
+
+
+# --- citations ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Cite:
+    """A citation found, before it becomes an :class:`InTextCitation`."""
+
+    start: int
+    text: str
+    kind: Literal["numeric", "author-date", "key"]
+    targets: list[str]
+    entries: list[int | None]
+    also: set[int] = field(default_factory=set)  # entries an ambiguous target may mean
+
+
+def _key_citations(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool, bool]:
+    r"""``\cite``-like commands: (citations, ``\nocite{*}`` seen, the site limit reached)."""
+    by_key: dict[str, int] = {}
+    by_folded: dict[str, int] = {}
+    for e in entries:
+        if e.ref.key:
+            by_key.setdefault(e.ref.key.strip(), e.number)
+            by_folded.setdefault(e.ref.key.strip().casefold(), e.number)
+    cites: list[_Cite] = []
+    cite_all = False
+    for n, m in enumerate(_CITE_COMMAND.finditer(body.text)):
+        if n >= MAX_CITATION_SITES:
+            return cites, cite_all, True
+        keys: list[str] = []
+        for group in _BRACE.findall(m.group("args")):
+            keys.extend(k.strip() for k in group.split(",") if k.strip())
+        if "*" in keys and m.group("cmd") == "nocite":
+            cite_all = True
+            continue
+        keys = [k for k in keys if re.fullmatch(r"[^\s\\{}%#~]{1,120}", k)]
+        if not keys:
+            continue
+        found = [by_key.get(k, by_folded.get(k.casefold())) for k in keys]
+        cites.append(_Cite(m.start(), m.group(0), "key", keys, found))
+    return cites, cite_all, False
+
+
+def _math_context(text: str, start: int, end: int) -> bool:
+    """Whether the bracket at ``text[start:end]`` sits in mathematics: ``x ∈ [1, 5]``, ``[0,1]^2``."""
+    before = text[max(0, start - 20) : start].rstrip()
+    after = text[end : end + 2].lstrip()
+    if before and before[-1] in "=∈∉⊂⊆⊃≤≥<>×·*^_+−/|\\":
+        return True
+    if after and after[0] in "^_×=→∪∩⊂⊆":
+        return True
+    word = re.search(r"([A-Za-z]+)\s*$", before)
+    return word is not None and word.group(1).lower() in {
+        "interval", "intervals", "range", "ranges", "domain", "matrix", "vector", "array",
+        "in_", "segment", "window", "bounds", "support", "index", "indices",
+    }  # fmt: skip
+
+
+def _expand(item: str) -> list[int] | None:
+    """The numbers of "12" or "3-5"; ``None`` for what is no citation (a leading zero)."""
+    parts = re.split(rf"\s?[{_DASHES}]\s?", item)
+    if any(p.startswith("0") for p in parts):
+        return None
+    numbers = [int(p) for p in parts]
+    if len(numbers) == 1:
+        return numbers
+    low, high = numbers
+    if low < high <= low + MAX_RANGE:
+        return list(range(low, high + 1))
+    return [low, high]
+
+
+def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
+    """Brackets of numbers against a numbered list.
+
+    A bracket is a citation when: no number in it starts with 0 ("[0, 1]"); none is beyond
+    ``max(2 × the highest label, highest label + 20)`` (a year, a quantity: "[2020]", "[100,
+    500]"); it is not mathematics (after "=", "∈", "interval", before "^"); and, when one of its
+    numbers names no entry, it does not stick to the word before it ("x[14]").
+    """
+    labels: dict[str, int] = {}
+    for e in entries:
+        if e.ref.label is not None:
+            labels.setdefault(e.ref.label.strip(), e.number)
+    numbers = [int(k) for k in labels if k.isdigit()]
+    top = max(numbers, default=0)
+    bound = max(2 * top, top + 20)
+    text = body.text
+    cites: list[_Cite] = []
+    for n, m in enumerate(_NUMERIC.finditer(text)):
+        if n >= MAX_CITATION_SITES:
+            return cites, True
+        items = re.split(r"\s?[,;]\s?", m.group("items"))
+        expanded: list[int] = []
+        for item in items:
+            got = _expand(item)
+            if got is None:
+                expanded = []
+                break
+            expanded.extend(got)
+        if m.group("to") and expanded:
+            to = int(m.group("to"))
+            low = expanded[-1]
+            if low < to <= low + MAX_RANGE:
+                expanded.extend(range(low + 1, to + 1))
+            else:
+                expanded.append(to)
+        if not expanded or any(x == 0 or x > bound for x in expanded):
+            continue
+        if _math_context(text, m.start(), m.end()):
+            continue
+        found = [labels.get(str(x)) for x in expanded]
+        glued = m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] in ")]")
+        if glued and None in found:
+            continue
+        targets = [str(x) for x in dict.fromkeys(expanded)]
+        cites.append(
+            _Cite(m.start(), m.group(0), "numeric", targets, [labels.get(t) for t in targets])
+        )
+    return cites, False
+
+
+def _alpha(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
+    """Brackets of alphabetic labels ("[Smi20, KLM+19]") against a list labelled so."""
+    labels: dict[str, int] = {}
+    for e in entries:
+        if e.ref.label is not None:
+            labels.setdefault(e.ref.label.strip(), e.number)
+    text = body.text
+    cites: list[_Cite] = []
+    for n, m in enumerate(_ALPHA.finditer(text)):
+        if n >= MAX_CITATION_SITES:
+            return cites, True
+        targets = list(dict.fromkeys(re.split(r"\s?[,;]\s?", m.group("items"))))
+        found = [labels.get(t) for t in targets]
+        if None in found and (
+            _math_context(text, m.start(), m.end())
+            or (m.start() > 0 and text[m.start() - 1].isalnum())
+        ):
+            continue
+        cites.append(_Cite(m.start(), m.group(0), "numeric", targets, found))
+    return cites, False
+
+
+# --- author-date --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """The names of an author-date citation: "Smith", "Smith and Jones", "Smith et al."."""
+
+    names: tuple[str, ...]  # as written, one per person or body
+    et_al: bool
+    remainder: tuple[str, ...]  # the tokens before the names
+
+
+def _name_run(tokens: list[str]) -> _Names | None:
+    """The names that end ``tokens`` (walking back), or ``None`` when they do not end in names."""
+    et_al = False
+    i = len(tokens)
+    if i and re.fullmatch(r"et\.?\s+al\b\.?", tokens[i - 1]):
+        et_al = True
+        i -= 1
+    people: list[list[str]] = [[]]
+    steps = 0
+    while i > 0 and steps < 16:
+        steps += 1
+        token = tokens[i - 1]
+        low = token.casefold()
+        if token == "," or low in _CONNECTORS:
+            if not people[-1]:
+                break
+            people.append([])
+        elif low in _PARTICLES and people[-1]:
+            people[-1].insert(0, token)
+        elif (
+            _NAME_WORD.match(token)
+            and token[0].isupper()
+            and len(token) <= 30
+            and not token.endswith(".")
+        ):
+            if people[-1] and people[-1][0].casefold() not in _PARTICLES and len(people[-1]) >= 4:
+                break
+            people[-1].insert(0, token)
+        else:
+            break
+        i -= 1
+    # Undo a trailing separator that named nobody ("In this study, Smith (2020)").
+    while people and not people[-1]:
+        people.pop()
+        i += 1
+    while i < len(tokens) and (tokens[i] == "," or tokens[i].casefold() in _CONNECTORS):
+        i += 1
+    # Words that begin the run but name nobody: "In Smith (2020)", "As Lee and Kim (2019)".
+    if people:
+        first = people[-1]
+        while first and (
+            first[0].casefold().rstrip(".") in _NOT_NAMES or first[0].casefold() in _PARTICLES
+        ):
+            if first[0].casefold() in _PARTICLES and len(first) > 1:
+                break
+            first.pop(0)
+            i += 1
+        if not first:
+            people.pop()
+    if not people:
+        return None
+    names = tuple(" ".join(p) for p in reversed(people))
+    return _Names(names, et_al, tuple(tokens[:i]))
+
+
+def _surname_shaped(name: str) -> bool:
+    """One surname, possibly with particles: "Smith", "van der Berg", "O’Neil", "García-López"."""
+    words = name.split()
+    core = [w for w in words if w.casefold() not in _PARTICLES]
+    return len(core) == 1 and (core[0][1:].islower() or re.fullmatch(
+        r"(?:Mc|Mac|De|Di|Da|Le|La|Van|Von|O['’]|D['’])[^\W\d_][^\W\d_'’\-]+(?:-[^\W\d_]+)?",
+        core[0],
+    ) is not None or bool(re.fullmatch(r"[^\W\d_]+(?:[-'’][^\W\d_]+)+", core[0])))
+
+
+@dataclass(frozen=True, slots=True)
+class _Year:
+    year: int | None  # None: "n.d.", "in press"
+    suffix: str | None
+    label: str
+
+
+def _years(text: str) -> list[_Year]:
+    """ "2020a, b, 2021" -> 2020a, 2020b, 2021."""
+    found: list[_Year] = []
+    for item in re.split(r"\s?,\s?", text):
+        item = item.strip()
+        if m := re.fullmatch(rf"({_YEAR})([a-z]?)", item):
+            found.append(_Year(int(m.group(1)), m.group(2) or None, item))
+        elif len(item) == 1 and item.isalpha() and found and found[-1].year is not None:
+            found.append(_Year(found[-1].year, item, f"{found[-1].year}{item}"))
+        elif item:
+            found.append(_Year(None, None, " ".join(item.split())))
+    return found
+
+
+class _AuthorDate:
+    """Author-date citations found and matched against the list."""
+
+    def __init__(self, entries: list[_Entry]) -> None:
+        self.entries = entries
+        self.by_name: dict[str, list[_Entry]] = {}
+        for e in entries:
+            if e.names:
+                self.by_name.setdefault(e.names[0].split()[-1], []).append(e)
+        self.cache: dict[tuple[str, ...], tuple[int | None, frozenset[int]]] = {}
+
+    def match(self, names: _Names, year: _Year) -> tuple[int | None, frozenset[int]]:
+        """The entry a name and a year name (or ``None``), and the entries it might also mean."""
+        cache_key = (*names.names, "&" if names.et_al else "", str(year.year), year.suffix or "")
+        if cache_key in self.cache:
+            return self.cache[cache_key]
+        keys = [_name_key(n) for n in names.names]
+        first = keys[0]
+        candidates = [
+            e
+            for e in self.by_name.get(first.split()[-1] if first else "", [])
+            if e.names and _same_name(first, e.names[0]) and self._year_fits(e, year)
+        ]
+        if not candidates:
+            # The parser may have misread the entry: the name among the words before its year.
+            wanted = f" {fold(names.names[0])} "
+            candidates = [
+                e
+                for e in self.entries
+                if wanted.strip() and wanted in e.head and self._year_fits(e, year, loose=True)
+            ]
+        result: tuple[int | None, frozenset[int]] = (None, frozenset())
+        if candidates:
+            result = self._choose(candidates, keys, names.et_al, year)
+        self.cache[cache_key] = result
+        return result
+
+    @staticmethod
+    def _year_fits(e: _Entry, year: _Year, *, loose: bool = False) -> bool:
+        if year.year is None:
+            return e.year is None or year.label.casefold() in e.ref.text.casefold()
+        return e.year == year.year or (loose and year.year in e.years)
+
+    @staticmethod
+    def _choose(
+        candidates: list[_Entry], keys: list[str], et_al: bool, year: _Year
+    ) -> tuple[int | None, frozenset[int]]:
+        def narrowed(pool: list[_Entry], keep: Iterable[_Entry]) -> list[_Entry]:
+            kept = list(keep)
+            return kept or pool
+
+        pool = candidates
+        if len(pool) > 1:
+            if et_al:
+                pool = narrowed(pool, (e for e in pool if len(e.names) >= 3))
+            elif len(keys) >= 2:
+                pool = narrowed(
+                    pool,
+                    (
+                        e
+                        for e in pool
+                        if len(e.names) >= 2 and _same_name(keys[1], e.names[1])
+                        and (len(keys) > 2 or len(e.names) == 2)
+                    ),
+                )
+            else:
+                pool = narrowed(pool, (e for e in pool if len(e.names) <= 1))
+        if len(pool) > 1 and year.suffix:
+            own = [e for e in pool if e.suffix == year.suffix]
+            if own:
+                pool = own
+            else:
+                index = ord(year.suffix) - ord("a")
+                pool = sorted(pool, key=lambda e: e.number)
+                pool = [pool[index]] if 0 <= index < len(pool) else pool
+        pool = sorted(pool, key=lambda e: e.number)
+        return pool[0].number, frozenset(e.number for e in pool[1:])
+
+    def target(self, names: _Names, year: _Year) -> str:
+        """ "Smith 2020a", "Smith and Jones 2020", "Smith et al. 2020"."""
+        if names.et_al:
+            who = f"{names.names[0]} et al."
+        elif len(names.names) == 2:
+            who = f"{names.names[0]} and {names.names[1]}"
+        elif len(names.names) > 2:
+            who = f"{names.names[0]} et al."
+        else:
+            who = names.names[0]
+        return f"{who} {year.label}"
+
+
+def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
+    """Parenthetical ``(Smith, 2020; Lee, 2019a)`` and narrative ``Smith et al. (2020)``.
+
+    Inside parentheses, each work (split at ";" and at ", " after a year) must end with a year
+    (or "n.d.", "in press") and an optional page, and the words before the year must end with
+    names: capitalised words, particles ("van der"), "and"/"&", "et al."; before the names only
+    a prefix ("see", "e.g.,") or other words ending in lowercase or a comma. The first name may
+    not be a word such as "In", "Table", "Fig", "January" ("(In 2020)", "(Table 2, 2020)").
+
+    Narrative: parentheses or brackets holding only years, right after names. A narrative
+    citation that names no entry is reported only when its name is surname-shaped and not
+    preceded by another capitalised word ("Project Apollo (1969)" is no citation; "Smith
+    (2020)" is). Numbers in brackets are not citations in an author-date document.
+    """
+    matcher = _AuthorDate(entries)
+    text = body.text
+    cites: list[_Cite] = []
+    sites = 0
+    for pattern in (_PARENS, _BRACKET_YEAR):
+        for m in pattern.finditer(text):
+            sites += 1
+            if sites > MAX_CITATION_SITES:
+                return sorted(cites, key=lambda c: c.start), True
+            inner = text[m.start() + 1 : m.end() - 1]
+            only = _ONLY_YEARS.match(inner)
+            if only is not None:
+                cite = _narrative(text, m.start(), m.end(), only.group("years"), matcher)
+                if cite is not None:
+                    cites.append(cite)
+                continue
+            if pattern is _BRACKET_YEAR:
+                continue
+            cite = _parenthetical(m.start(), m.group(0), inner, matcher)
+            if cite is not None:
+                cites.append(cite)
+    return sorted(cites, key=lambda c: c.start), False
+
+
+def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -> _Cite | None:
+    targets: list[str] = []
+    found: list[int | None] = []
+    also: set[int] = set()
+    for work in _SPLIT_WORKS.split(inner):
+        m = _SEGMENT.match(work.strip())
+        if m is None:
+            continue
+        names = _name_run(_TOKEN.findall(m.group("names")))
+        if names is None:
+            continue
+        if names.remainder:
+            last = names.remainder[-1].casefold()
+            if last not in _PREFIX_END and not last.islower():
+                continue
+        if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
+            continue
+        for year in _years(m.group("years")):
+            number, more = matcher.match(names, year)
+            targets.append(matcher.target(names, year))
+            found.append(number)
+            also |= more
+    if not targets:
+        return None
+    return _Cite(start, written, "author-date", targets, found, also)
+
+
+def _narrative(
+    text: str, start: int, end: int, years: str, matcher: _AuthorDate
+) -> _Cite | None:
+    before = text[max(0, start - 160) : start]
+    if not before or not (before[-1].isalpha() or before[-1] in " .’'"):
+        return None
+    before = re.sub(r"['’]s\s*$", "", before.rstrip())  # "Smith’s (2020) study"
+    tokens = _TOKEN.findall(before)
+    if not tokens:
+        return None
+    names = _name_run(tokens)
+    if names is None:
+        return None
+    first_at = before.rfind(names.names[0].split()[0]) if names.names else -1
+    targets: list[str] = []
+    found: list[int | None] = []
+    also: set[int] = set()
+    for year in _years(years):
+        number, more = matcher.match(names, year)
+        if number is None and len(names.names[0].split()) > 1:
+            # "Following Smith (2020)": the words before the surname may be the sentence's.
+            tail = names.names[0].split()[-1:]
+            number, more = matcher.match(
+                _Names((" ".join(tail), *names.names[1:]), names.et_al, names.remainder), year
+            )
+        targets.append(matcher.target(names, year))
+        found.append(number)
+        also |= more
+    if None in found:
+        # Unmatched: only a citation when it is unmistakably one (see the docstring above).
+        previous = names.remainder[-1] if names.remainder else ""
+        if not all(_surname_shaped(n) for n in names.names) or (
+            previous[:1].isupper() and previous.casefold().rstrip(".") not in _NOT_NAMES
+        ):
+            if all(x is None for x in found):
+                return None
+            targets = [t for t, x in zip(targets, found, strict=True) if x is not None]
+            found = [x for x in found if x is not None]
+    offset = max(0, start - 160) + max(first_at, 0)
+    return _Cite(offset, text[offset:end], "author-date", targets, found, also)
+
+
+# --- the list -----------------------------------------------------------------------------------
+
+
+def _list_kind(references: Sequence[ExtractedReference], text: str) -> _ListKind:
+    n = len(references)
+    keyed = sum(1 for r in references if r.key)
+    if keyed * 2 >= n and _CITE_COMMAND.search(text):
+        return "key"
+    labels = [r.label.strip() for r in references if r.label and r.label.strip()]
+    digits = sum(1 for label in labels if label.isdigit())
+    if labels and digits * 2 >= n:
+        return "numeric"
+    if len(labels) * 2 >= n:
+        return "alpha"
+    return "author-date"
+
+
+def _where(ref: ExtractedReference) -> str:
+    return str(ref.location)
+
+
+def _name(ref: ExtractedReference) -> str:
+    """How a message names an entry: "[12]" or "entry 12" with its first words."""
+    words = " ".join(ref.text.split()[:8])
+    if len(ref.text.split()) > 8:
+        words += " …"
+    head = f"[{ref.label}]" if ref.label else f"entry {ref.number}"
+    return f"{head} “{words}”"
+
+
+def _order_findings(references: Sequence[ExtractedReference]) -> list[ConsistencyFinding]:
+    """A numbered list must run 1, 2, 3, ...: gaps, reversals and a wrong start."""
+    numbered = [
+        (int(r.label.strip()), r)
+        for r in references
+        if r.label and r.label.strip().isdigit() and len(r.label.strip()) <= 6
+    ]
+    if len(numbered) * 2 < len(references) or not numbered:
+        return []
+    found: list[ConsistencyFinding] = []
+    first, ref = numbered[0]
+    if first != 1:
+        found.append(
+            ConsistencyFinding(
+                "out-of-order",
+                f"The numbered reference list starts at [{first}] ({_where(ref)}), "
+                "not at [1]: renumber it or restore the missing entries.",
+                target=str(first),
+                entry=ref.number,
+                location=ref.location,
+            )
+        )
+    for (a, _), (b, ref) in zip(numbered, numbered[1:], strict=False):
+        if b == a + 1 or b == a:  # the same label twice is a duplicate-entry
+            continue
+        if b > a + 1:
+            gap = f"[{a + 1}]" if b == a + 2 else f"[{a + 1}]–[{b - 1}]"
+            message = (
+                f"The reference list jumps from [{a}] to [{b}] ({_where(ref)}): {gap} "
+                f"{'is' if b == a + 2 else 'are'} missing from the list or it is misnumbered."
+            )
+        else:
+            message = (
+                f"Reference [{b}] ({_where(ref)}) comes after [{a}]: "
+                "the list's numbers go backwards there."
+            )
+        found.append(
+            ConsistencyFinding("out-of-order", message, target=str(b), entry=ref.number,
+                               location=ref.location)
+        )  # fmt: skip
+    if len(found) > _MAX_ORDER_FINDINGS:
+        where = found[0].location
+        found = [
+            ConsistencyFinding(
+                "out-of-order",
+                f"The numbered reference list is out of sequence in {len(found)} places "
+                f"(first at {where}): check its numbering.",
+                target=found[0].target,
+                entry=found[0].entry,
+                location=where,
+            )
+        ]
+    return found
+
+
+def _duplicate_findings(entries: list[_Entry]) -> list[ConsistencyFinding]:
+    """Two entries with one label or key, or one work (first author, year, title) twice."""
+    found: list[ConsistencyFinding] = []
+    reported: set[int] = set()
+    for attribute in ("label", "key"):
+        seen: dict[str, _Entry] = {}
+        for e in entries:
+            value = getattr(e.ref, attribute)
+            if not value or not value.strip():
+                continue
+            value = value.strip()
+            if value in seen:
+                earlier = seen[value]
+                shown = f"[{value}]" if attribute == "label" else f"key “{value}”"
+                found.append(
+                    ConsistencyFinding(
+                        "duplicate-entry",
+                        f"Two entries have the {attribute} {shown}: {_name(earlier.ref)} "
+                        f"({_where(earlier.ref)}) and {_name(e.ref)} ({_where(e.ref)}); "
+                        f"give each its own {attribute}.",
+                        target=value,
+                        entry=e.number,
+                        location=e.ref.location,
+                    )
+                )
+                reported.add(e.number)
+            else:
+                seen[value] = e
+    groups: dict[tuple[str, int | None], list[_Entry]] = {}
+    for e in entries:
+        if e.names and e.year is not None:
+            groups.setdefault((e.names[0], e.year), []).append(e)
+    for group in groups.values():
+        for i, later in enumerate(group[:50]):
+            if later.number in reported:
+                continue
+            for earlier in group[:i]:
+                if _same_work(earlier, later):
+                    found.append(
+                        ConsistencyFinding(
+                            "duplicate-entry",
+                            f"{_name(later.ref)} ({_where(later.ref)}) lists the same work as "
+                            f"{_name(earlier.ref)} ({_where(earlier.ref)}): keep one of them.",
+                            target=later.ref.label or earlier.first_display or None,
+                            entry=later.number,
+                            location=later.ref.location,
+                        )
+                    )
+                    reported.add(later.number)
+                    break
+    return found
+
+
+def _same_work(a: _Entry, b: _Entry) -> bool:
+    """The same first author and year (checked by the caller) and a near-identical title."""
+    if not a.title or not b.title:
+        return False
+    if a.title == b.title:
+        return len(a.title) >= 12
+    if min(len(a.title), len(b.title)) < 20:
+        return False
+    if re.findall(r"\d+", a.title) != re.findall(r"\d+", b.title):
+        return False  # "Part 1" and "Part 2"
+    if {"i", "ii", "iii", "iv"} & set(a.title.split()) != {"i", "ii", "iii", "iv"} & set(
+        b.title.split()
+    ):
+        return False
+    matcher = difflib.SequenceMatcher(None, a.title[:300], b.title[:300], autojunk=False)
+    return matcher.quick_ratio() >= 0.93 and matcher.ratio() >= 0.93
+
+
+# --- findings about citations -------------------------------------------------------------------
+
+
+def _missing_findings(
+    cites: list[_Cite], kind: _ListKind, entries: list[_Entry], body: _Body
+) -> list[ConsistencyFinding]:
+    first: dict[str, _Cite] = {}
+    count: dict[str, int] = {}
+    for cite in cites:
+        for target, number in zip(cite.targets, cite.entries, strict=True):
+            if number is None:
+                first.setdefault(target, cite)
+                count[target] = count.get(target, 0) + 1
+    if not first:
+        return []
+    numbers = [int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdigit()]
+    found: list[ConsistencyFinding] = []
+    for target, cite in first.items():
+        where = body.location(cite.start)
+        times = f", and {count[target] - 1} more time{'s' * (count[target] > 2)}" * (
+            count[target] > 1
+        )
+        if kind == "numeric" and target.isdigit():
+            has = f"its numbers go up to [{max(numbers)}]" if numbers else "it has no numbers"
+            message = (
+                f"[{target}] (in {cite.text}) on {where}{times} names no entry of the reference "
+                f"list ({has}): add the entry or correct the number."
+            )
+        elif kind == "key":
+            message = (
+                f"The citation key “{target}” ({cite.text}) on {where}{times} has no entry in "
+                "the bibliography: add the entry or correct the key."
+            )
+        elif kind == "author-date":
+            hint = _near_hint(target, entries)
+            message = (
+                f"{cite.text} on {where}{times} cites {target}, which is not in the reference "
+                f"list{hint}: add the entry or correct the citation."
+            )
+        else:
+            message = (
+                f"[{target}] ({cite.text}) on {where}{times} names no entry of the reference "
+                "list: add the entry or correct the label."
+            )
+        found.append(ConsistencyFinding("missing-entry", message, target=target, location=where))
+    return found
+
+
+def _near_hint(target: str, entries: list[_Entry]) -> str:
+    """ " (it has Smith 2021)" when the list has the name with another year."""
+    name = _name_key(target.split(" et al.")[0].split(" and ")[0].rsplit(" ", 1)[0])
+    near = [
+        f"{e.first_display} {e.year}{e.suffix or ''}"
+        for e in entries
+        if e.names and e.year is not None and _same_name(name, e.names[0])
+    ]
+    if not near:
+        return ""
+    shown = ", ".join(dict.fromkeys(near[:3]))
+    return f" (it has {shown})"
+
+
+def _uncited_findings(
+    cites: list[_Cite], entries: list[_Entry], kind: _ListKind
+) -> list[ConsistencyFinding]:
+    cited: set[int] = set()
+    for cite in cites:
+        cited.update(x for x in cite.entries if x is not None)
+        cited |= cite.also
+    candidates = [e for e in entries if kind != "key" or e.ref.key]
+    # Citations in a form not read (superscripts, footnotes) or a body read in part would make
+    # every entry look uncited: say nothing unless at least half the entries are cited.
+    if not candidates or len(cited) < math.ceil(len(candidates) / 2):
+        return []
+    return [
+        ConsistencyFinding(
+            "uncited-entry",
+            f"Reference {_name(e.ref)} ({_where(e.ref)}) is not cited in the text: "
+            "cite it or remove it from the list.",
+            target=e.ref.key if kind == "key" else (e.ref.label or _display(e)),
+            entry=e.number,
+            location=e.ref.location,
+        )
+        for e in candidates
+        if e.number not in cited
+    ]
+
+
+def _display(e: _Entry) -> str | None:
+    if not e.first_display:
+        return None
+    return f"{e.first_display} {e.year}{e.suffix or ''}" if e.year else e.first_display
+
+
+# --- entry point --------------------------------------------------------------------------------
 
 
 def check_consistency(
     body: Sequence[DocumentLine], references: Sequence[ExtractedReference]
 ) -> tuple[list[InTextCitation], list[ConsistencyFinding]]:
-    """The in-text citations of ``body``, matched to ``references``, and the disagreements."""
-    del body, references
-    return [], []
+    """The in-text citations of ``body``, matched to ``references``, and the disagreements.
+
+    Args:
+        body: The document's lines outside its reference list, in reading order.
+        references: The entries of the list.
+
+    Returns:
+        The citations found (in text order) and the findings: citations naming no entry (in
+        text order, one per target), entries never cited (in list order), then the list's
+        numbering and its duplicates.
+    """
+    if not references:
+        return [], []
+    joined = _join(body)
+    entries = [_entry(r) for r in references]
+    kind = _list_kind(references, joined.text)
+    cite_all = capped = False
+    if kind == "key":
+        cites, cite_all, capped = _key_citations(joined, entries)
+    elif kind == "numeric":
+        cites, capped = _numeric(joined, entries)
+    elif kind == "alpha":
+        cites, capped = _alpha(joined, entries)
+    else:
+        cites, capped = _author_date(joined, entries)
+    findings = _missing_findings(cites, kind, entries, joined)
+    if not cite_all and not capped:
+        findings += _uncited_findings(cites, entries, kind)
+    findings += _order_findings(references)
+    findings += _duplicate_findings(entries)
+    citations = [
+        InTextCitation(
+            text=" ".join(c.text.split()),
+            kind=c.kind,
+            targets=tuple(c.targets),
+            entries=tuple(c.entries),
+            location=joined.location(c.start),
+        )
+        for c in cites
+    ]
+    return citations, findings
