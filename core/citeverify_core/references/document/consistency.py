@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -49,7 +50,7 @@ from citeverify_core.references.parse import parse_reference
 __all__ = ["MAX_CITATION_SITES", "MAX_RANGE", "check_consistency"]
 
 #: Places that look like citations examined at most (a real paper has a few hundred).
-MAX_CITATION_SITES = 50_000
+MAX_CITATION_SITES = 20_000
 #: A range "[3-40]" is expanded to its numbers when it spans at most this many.
 MAX_RANGE = 100
 #: Findings of one kind about the list's numbering before they are summed up in one.
@@ -107,8 +108,8 @@ _PARTICLES = frozenset(
 )  # fmt: skip
 _CONNECTORS = frozenset({"and", "&", "und", "et", "y"})
 # Capitalised words that begin a name run but are no names: "In (2020)", "Table (2020)".
-_NOT_NAMES = frozenset(
-    """in on at by for from to of the a an and but or as since until till after before during
+_NOT_NAME_WORDS = """
+    in on at by for from to of the a an and but or as since until till after before during
     between through throughout around about circa ca approx approximately up year years table
     tables tab fig figs figure figures section sect sec chapter chap ch eq eqs equation equations
     appendix app part vol volume no number page pages see cf also note notes example examples
@@ -122,13 +123,13 @@ _NOT_NAMES = frozenset(
     aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday q1 q2 q3 q4
     eg ie cf e.g i.e if is are was were be been has have had not no yes new old first second third
     last next previous recent recently following according based given using unlike like compared
-    whereas although though because hence therefore overall similarly likewise finally""".split()
-)
+    whereas although though because hence therefore overall similarly likewise finally"""
+_NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 # What may stand before the names inside parentheses: "(see Smith, 2020)", "(e.g., Lee, 2019)".
 _PREFIX_END = frozenset(
     {"see", "also", "e.g.", "e.g.,", "eg", "cf.", "cf", "i.e.", "i.e.,", "in", "by", "from",
      "example", "examples", "review", "reviews", "reviewed", "cited", "following", "after",
-     "and", "or", "but", "esp.", "especially", "notably", "including", "like", "as", "by",
+     "and", "or", "but", "esp.", "especially", "notably", "including", "like", "as",
      "with", "per", "via", "compare", "contra", "discussed", ",", ":"}
 )  # fmt: skip
 _NAME_WORD = re.compile(r"^[^\W\d_][^\W\d_'’\-.]*(?:['’\-][^\W\d_]+)*\.?$")
@@ -317,7 +318,7 @@ def _key_citations(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], boo
 
 
 def _math_context(text: str, start: int, end: int) -> bool:
-    """Whether the bracket at ``text[start:end]`` sits in mathematics: ``x ∈ [1, 5]``, ``[0,1]^2``."""
+    """Whether a bracket ``text[start:end]`` is mathematics: ``x ∈ [1, 5]``, ``[0,1]^2``."""
     before = text[max(0, start - 20) : start].rstrip()
     after = text[end : end + 2].lstrip()
     if before and before[-1] in "=∈∉⊂⊆⊃≤≥<>×·*^_+−/|\\":
@@ -488,10 +489,15 @@ def _surname_shaped(name: str) -> bool:
     """One surname, possibly with particles: "Smith", "van der Berg", "O’Neil", "García-López"."""
     words = name.split()
     core = [w for w in words if w.casefold() not in _PARTICLES]
-    return len(core) == 1 and (core[0][1:].islower() or re.fullmatch(
-        r"(?:Mc|Mac|De|Di|Da|Le|La|Van|Von|O['’]|D['’])[^\W\d_][^\W\d_'’\-]+(?:-[^\W\d_]+)?",
-        core[0],
-    ) is not None or bool(re.fullmatch(r"[^\W\d_]+(?:[-'’][^\W\d_]+)+", core[0])))
+    return len(core) == 1 and (
+        core[0][1:].islower()
+        or re.fullmatch(
+            r"(?:Mc|Mac|De|Di|Da|Le|La|Van|Von|O['’]|D['’])[^\W\d_][^\W\d_'’\-]+(?:-[^\W\d_]+)?",
+            core[0],
+        )
+        is not None
+        or bool(re.fullmatch(r"[^\W\d_]+(?:[-'’][^\W\d_]+)+", core[0]))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,10 +508,10 @@ class _Year:
 
 
 def _years(text: str) -> list[_Year]:
-    """ "2020a, b, 2021" -> 2020a, 2020b, 2021."""
+    """The years of "2020a, b, 2021": 2020a, 2020b, 2021."""
     found: list[_Year] = []
-    for item in re.split(r"\s?,\s?", text):
-        item = item.strip()
+    for part in re.split(r"\s?,\s?", text):
+        item = part.strip()
         if m := re.fullmatch(rf"({_YEAR})([a-z]?)", item):
             found.append(_Year(int(m.group(1)), m.group(2) or None, item))
         elif len(item) == 1 and item.isalpha() and found and found[-1].year is not None:
@@ -576,7 +582,8 @@ class _AuthorDate:
                     (
                         e
                         for e in pool
-                        if len(e.names) >= 2 and _same_name(keys[1], e.names[1])
+                        if len(e.names) >= 2
+                        and _same_name(keys[1], e.names[1])
                         and (len(keys) > 2 or len(e.names) == 2)
                     ),
                 )
@@ -594,7 +601,7 @@ class _AuthorDate:
         return pool[0].number, frozenset(e.number for e in pool[1:])
 
     def target(self, names: _Names, year: _Year) -> str:
-        """ "Smith 2020a", "Smith and Jones 2020", "Smith et al. 2020"."""
+        """How a target is shown: "Smith 2020a", "Smith and Jones 2020", "Smith et al. 2020"."""
         if names.et_al:
             who = f"{names.names[0]} et al."
         elif len(names.names) == 2:
@@ -671,9 +678,7 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
     return _Cite(start, written, "author-date", targets, found, also)
 
 
-def _narrative(
-    text: str, start: int, end: int, years: str, matcher: _AuthorDate
-) -> _Cite | None:
+def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate) -> _Cite | None:
     before = text[max(0, start - 160) : start]
     if not before or not (before[-1].isalpha() or before[-1] in " .’'"):
         return None
@@ -765,7 +770,7 @@ def _order_findings(references: Sequence[ExtractedReference]) -> list[Consistenc
                 location=ref.location,
             )
         )
-    for (a, _), (b, ref) in zip(numbered, numbered[1:], strict=False):
+    for (a, _), (b, ref) in itertools.pairwise(numbered):
         if b == a + 1 or b == a:  # the same label twice is a duplicate-entry
             continue
         if b > a + 1:
@@ -893,9 +898,10 @@ def _missing_findings(
         )
         if kind == "numeric" and target.isdigit():
             has = f"its numbers go up to [{max(numbers)}]" if numbers else "it has no numbers"
+            shown = f"[{target}]" if cite.text == f"[{target}]" else f"[{target}] (in {cite.text})"
             message = (
-                f"[{target}] (in {cite.text}) on {where}{times} names no entry of the reference "
-                f"list ({has}): add the entry or correct the number."
+                f"{shown} on {where}{times} names no entry of the reference list ({has}): "
+                "add the entry or correct the number."
             )
         elif kind == "key":
             message = (
@@ -918,8 +924,8 @@ def _missing_findings(
 
 
 def _near_hint(target: str, entries: list[_Entry]) -> str:
-    """ " (it has Smith 2021)" when the list has the name with another year."""
-    name = _name_key(target.split(" et al.")[0].split(" and ")[0].rsplit(" ", 1)[0])
+    """A hint " (it has Smith 2021)" when the list has the name with another year."""
+    name = _name_key(target.split(" et al.", 1)[0].split(" and ", 1)[0].rsplit(" ", 1)[0])
     near = [
         f"{e.first_display} {e.year}{e.suffix or ''}"
         for e in entries
