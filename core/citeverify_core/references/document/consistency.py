@@ -100,6 +100,7 @@ _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", r
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
 _SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
 _YEAR_IN = re.compile(rf"(?<![\d/.])({_YEAR})(?![\d])")
+_ABBREVIATION = re.compile(r"\s?\[[^\[\]]{0,20}\]")
 _TOKEN = re.compile(r"et\.?\s+al\b\.?|&|,|[^\s,;&()\[\]]+")
 
 _PARTICLES = frozenset(
@@ -659,7 +660,8 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
         m = _SEGMENT.match(work.strip())
         if m is None:
             continue
-        names = _name_run(_TOKEN.findall(m.group("names")))
+        # "(World Health Organization [WHO], 2021)": the abbreviation is no name.
+        names = _name_run(_TOKEN.findall(_ABBREVIATION.sub("", m.group("names"))))
         if names is None:
             continue
         if names.remainder:
@@ -757,6 +759,7 @@ def _order_findings(references: Sequence[ExtractedReference]) -> list[Consistenc
     ]
     if len(numbered) * 2 < len(references) or not numbered:
         return []
+    present = {x for x, _ in numbered}
     found: list[ConsistencyFinding] = []
     first, ref = numbered[0]
     if first != 1:
@@ -774,10 +777,14 @@ def _order_findings(references: Sequence[ExtractedReference]) -> list[Consistenc
         if b == a + 1 or b == a:  # the same label twice is a duplicate-entry
             continue
         if b > a + 1:
-            gap = f"[{a + 1}]" if b == a + 2 else f"[{a + 1}]–[{b - 1}]"
+            absent = [x for x in range(a + 1, min(b, a + 1 + MAX_RANGE)) if x not in present]
+            if not absent:
+                continue  # the skipped numbers are elsewhere in the list: reported there
+            gap = ", ".join(f"[{x}]" for x in absent[:5]) + (" …" if len(absent) > 5 else "")
             message = (
                 f"The reference list jumps from [{a}] to [{b}] ({_where(ref)}): {gap} "
-                f"{'is' if b == a + 2 else 'are'} missing from the list or it is misnumbered."
+                f"{'is' if len(absent) == 1 else 'are'} missing from the list or it is "
+                "misnumbered."
             )
         else:
             message = (
