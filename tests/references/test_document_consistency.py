@@ -203,7 +203,12 @@ def test_alphabetic_labels():
 @pytest.mark.parametrize(
     ("sentence", "written", "targets", "entries"),
     [
-        ("It is so (Smith & Jones, 2020).", "(Smith & Jones, 2020)", ("Smith and Jones 2020",), (1,)),
+        (
+            "It is so (Smith & Jones, 2020).",
+            "(Smith & Jones, 2020)",
+            ("Smith and Jones 2020",),
+            (1,),
+        ),
         (
             "It is so (Smith & Jones, 2020; Lee, 2019a).",
             "(Smith & Jones, 2020; Lee, 2019a)",
@@ -212,18 +217,58 @@ def test_alphabetic_labels():
         ),
         ("So (Smith 2015, p. 4).", "(Smith 2015, p. 4)", ("Smith 2015",), (8,)),
         ("So (see Smith, 2015).", "(see Smith, 2015)", ("Smith 2015",), (8,)),
-        ("So (e.g., Lee, 2019a, 2019b).", "(e.g., Lee, 2019a, 2019b)", ("Lee 2019a", "Lee 2019b"), (2, 3)),
+        (
+            "So (e.g., Lee, 2019a, 2019b).",
+            "(e.g., Lee, 2019a, 2019b)",
+            ("Lee 2019a", "Lee 2019b"),
+            (2, 3),
+        ),
         ("So (Lee, 2019a, b).", "(Lee, 2019a, b)", ("Lee 2019a", "Lee 2019b"), (2, 3)),
         ("As Lee (2019b) said.", "Lee (2019b)", ("Lee 2019b",), (3,)),
-        ("As van der Berg et al. (2018) said.", "van der Berg et al. (2018)", ("van der Berg et al. 2018",), (4,)),
-        ("So (van der Berg et al., 2018).", "(van der Berg et al., 2018)", ("van der Berg et al. 2018",), (4,)),
-        ("As Smith and Jones (2020) said.", "Smith and Jones (2020)", ("Smith and Jones 2020",), (1,)),
-        ("As Smith and Jones [2020] said.", "Smith and Jones [2020]", ("Smith and Jones 2020",), (1,)),
+        (
+            "As van der Berg et al. (2018) said.",
+            "van der Berg et al. (2018)",
+            ("van der Berg et al. 2018",),
+            (4,),
+        ),
+        (
+            "So (van der Berg et al., 2018).",
+            "(van der Berg et al., 2018)",
+            ("van der Berg et al. 2018",),
+            (4,),
+        ),
+        (
+            "As Smith and Jones (2020) said.",
+            "Smith and Jones (2020)",
+            ("Smith and Jones 2020",),
+            (1,),
+        ),
+        (
+            "As Smith and Jones [2020] said.",
+            "Smith and Jones [2020]",
+            ("Smith and Jones 2020",),
+            (1,),
+        ),
         ("As Muller (2017) said.", "Muller (2017)", ("Muller 2017",), (5,)),
         ("As Müller (2017, p. 9) said.", "Müller (2017, p. 9)", ("Müller 2017",), (5,)),
-        ("So (García-López & O’Neil, 2016).", "(García-López & O’Neil, 2016)", ("García-López and O’Neil 2016",), (6,)),
-        ("As Garcia-Lopez and O'Neil (2016) said.", "Garcia-Lopez and O'Neil (2016)", ("Garcia-Lopez and O'Neil 2016",), (6,)),
-        ("So (World Health Organization, 2021).", "(World Health Organization, 2021)", ("World Health Organization 2021",), (7,)),
+        (
+            "So (García-López & O’Neil, 2016).",
+            "(García-López & O’Neil, 2016)",
+            ("García-López and O’Neil 2016",),
+            (6,),
+        ),
+        (
+            "As Garcia-Lopez and O'Neil (2016) said.",
+            "Garcia-Lopez and O'Neil (2016)",
+            ("Garcia-Lopez and O'Neil 2016",),
+            (6,),
+        ),
+        (
+            "So (World Health Organization, 2021).",
+            "(World Health Organization, 2021)",
+            ("World Health Organization 2021",),
+            (7,),
+        ),
         ("Smith’s (2015) book.", "Smith’s (2015)", ("Smith 2015",), (8,)),
         # "Smith 2020" is taken to be Smith & Jones 2020 rather than called missing.
         ("So (Smith, 2015, 2020).", "(Smith, 2015, 2020)", ("Smith 2015", "Smith 2020"), (8, 1)),
@@ -357,7 +402,7 @@ def test_latex_cite_commands_are_matched_by_key():
         ("yu15",),
         ("smith20",),
     ]
-    assert [c.entries for c in citations][0] == (1, 2)
+    assert citations[0].entries == (1, 2)
     assert {c.kind for c in citations} == {"key"}
 
 
@@ -432,8 +477,12 @@ def test_duplicate_label_and_duplicate_work():
             Location(1, 9),
             label="1",
         ),
-        ExtractedReference("Lee, H. (2019). Graphs and colourings. DM, 12, 3.", 2, Location(2, 9), label="2"),
-        ExtractedReference("Kim, C. (2018). Particles. Nature, 1, 2.", 3, Location(3, 9), label="2"),
+        ExtractedReference(
+            "Lee, H. (2019). Graphs and colourings. DM, 12, 3.", 2, Location(2, 9), label="2"
+        ),
+        ExtractedReference(
+            "Kim, C. (2018). Particles. Nature, 1, 2.", 3, Location(3, 9), label="2"
+        ),
         ExtractedReference(
             "Smith, J. (2020). A study of learning in groups. J. Learn., 3(2), 1–10.",
             4,
@@ -512,10 +561,10 @@ def test_extract_document_checks_a_numeric_text_file():
         "\n"
         "References\n"
         "\n"
-        "[1] A. Smith, \"Deep models,\" IEEE Trans. X, vol. 1, pp. 1-9, 2019.\n"
-        "[2] B. Jones, \"Shallow models,\" IEEE Trans. Y, vol. 2, pp. 3-7, 2018.\n"
-        "[3] C. Lee, \"Inputs in the unit interval,\" Proc. Z, pp. 11-19, 2017.\n"
-        "[4] D. Kim, \"Never cited,\" J. W, vol. 4, pp. 1-2, 2016.\n"
+        '[1] A. Smith, "Deep models," IEEE Trans. X, vol. 1, pp. 1-9, 2019.\n'
+        '[2] B. Jones, "Shallow models," IEEE Trans. Y, vol. 2, pp. 3-7, 2018.\n'
+        '[3] C. Lee, "Inputs in the unit interval," Proc. Z, pp. 11-19, 2017.\n'
+        '[4] D. Kim, "Never cited," J. W, vol. 4, pp. 1-2, 2016.\n'
     )
     doc = extract_document(text.encode(), name="paper.txt")
     assert [c.targets for c in doc.citations] == [("1",), ("2", "3"), ("5",)]
