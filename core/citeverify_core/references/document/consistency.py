@@ -133,7 +133,9 @@ _PREFIX_END = frozenset(
      "and", "or", "but", "esp.", "especially", "notably", "including", "like", "as",
      "with", "per", "via", "compare", "contra", "discussed", ",", ":"}
 )  # fmt: skip
-_NAME_WORD = re.compile(r"^[^\W\d_][^\W\d_'’\-.]*(?:['’\-][^\W\d_]+)*\.?$")
+# A word of a name: a letter, then no digit, space or bracket ("O’Neil", "King‐Taylor", and
+# the mojibake of indexes, "CrÃ©pin"). Capitalised unless its script has no case ("최종원").
+_NAME_WORD = re.compile(r"^[^\W\d_][^\s\d()\[\]{},;:]*$")
 
 
 # --- entries ------------------------------------------------------------------------------------
@@ -145,6 +147,7 @@ class _Entry:
 
     ref: ExtractedReference
     names: tuple[str, ...]  # folded family names, particles removed
+    et_al: bool  # the entry itself says "et al." (Harvard's "Yu, Z. et al., 2011")
     year: int | None
     suffix: str | None  # the "a" of a printed "2020a"
     years: frozenset[int]
@@ -167,6 +170,7 @@ def _name_key(name: str) -> str:
 def _entry(ref: ExtractedReference) -> _Entry:
     text = ref.text
     names: tuple[str, ...] = ()
+    et_al = False
     year: int | None = None
     title = ""
     display = ""
@@ -177,6 +181,7 @@ def _entry(ref: ExtractedReference) -> _Entry:
     if parsed is not None:
         names = tuple(k for k in (_name_key(a.family) for a in parsed.authors) if k)
         year = parsed.year
+        et_al = parsed.et_al or parsed.elided
         title = fold(parsed.title or "")
         if parsed.authors:
             display = parsed.authors[0].family
@@ -198,6 +203,7 @@ def _entry(ref: ExtractedReference) -> _Entry:
     return _Entry(
         ref=ref,
         names=names,
+        et_al=et_al,
         year=year,
         suffix=suffix,
         years=frozenset(all_years),
@@ -431,8 +437,12 @@ class _Names:
     remainder: tuple[str, ...]  # the tokens before the names
 
 
-def _name_run(tokens: list[str]) -> _Names | None:
-    """The names that end ``tokens`` (walking back), or ``None`` when they do not end in names."""
+def _name_run(tokens: list[str], *, keep_stop: bool = False) -> _Names | None:
+    """The names that end ``tokens`` (walking back), or ``None`` when they do not end in names.
+
+    Words such as "In", "Table", "Page" that begin the run are dropped unless ``keep_stop``
+    (a surname may be such a word: "Page, S. T.", "See, S. G.").
+    """
     et_al = False
     i = len(tokens)
     if i and re.fullmatch(r"et\.?\s+al\b\.?", tokens[i - 1]):
@@ -452,8 +462,8 @@ def _name_run(tokens: list[str]) -> _Names | None:
             people[-1].insert(0, token)
         elif (
             _NAME_WORD.match(token)
-            and token[0].isupper()
-            and len(token) <= 30
+            and not token[0].islower()
+            and len(token) <= 40
             and not token.endswith(".")
         ):
             if people[-1] and people[-1][0].casefold() not in _PARTICLES and len(people[-1]) >= 4:
@@ -469,7 +479,7 @@ def _name_run(tokens: list[str]) -> _Names | None:
     while i < len(tokens) and (tokens[i] == "," or tokens[i].casefold() in _CONNECTORS):
         i += 1
     # Words that begin the run but name nobody: "In Smith (2020)", "As Lee and Kim (2019)".
-    if people:
+    if people and not keep_stop:
         first = people[-1]
         while first and (
             first[0].casefold().rstrip(".") in _NOT_NAMES or first[0].casefold() in _PARTICLES
@@ -576,7 +586,7 @@ class _AuthorDate:
         pool = candidates
         if len(pool) > 1:
             if et_al:
-                pool = narrowed(pool, (e for e in pool if len(e.names) >= 3))
+                pool = narrowed(pool, (e for e in pool if len(e.names) >= 3 or e.et_al))
             elif len(keys) >= 2:
                 pool = narrowed(
                     pool,
@@ -585,11 +595,11 @@ class _AuthorDate:
                         for e in pool
                         if len(e.names) >= 2
                         and _same_name(keys[1], e.names[1])
-                        and (len(keys) > 2 or len(e.names) == 2)
+                        and (len(keys) > 2 or (len(e.names) == 2 and not e.et_al))
                     ),
                 )
             else:
-                pool = narrowed(pool, (e for e in pool if len(e.names) <= 1))
+                pool = narrowed(pool, (e for e in pool if len(e.names) <= 1 and not e.et_al))
         if len(pool) > 1 and year.suffix:
             own = [e for e in pool if e.suffix == year.suffix]
             if own:
@@ -652,6 +662,45 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
     return sorted(cites, key=lambda c: c.start), False
 
 
+def _resolve(
+    tokens: list[str], years: str, matcher: _AuthorDate
+) -> tuple[_Names, list[_Year], list[int | None], set[int]] | None:
+    """The names ending ``tokens`` with each year of ``years``, matched to entries.
+
+    A run that begins with a word such as "Page" is first read without it ("In Smith (2020)"),
+    then with it: the word is kept only when the names it gives match an entry.
+    """
+    primary = _name_run(tokens)
+    alternative = _name_run(tokens, keep_stop=True)
+    if alternative == primary:
+        alternative = None
+    if primary is None and alternative is None:
+        return None
+    chosen = primary
+    found: list[int | None] = []
+    also: set[int] = set()
+    listed = _years(years)
+    for year in listed:
+        number: int | None = None
+        more: frozenset[int] = frozenset()
+        if primary is not None:
+            number, more = matcher.match(primary, year)
+            words = primary.names[0].split()
+            if number is None and len(words) > 1 and words[-2].casefold() not in _PARTICLES:
+                # "Following Smith (2020)": the words before the surname may be the sentence's.
+                shorter = _Names((words[-1], *primary.names[1:]), primary.et_al, primary.remainder)
+                number, more = matcher.match(shorter, year)
+        if number is None and alternative is not None:
+            number, more = matcher.match(alternative, year)
+            if number is not None:
+                chosen = alternative
+        found.append(number)
+        also |= more
+    if chosen is None:
+        return None  # only a word such as "Page" that names no entry
+    return chosen, listed, found, also
+
+
 def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -> _Cite | None:
     targets: list[str] = []
     found: list[int | None] = []
@@ -661,20 +710,20 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
         if m is None:
             continue
         # "(World Health Organization [WHO], 2021)": the abbreviation is no name.
-        names = _name_run(_TOKEN.findall(_ABBREVIATION.sub("", m.group("names"))))
-        if names is None:
+        tokens = _TOKEN.findall(_ABBREVIATION.sub("", m.group("names")))
+        resolved = _resolve(tokens, m.group("years"), matcher)
+        if resolved is None:
             continue
+        names, years, numbers, more = resolved
         if names.remainder:
             last = names.remainder[-1].casefold()
             if last not in _PREFIX_END and not last.islower():
                 continue
         if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
             continue
-        for year in _years(m.group("years")):
-            number, more = matcher.match(names, year)
-            targets.append(matcher.target(names, year))
-            found.append(number)
-            also |= more
+        targets.extend(matcher.target(names, year) for year in years)
+        found.extend(numbers)
+        also |= more
     if not targets:
         return None
     return _Cite(start, written, "author-date", targets, found, also)
@@ -688,26 +737,14 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
     tokens = _TOKEN.findall(before)
     if not tokens:
         return None
-    names = _name_run(tokens)
-    if names is None:
+    resolved = _resolve(tokens, years, matcher)
+    if resolved is None:
         return None
-    first_at = before.rfind(names.names[0].split()[0]) if names.names else -1
-    targets: list[str] = []
-    found: list[int | None] = []
-    also: set[int] = set()
-    for year in _years(years):
-        number, more = matcher.match(names, year)
-        if number is None and len(names.names[0].split()) > 1:
-            # "Following Smith (2020)": the words before the surname may be the sentence's.
-            tail = names.names[0].split()[-1:]
-            number, more = matcher.match(
-                _Names((" ".join(tail), *names.names[1:]), names.et_al, names.remainder), year
-            )
-        targets.append(matcher.target(names, year))
-        found.append(number)
-        also |= more
+    names, listed, found, also = resolved
+    targets = [matcher.target(names, year) for year in listed]
+    first_at = before.rfind(names.names[0].split()[0])
     if None in found:
-        # Unmatched: only a citation when it is unmistakably one (see the docstring above).
+        # Unmatched: only a citation when it is unmistakably one (see _author_date).
         previous = names.remainder[-1] if names.remainder else ""
         if not all(_surname_shaped(n) for n in names.names) or (
             previous[:1].isupper() and previous.casefold().rstrip(".") not in _NOT_NAMES
