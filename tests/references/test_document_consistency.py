@@ -1,6 +1,11 @@
 """Citation consistency (issue 26): in-text citations matched to the reference list, findings."""
 
+import json
+import random
+import re
 import time
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -590,3 +595,82 @@ def test_extract_document_checks_an_author_date_markdown_file():
     doc = extract_document(text.encode(), name="paper.md")
     assert [c.entries for c in doc.citations] == [(2,), (1,)]
     assert doc.findings == []
+
+
+# --- documents built from the dev set's works ---------------------------------------------------
+
+DEV = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "datasets"
+    / "crossref-multistyle-dev-1000.jsonl"
+)
+
+
+def _dev_works(style):
+    if not DEV.exists():
+        pytest.skip(f"{DEV} is absent (the shared datasets are not on this machine)")
+    works = []
+    for line in DEV.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        work, text = row["work"], row["strings"].get(style)
+        families = [a.get("family") for a in work.get("author") or []]
+        try:
+            year = work["issued"]["date-parts"][0][0]
+        except (KeyError, IndexError, TypeError):
+            year = None
+        # Works whose first author is a name a citation can carry ("&NA;", "s", "M." are not).
+        if (
+            text
+            and year
+            and families
+            and all(families)
+            and re.fullmatch(r"[A-Z][^\s\d]*[a-z][^\s\d]*", families[0])
+        ):
+            works.append((text, families, year))
+    return works
+
+
+@pytest.mark.parametrize("style", ["apa", "chicago-author-date", "harvard3"])
+def test_dev_set_documents_clean_and_planted(style):
+    """Documents of 30 dev-set works each, cited as a writing tool would from the metadata."""
+    rng = random.Random(26)
+    works = _dev_works(style)
+    documents = 0
+    for start in range(0, len(works) - 30, 30):
+        chunk = sorted(works[start : start + 30])
+        refs = [ExtractedReference(t, i, Location(i, 9)) for i, (t, _, _) in enumerate(chunk, 1)]
+        same = Counter((f[0], y) for _, f, y in chunk)
+        seen: Counter = Counter()
+        sentences = []
+        for _, families, year in chunk:
+            letter = ""
+            if same[families[0], year] > 1:
+                letter = "abcdefgh"[seen[families[0], year]]
+                seen[families[0], year] += 1
+            if len(families) == 1:
+                who = families[0]
+            elif len(families) == 2:
+                who = f"{families[0]} and {families[1]}"
+            else:
+                who = f"{families[0]} et al."
+            if rng.random() < 0.5:
+                sentences.append(
+                    f"The claim holds ({who.replace(' and ', ' & ')}, {year}{letter})."
+                )
+            else:
+                sentences.append(f"As {who} ({year}{letter}) showed, it holds.")
+        citations, findings = check_consistency(body(*sentences), refs)
+        assert findings == [], (style, [f.message for f in findings])
+        assert [c.entries for c in citations] == [(i,) for i in range(1, 31)]
+        dropped = rng.randrange(30)
+        planted = sentences[:dropped] + sentences[dropped + 1 :]
+        planted.insert(7, "Yet Zyxwort et al. (2013) disagree.")
+        _, findings = check_consistency(body(*planted), refs)
+        assert sorted((f.kind, f.entry or f.target) for f in findings) == [
+            ("missing-entry", "Zyxwort et al. 2013"),
+            ("uncited-entry", dropped + 1),
+        ]
+        assert findings[0].location.line == 8
+        documents += 1
+    assert documents >= 20
