@@ -124,7 +124,11 @@ _NOT_NAME_WORDS = """
     aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday q1 q2 q3 q4
     eg ie cf e.g i.e if is are was were be been has have had not no yes new old first second third
     last next previous recent recently following according based given using unlike like compared
-    whereas although though because hence therefore overall similarly likewise finally"""
+    whereas although though because hence therefore overall similarly likewise finally
+    globally historically currently previously originally initially subsequently later earlier
+    yesterday together conversely alternatively additionally consequently accordingly notably
+    interestingly importantly specifically typically generally traditionally nationally
+    internationally worldwide elsewhere meanwhile thereafter afterwards soon figs tables"""
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 # What may stand before the names inside parentheses: "(see Smith, 2020)", "(e.g., Lee, 2019)".
 _PREFIX_END = frozenset(
