@@ -422,6 +422,14 @@ def test_latex_missing_and_uncited_keys():
     ]
 
 
+def test_commented_out_latex_citations_are_not_read():
+    refs = keyed("a", "b")
+    lines = body(r"We cite \cite{a} and \cite{b}. % \cite{old} was dropped", r"50\% of \cite{a}")
+    citations, findings = check_consistency(lines, refs)
+    assert [c.targets for c in citations] == [("a",), ("b",), ("a",)]
+    assert findings == []
+
+
 def test_nocite_star_cites_everything():
     refs = keyed("a", "b", "c")
     _, findings = check_consistency(body(r"Text \cite{a}. \nocite{*}"), refs)

@@ -67,6 +67,7 @@ _CITE_COMMAND = re.compile(
     r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
 )
 _BRACE = re.compile(r"\{([^{}]*)\}")
+_COMMENT = re.compile(r"(?<!\\)%")
 
 _NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
 _LOCATOR_WORDS = (
@@ -314,6 +315,8 @@ def _key_citations(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], boo
     for n, m in enumerate(_CITE_COMMAND.finditer(body.text)):
         if n >= MAX_CITATION_SITES:
             return cites, cite_all, True
+        if _commented(body, m.start()):
+            continue
         keys: list[str] = []
         for group in _BRACE.findall(m.group("args")):
             keys.extend(k.strip() for k in group.split(",") if k.strip())
@@ -326,6 +329,13 @@ def _key_citations(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], boo
         found = [by_key.get(k, by_folded.get(k.casefold())) for k in keys]
         cites.append(_Cite(m.start(), m.group(0), "key", keys, found))
     return cites, cite_all, False
+
+
+def _commented(body: _Body, offset: int) -> bool:
+    r"""Whether a LaTeX comment (``%`` not escaped) on the same line comes before ``offset``."""
+    i = bisect.bisect_right(body.starts, offset) - 1
+    line_start = body.starts[i] if i >= 0 else 0
+    return _COMMENT.search(body.text, line_start, offset) is not None
 
 
 def _math_context(text: str, start: int, end: int) -> bool:
