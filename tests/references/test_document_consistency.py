@@ -557,9 +557,10 @@ HOSTILE = {
 def test_hostile_text_finishes_fast(name):
     text = HOSTILE[name]
     for refs in (author_date(APA[:2]), numbered(20), keyed("a")):
-        start = time.perf_counter()
+        # CPU time, not wall time: the test machine may be shared.
+        start = time.process_time()
         check_consistency([DocumentLine(text, Location(1))], refs)
-        assert time.perf_counter() - start < 5, name
+        assert time.process_time() - start < 5, name
 
 
 # --- through extract_document -------------------------------------------------------------------

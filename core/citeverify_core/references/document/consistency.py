@@ -32,7 +32,7 @@ import difflib
 import itertools
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -55,6 +55,8 @@ MAX_CITATION_SITES = 20_000
 MAX_RANGE = 100
 #: Findings of one kind about the list's numbering before they are summed up in one.
 _MAX_ORDER_FINDINGS = 10
+#: Characters looked at before "(2020)" for the names of a narrative citation.
+_LOOK_BACK = 120
 
 _ListKind = Literal["key", "numeric", "alpha", "author-date"]
 _DASHES = "-–—‑−"
@@ -70,22 +72,24 @@ _BRACE = re.compile(r"\{([^{}]*)\}")
 _COMMENT = re.compile(r"(?<!\\)%")
 
 _NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
+# Case-insensitive in a scoped group: a pattern compiled with re.I loses the engine's fast
+# search for its first character ("["), and costs microseconds at every character of the text.
 _LOCATOR_WORDS = (
-    r"(?:pp?\.|p|ch\.|chap\.|chapter|sec\.|section|§|thm\.|theorem|lemma|prop\.|fig\.|"
+    r"(?i:pp?\.|p|ch\.|chap\.|chapter|sec\.|section|§|thm\.|theorem|lemma|prop\.|fig\.|"
     r"figure|eq\.|table|tab\.|app\.|appendix|def\.|definition|cor\.|corollary|para\.|vol\.)"
 )
+# Brackets are found first (a cheap pattern), then their insides are read (bounded).
+_BRACKET = re.compile(r"\[([^\[\]\n]{1,300})\]")
+_RANGE_TO = re.compile(rf"\s?[{_DASHES}]\s?\[(\d{{1,4}})\]")
 _NUMERIC = re.compile(
-    r"\[(?:(?:see(?:\s+also)?|e\.\s?g\.,?|cf\.|i\.\s?e\.,?)\s+)?"
+    r"(?:(?i:see(?:\s+also)?|e\.\s?g\.,?|cf\.|i\.\s?e\.,?)\s+)?"
     rf"(?P<items>{_NUM_ITEM}(?:\s?[,;]\s?{_NUM_ITEM}){{0,60}})"
-    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?\]"
-    rf"(?:\s?[{_DASHES}]\s?\[(?P<to>\d{{1,4}})\])?",
-    re.I,
+    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?"
 )
 _ALPHA_ITEM = r"[A-Za-z][A-Za-z+'.\-]{0,10}\d{2,4}[a-z]?"
 _ALPHA = re.compile(
-    rf"\[(?P<items>{_ALPHA_ITEM}(?:\s?[,;]\s?{_ALPHA_ITEM}){{0,30}})"
-    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?\]",
-    re.I,
+    rf"(?P<items>{_ALPHA_ITEM}(?:\s?[,;]\s?{_ALPHA_ITEM}){{0,30}})"
+    rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?"
 )
 
 _YEAR = r"(?:1[5-9]\d\d|20\d\d)"
@@ -101,6 +105,9 @@ _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", r
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
 _SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
 _YEAR_IN = re.compile(rf"(?<![\d/.])({_YEAR})(?![\d])")
+_ET_AL = re.compile(r"et\.?\s+al\b\.?")
+_COMMA = re.compile(r"\s?,\s?")
+_ONE_YEAR = re.compile(rf"({_YEAR})([a-z]?)")
 _ABBREVIATION = re.compile(r"\s?\[[^\[\]]{0,20}\]")
 _TOKEN = re.compile(r"et\.?\s+al\b\.?|&|,|[^\s,;&()\[\]]+")
 
@@ -367,6 +374,24 @@ def _expand(item: str) -> list[int] | None:
     return [low, high]
 
 
+def _brackets(
+    text: str, inside: re.Pattern[str], *, ranges: bool
+) -> Iterator[tuple[int, int, re.Match[str], str | None]]:
+    """Brackets whose inside ``inside`` reads whole: (start, end, the reading, "5" of "[3]-[5]")."""
+    skip = 0
+    for m in _BRACKET.finditer(text):
+        if m.start() < skip:
+            continue  # the "[5]" of "[3]-[5]"
+        read = inside.fullmatch(m.group(1))
+        if read is None:
+            continue
+        end, to_label = m.end(), None
+        if ranges and (to := _RANGE_TO.match(text, end)) is not None:
+            end, to_label = to.end(), to.group(1)
+            skip = end
+        yield m.start(), end, read, to_label
+
+
 def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
     """Brackets of numbers against a numbered list.
 
@@ -384,7 +409,7 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
     bound = max(2 * top, top + 20)
     text = body.text
     cites: list[_Cite] = []
-    for n, m in enumerate(_NUMERIC.finditer(text)):
+    for n, (start, end, m, to_label) in enumerate(_brackets(text, _NUMERIC, ranges=True)):
         if n >= MAX_CITATION_SITES:
             return cites, True
         items = re.split(r"\s?[,;]\s?", m.group("items"))
@@ -395,8 +420,8 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
                 expanded = []
                 break
             expanded.extend(got)
-        if m.group("to") and expanded:
-            to = int(m.group("to"))
+        if to_label and expanded:
+            to = int(to_label)
             low = expanded[-1]
             if low < to <= low + MAX_RANGE:
                 expanded.extend(range(low + 1, to + 1))
@@ -404,15 +429,15 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
                 expanded.append(to)
         if not expanded or any(x == 0 or x > bound for x in expanded):
             continue
-        if _math_context(text, m.start(), m.end()):
+        if _math_context(text, start, end):
             continue
         found = [labels.get(str(x)) for x in expanded]
-        glued = m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] in ")]")
+        glued = start > 0 and (text[start - 1].isalnum() or text[start - 1] in ")]")
         if glued and None in found:
             continue
         targets = [str(x) for x in dict.fromkeys(expanded)]
         cites.append(
-            _Cite(m.start(), m.group(0), "numeric", targets, [labels.get(t) for t in targets])
+            _Cite(start, text[start:end], "numeric", targets, [labels.get(t) for t in targets])
         )
     return cites, False
 
@@ -425,17 +450,16 @@ def _alpha(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
             labels.setdefault(e.ref.label.strip(), e.number)
     text = body.text
     cites: list[_Cite] = []
-    for n, m in enumerate(_ALPHA.finditer(text)):
+    for n, (start, end, m, _) in enumerate(_brackets(text, _ALPHA, ranges=False)):
         if n >= MAX_CITATION_SITES:
             return cites, True
         targets = list(dict.fromkeys(re.split(r"\s?[,;]\s?", m.group("items"))))
         found = [labels.get(t) for t in targets]
         if None in found and (
-            _math_context(text, m.start(), m.end())
-            or (m.start() > 0 and text[m.start() - 1].isalnum())
+            _math_context(text, start, end) or (start > 0 and text[start - 1].isalnum())
         ):
             continue
-        cites.append(_Cite(m.start(), m.group(0), "numeric", targets, found))
+        cites.append(_Cite(start, text[start:end], "numeric", targets, found))
     return cites, False
 
 
@@ -451,15 +475,15 @@ class _Names:
     remainder: tuple[str, ...]  # the tokens before the names
 
 
-def _name_run(tokens: list[str], *, keep_stop: bool = False) -> _Names | None:
+def _name_run(tokens: list[str]) -> _Names | None:
     """The names that end ``tokens`` (walking back), or ``None`` when they do not end in names.
 
-    Words such as "In", "Table", "Page" that begin the run are dropped unless ``keep_stop``
-    (a surname may be such a word: "Page, S. T.", "See, S. G.").
+    Words such as "In", "Table", "Page" that begin the run are kept here; :func:`_without_stop`
+    drops them (a surname may be such a word: "Page, S. T.", "See, S. G.").
     """
     et_al = False
     i = len(tokens)
-    if i and re.fullmatch(r"et\.?\s+al\b\.?", tokens[i - 1]):
+    if i and _ET_AL.fullmatch(tokens[i - 1]):
         et_al = True
         i -= 1
     people: list[list[str]] = [[]]
@@ -475,10 +499,10 @@ def _name_run(tokens: list[str], *, keep_stop: bool = False) -> _Names | None:
         elif low in _PARTICLES and people[-1]:
             people[-1].insert(0, token)
         elif (
-            _NAME_WORD.match(token)
-            and not token[0].islower()
+            not token[0].islower()
             and len(token) <= 40
-            and not token.endswith(".")
+            and token[-1] != "."
+            and _NAME_WORD.match(token)
         ):
             if people[-1] and people[-1][0].casefold() not in _PARTICLES and len(people[-1]) >= 4:
                 break
@@ -492,22 +516,27 @@ def _name_run(tokens: list[str], *, keep_stop: bool = False) -> _Names | None:
         i += 1
     while i < len(tokens) and (tokens[i] == "," or tokens[i].casefold() in _CONNECTORS):
         i += 1
-    # Words that begin the run but name nobody: "In Smith (2020)", "As Lee and Kim (2019)".
-    if people and not keep_stop:
-        first = people[-1]
-        while first and (
-            first[0].casefold().rstrip(".") in _NOT_NAMES or first[0].casefold() in _PARTICLES
-        ):
-            if first[0].casefold() in _PARTICLES and len(first) > 1:
-                break
-            first.pop(0)
-            i += 1
-        if not first:
-            people.pop()
     if not people:
         return None
-    names = tuple(" ".join(p) for p in reversed(people))
-    return _Names(names, et_al, tuple(tokens[:i]))
+    return _Names(tuple(" ".join(p) for p in reversed(people)), et_al, tuple(tokens[:i]))
+
+
+def _without_stop(names: _Names) -> _Names | None:
+    """``names`` without the words that begin it and name nobody: "In Smith", "As Lee"."""
+    first = names.names[0].split()
+    dropped: list[str] = []
+    while first and (first[0].casefold().rstrip(".") in _NOT_NAMES or first[0] in _PARTICLES):
+        if first[0] in _PARTICLES and len(first) > 1:
+            break
+        dropped.append(first.pop(0))
+    if not dropped:
+        return names
+    rest = names.names[1:]
+    if not first:
+        if not rest:
+            return None
+        return _Names(rest, names.et_al, (*names.remainder, *dropped))
+    return _Names((" ".join(first), *rest), names.et_al, (*names.remainder, *dropped))
 
 
 def _surname_shaped(name: str) -> bool:
@@ -535,9 +564,9 @@ class _Year:
 def _years(text: str) -> list[_Year]:
     """The years of "2020a, b, 2021": 2020a, 2020b, 2021."""
     found: list[_Year] = []
-    for part in re.split(r"\s?,\s?", text):
+    for part in _COMMA.split(text):
         item = part.strip()
-        if m := re.fullmatch(rf"({_YEAR})([a-z]?)", item):
+        if m := _ONE_YEAR.fullmatch(item):
             found.append(_Year(int(m.group(1)), m.group(2) or None, item))
         elif len(item) == 1 and item.isalpha() and found and found[-1].year is not None:
             found.append(_Year(found[-1].year, item, f"{found[-1].year}{item}"))
@@ -555,11 +584,14 @@ class _AuthorDate:
         for e in entries:
             if e.names:
                 self.by_name.setdefault(e.names[0].split()[-1], []).append(e)
-        self.cache: dict[tuple[str, ...], tuple[int | None, frozenset[int]]] = {}
+        self.cache: dict[
+            tuple[tuple[str, ...], bool, int | None, str | None, str],
+            tuple[int | None, frozenset[int]],
+        ] = {}
 
     def match(self, names: _Names, year: _Year) -> tuple[int | None, frozenset[int]]:
         """The entry a name and a year name (or ``None``), and the entries it might also mean."""
-        cache_key = (*names.names, "&" if names.et_al else "", str(year.year), year.suffix or "")
+        cache_key = (names.names, names.et_al, year.year, year.suffix, year.label)
         if cache_key in self.cache:
             return self.cache[cache_key]
         keys = [_name_key(n) for n in names.names]
@@ -684,12 +716,12 @@ def _resolve(
     A run that begins with a word such as "Page" is first read without it ("In Smith (2020)"),
     then with it: the word is kept only when the names it gives match an entry.
     """
-    primary = _name_run(tokens)
-    alternative = _name_run(tokens, keep_stop=True)
+    alternative = _name_run(tokens)
+    if alternative is None:
+        return None
+    primary = _without_stop(alternative)
     if alternative == primary:
         alternative = None
-    if primary is None and alternative is None:
-        return None
     chosen = primary
     found: list[int | None] = []
     also: set[int] = set()
@@ -744,7 +776,7 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
 
 
 def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate) -> _Cite | None:
-    before = text[max(0, start - 160) : start]
+    before = text[max(0, start - _LOOK_BACK) : start]
     if not before or not (before[-1].isalpha() or before[-1] in " .’'"):
         return None
     before = re.sub(r"['’]s\s*$", "", before.rstrip())  # "Smith’s (2020) study"
@@ -767,7 +799,7 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
                 return None
             targets = [t for t, x in zip(targets, found, strict=True) if x is not None]
             found = [x for x in found if x is not None]
-    offset = max(0, start - 160) + max(first_at, 0)
+    offset = max(0, start - _LOOK_BACK) + max(first_at, 0)
     return _Cite(offset, text[offset:end], "author-date", targets, found, also)
 
 
