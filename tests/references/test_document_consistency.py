@@ -375,6 +375,15 @@ def test_clean_author_date_document_with_years_tables_and_proper_nouns_has_no_fi
     assert sorted({e for c in citations for e in c.entries}) == list(range(1, 9))
 
 
+def test_an_organisation_is_cited_by_its_initials():
+    citations, findings = check_consistency(
+        body("First (World Health Organization [WHO], 2021), then (WHO, 2021) and WHO (2021)."),
+        author_date([APA[6]]),
+    )
+    assert [c.entries for c in citations] == [(1,), (1,), (1,)]
+    assert findings == []
+
+
 def test_a_name_split_by_a_line_end_hyphen_is_joined():
     refs = author_date(["Vandenberghe, L. (2010). Convex things. SIAM, 1, 2-3."])
     citations, _ = check_consistency(body("as (Vanden-", "berghe, 2010) shows"), refs)

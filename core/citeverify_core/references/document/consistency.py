@@ -225,6 +225,12 @@ def _entry(ref: ExtractedReference) -> _Entry:
     )
 
 
+def _initials(name: str) -> str:
+    """The initials of a body's name: "WHO" of "World Health Organization" ("of" skipped)."""
+    words = [w for w in re.findall(r"[^\W\d_]+", name) if w[0].isupper()]
+    return "".join(w[0] for w in words) if len(words) >= 2 else ""
+
+
 def _same_name(cited: str, listed: str) -> bool:
     """Whether a cited surname key and an entry's surname key name the same person."""
     if not cited or not listed:
@@ -608,6 +614,14 @@ class _AuthorDate:
                 e
                 for e in self.entries
                 if wanted.strip() and wanted in e.head and self._year_fits(e, year, loose=True)
+            ]
+        cited = names.names[0]
+        if not candidates and 2 <= len(cited) <= 10 and cited.isalpha() and cited.isupper():
+            # "(WHO, 2020)" for World Health Organization: the initials of its words.
+            candidates = [
+                e
+                for e in self.entries
+                if _initials(e.first_display) == cited and self._year_fits(e, year)
             ]
         result: tuple[int | None, frozenset[int]] = (None, frozenset())
         if candidates:
