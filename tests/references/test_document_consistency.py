@@ -173,6 +173,18 @@ def test_clean_numeric_document_with_mathematics_years_and_tables_has_no_finding
     assert cited == {str(i) for i in range(1, 9)}
 
 
+def test_quantities_vectors_and_nested_brackets_beyond_the_list_are_not_citations():
+    refs = numbered(6)
+    lines = body(
+        "Layers [64, 128, 256] are stacked; the range is [10, 30] mm and lasts [9, 12] ms.",
+        "The matrix [[1, 2], [3, 40]] and the shape [3, 224, 224]; the sizes were [5, 25].",
+        "Differences between [1] and [2] are small; see [3]-[6].",
+    )
+    citations, findings = check_consistency(lines, refs)
+    assert findings == []
+    assert [c.text for c in citations] == ["[1]", "[2]", "[3]-[6]"]
+
+
 def test_a_huge_range_is_not_expanded():
     refs = numbered(40)
     citations, _ = check_consistency(body("See [1-40] and [3-500]."), refs)

@@ -351,19 +351,42 @@ def _commented(body: _Body, offset: int) -> bool:
     return _COMMENT.search(body.text, line_start, offset) is not None
 
 
-def _math_context(text: str, start: int, end: int) -> bool:
-    """Whether a bracket ``text[start:end]`` is mathematics: ``x ∈ [1, 5]``, ``[0,1]^2``."""
-    before = text[max(0, start - 20) : start].rstrip()
-    after = text[end : end + 2].lstrip()
-    if before and before[-1] in "=∈∉⊂⊆⊃≤≥<>×·*^_+−/|\\":
+_MATH_WORDS = frozenset(
+    {"interval", "intervals", "range", "ranges", "domain", "matrix", "vector", "array", "arrays",
+     "segment", "window", "bounds", "bounded", "support", "index", "indices", "shape", "size",
+     "sizes", "dimension", "dimensions", "between", "values", "value", "coordinates", "point",
+     "points", "tensor", "layers", "units", "set", "sets", "list", "tuple", "entries", "weights",
+     "seeds", "kernel", "stride", "padding", "grid", "box", "boxes", "mean", "median", "ci"}
+)  # fmt: skip
+_UNIT = re.compile(
+    r"\s?(?:%|°|‰|(?:[kMGTmµnp]?(?:m|g|s|Hz|W|V|A|J|eV|B|b|L|l|Pa)|mm|cm|km|nm|µm|ms|min|h|"
+    r"hours?|days?|weeks?|months?|years?|px|pixels?|dB|K|°C|kg|mg|ml|mL|bp|kb|Mb|fps|ppm)\b)"
+)
+_LAST_WORDS = re.compile(r"([A-Za-z]+)\W{0,3}(?:([A-Za-z]+)\W{0,3})?(?:([A-Za-z]+)\W{0,3})?$")
+
+
+def _math_context(text: str, start: int, end: int, *, loose: bool) -> bool:
+    r"""Whether a bracket ``text[start:end]`` is mathematics or a quantity.
+
+    After "=", "∈", "≤", "\\in"; before "^", "_", "="; inside or around another bracket
+    ("[[1, 2], [3, 4]]"). When ``loose`` (a bracket that would name no entry): also before a
+    unit ("[10, 30] mm") and within three words after "interval", "range", "matrix", "shape",
+    "between", ... ("the range is [10, 30]"); not always, as "between [3] and [5]" cites.
+    """
+    before = text[max(0, start - 40) : start].rstrip()
+    after = text[end : end + 3].lstrip(" ,")
+    if before and before[-1] in "=∈∉⊂⊆⊃≤≥<>×·*^_+−/|\\[":
         return True
-    if after and after[0] in "^_×=→∪∩⊂⊆":
+    if after and after[0] in "^_×=→∪∩⊂⊆]":
         return True
-    word = re.search(r"([A-Za-z]+)\s*$", before)
-    return word is not None and word.group(1).lower() in {
-        "interval", "intervals", "range", "ranges", "domain", "matrix", "vector", "array",
-        "in_", "segment", "window", "bounds", "support", "index", "indices",
-    }  # fmt: skip
+    if not loose:
+        return False
+    if _UNIT.match(text, end, end + 12):
+        return True
+    words = _LAST_WORDS.search(before)
+    return words is not None and any(
+        w is not None and w.lower() in _MATH_WORDS for w in words.groups()
+    )
 
 
 def _expand(item: str) -> list[int] | None:
@@ -435,9 +458,9 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
                 expanded.append(to)
         if not expanded or any(x == 0 or x > bound for x in expanded):
             continue
-        if _math_context(text, start, end):
-            continue
         found = [labels.get(str(x)) for x in expanded]
+        if _math_context(text, start, end, loose=None in found):
+            continue
         glued = start > 0 and (text[start - 1].isalnum() or text[start - 1] in ")]")
         if glued and None in found:
             continue
@@ -462,7 +485,7 @@ def _alpha(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
         targets = list(dict.fromkeys(re.split(r"\s?[,;]\s?", m.group("items"))))
         found = [labels.get(t) for t in targets]
         if None in found and (
-            _math_context(text, start, end) or (start > 0 and text[start - 1].isalnum())
+            _math_context(text, start, end, loose=True) or (start > 0 and text[start - 1].isalnum())
         ):
             continue
         cites.append(_Cite(start, text[start:end], "numeric", targets, found))
