@@ -185,6 +185,34 @@ def test_quantities_vectors_and_nested_brackets_beyond_the_list_are_not_citation
     assert [c.text for c in citations] == ["[1]", "[2]", "[3]-[6]"]
 
 
+def test_numbers_in_parentheses_when_no_bracket_cites():
+    refs = numbered(8)
+    lines = body(
+        "Deep models (1) beat shallow ones (2, 3) and (4-6); as Eq. (10) and Table (12) show,",
+        "the energy is E = mc^2 (9)",
+        "and (7) holds, as does (8). Counts (n = 5) and steps (1) first, (2) second.",
+        "A claim with no entry (13) here.",
+    )
+    citations, findings = check_consistency(lines, refs)
+    assert [c.text for c in citations] == [
+        "(1)", "(2, 3)", "(4-6)", "(7)", "(8)", "(2)", "(13)"
+    ]  # fmt: skip (not "Eq. (10)", "Table (12)", "mc^2 (9)" at a line end, "steps (1)")
+    assert [(f.kind, f.target, f.location) for f in findings] == [
+        ("missing-entry", "13", Location(line=4, page=1))
+    ]
+    assert findings[0].message.startswith("(13) on page 1, line 4")
+
+
+def test_numbers_in_parentheses_are_not_read_when_brackets_cite_or_few_match():
+    refs = numbered(8)
+    citations, findings = check_consistency(body("See [1]-[8] and Eq. (3), (4) and (12)."), refs)
+    assert [c.text for c in citations] == ["[1]-[8]"]
+    assert findings == []
+    # Enumerations that name a quarter of the list: not the document's way of citing.
+    citations, findings = check_consistency(body("Steps: (1) read, (2) write (15)."), refs)
+    assert (citations, findings) == ([], [])
+
+
 def test_a_huge_range_is_not_expanded():
     refs = numbered(40)
     citations, _ = check_consistency(body("See [1-40] and [3-500]."), refs)

@@ -404,11 +404,11 @@ def _expand(item: str) -> list[int] | None:
 
 
 def _brackets(
-    text: str, inside: re.Pattern[str], *, ranges: bool
+    text: str, inside: re.Pattern[str], *, ranges: bool, spans: re.Pattern[str] = _BRACKET
 ) -> Iterator[tuple[int, int, re.Match[str], str | None]]:
     """Brackets whose inside ``inside`` reads whole: (start, end, the reading, "5" of "[3]-[5]")."""
     skip = 0
-    for m in _BRACKET.finditer(text):
+    for m in spans.finditer(text):
         if m.start() < skip:
             continue  # the "[5]" of "[3]-[5]"
         read = inside.fullmatch(m.group(1))
@@ -421,13 +421,19 @@ def _brackets(
         yield m.start(), end, read, to_label
 
 
-def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
-    """Brackets of numbers against a numbered list.
+def _numeric(
+    body: _Body, entries: list[_Entry], *, parens: bool = False
+) -> tuple[list[_Cite], bool]:
+    """Brackets of numbers against a numbered list (``parens``: numbers in parentheses).
 
     A bracket is a citation when: no number in it starts with 0 ("[0, 1]"); none is beyond
     ``max(2 × the highest label, highest label + 20)`` (a year, a quantity: "[2020]", "[100,
-    500]"); it is not mathematics (after "=", "∈", "interval", before "^"); and, when one of its
-    numbers names no entry, it does not stick to the word before it ("x[14]").
+    500]"); it is not mathematics (see :func:`_math_context`); and, when one of its numbers
+    names no entry, it does not stick to the word before it ("x[14]").
+
+    In parentheses (read only when no bracket cites, see :func:`check_consistency`), also not
+    after "Eq.", "Fig.", "Table", "Step", ...; and a number naming no entry is taken only alone,
+    not after "and"/"or"/"to", and not at the end of a line (where equations are numbered).
     """
     labels: dict[str, int] = {}
     for e in entries:
@@ -438,7 +444,8 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
     bound = max(2 * top, top + 20)
     text = body.text
     cites: list[_Cite] = []
-    for n, (start, end, m, to_label) in enumerate(_brackets(text, _NUMERIC, ranges=True)):
+    found_in = _brackets(text, _NUMERIC, ranges=not parens, spans=_PARENS if parens else _BRACKET)
+    for n, (start, end, m, to_label) in enumerate(found_in):
         if n >= MAX_CITATION_SITES:
             return cites, True
         items = re.split(r"\s?[,;]\s?", m.group("items"))
@@ -464,11 +471,37 @@ def _numeric(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
         glued = start > 0 and (text[start - 1].isalnum() or text[start - 1] in ")]")
         if glued and None in found:
             continue
+        if parens and _not_cited_in_parentheses(body, start, end, len(expanded), None in found):
+            continue
         targets = [str(x) for x in dict.fromkeys(expanded)]
         cites.append(
             _Cite(start, text[start:end], "numeric", targets, [labels.get(t) for t in targets])
         )
     return cites, False
+
+
+_NOT_CITING_WORDS = frozenset(
+    {"eq", "eqs", "equation", "equations", "fig", "figs", "figure", "figures", "table",
+     "tables", "step", "steps", "section", "sections", "chapter", "theorem", "lemma",
+     "proposition", "corollary", "definition", "condition", "conditions", "constraint",
+     "constraints", "problem", "rule", "item", "items", "case", "cases", "stage", "phase",
+     "formula", "inequality", "assumption", "hypothesis", "study", "experiment", "model"}
+)  # fmt: skip
+
+
+def _not_cited_in_parentheses(body: _Body, start: int, end: int, count: int, unknown: bool) -> bool:
+    """Whether numbers in parentheses are an equation's, a step's, a list item's: no citation."""
+    text = body.text
+    words = _LAST_WORDS.search(text[max(0, start - 40) : start].rstrip())
+    last = (words.group(words.lastindex or 1) or "").lower() if words else ""
+    if last in _NOT_CITING_WORDS:
+        return True
+    if not unknown:
+        return False
+    i = bisect.bisect_right(body.starts, end)
+    next_line = body.starts[i] if i < len(body.starts) else len(text)
+    at_line_end = not text[end:next_line].strip(" .,;")
+    return count > 1 or last in {"and", "or", "to", "through"} or at_line_end
 
 
 def _alpha(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
@@ -1025,7 +1058,8 @@ def _missing_findings(
         )
         if kind == "numeric" and target.isdigit():
             has = f"its numbers go up to [{max(numbers)}]" if numbers else "it has no numbers"
-            shown = f"[{target}]" if cite.text == f"[{target}]" else f"[{target}] (in {cite.text})"
+            alone = cite.text in {f"[{target}]", f"({target})"}
+            shown = cite.text if alone else f"[{target}] (in {cite.text})"
             message = (
                 f"{shown} on {where}{times} names no entry of the reference list ({has}): "
                 "add the entry or correct the number."
@@ -1123,6 +1157,14 @@ def check_consistency(
         cites, cite_all, capped = _key_citations(joined, entries)
     elif kind == "numeric":
         cites, capped = _numeric(joined, entries)
+        if not any(x is not None for c in cites for x in c.entries):
+            # No bracket cites: the document may cite "(12)", as some Vancouver journals do.
+            # Read so only when those name at least half the entries (else they are equations,
+            # list items, ...).
+            in_parens, capped_parens = _numeric(joined, entries, parens=True)
+            named = {x for c in in_parens for x in c.entries if x is not None}
+            if len(named) * 2 >= len(entries):
+                cites, capped = in_parens, capped_parens
     elif kind == "alpha":
         cites, capped = _alpha(joined, entries)
     else:
