@@ -8,6 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeverify_core.references.document import (
     DocumentLine,
@@ -195,7 +197,13 @@ def test_numbers_in_parentheses_when_no_bracket_cites():
     )
     citations, findings = check_consistency(lines, refs)
     assert [c.text for c in citations] == [
-        "(1)", "(2, 3)", "(4-6)", "(7)", "(8)", "(2)", "(13)"
+        "(1)",
+        "(2, 3)",
+        "(4-6)",
+        "(7)",
+        "(8)",
+        "(2)",
+        "(13)",
     ]  # fmt: skip (not "Eq. (10)", "Table (12)", "mc^2 (9)" at a line end, "steps (1)")
     assert [(f.kind, f.target, f.location) for f in findings] == [
         ("missing-entry", "13", Location(line=4, page=1))
@@ -584,6 +592,22 @@ def test_odd_input_does_not_raise():
     ]
     citations, _ = check_consistency(body("", "   ", "[1] [2] \\cite{", "(,) ( ) [ ]"), odd)
     assert [c.targets for c in citations] == [("1",), ("2",)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="[](){}\\,;-–&.'’ 0123456789aeSmithJonesetal.citep20n\n%ÄØ", max_size=80),
+        max_size=6,
+    )
+)
+def test_any_text_gives_citations_without_raising(texts):
+    for refs in (author_date(APA[:3]), numbered(5), keyed("a", "Smith")):
+        citations, findings = check_consistency(body(*texts), refs)
+        for citation in citations:
+            assert len(citation.targets) == len(citation.entries)
+            assert 1 <= citation.location.line <= max(len(texts), 1)
+        assert all(f.message.endswith(".") for f in findings)
 
 
 N = 5_000_000
