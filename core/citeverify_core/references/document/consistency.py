@@ -12,7 +12,8 @@ What is read depends on the list (docs/documents.md, "Citation consistency", say
   the keys of ``\cite``, ``\citep[p.~3]{a,b}``, ``\citet``, ``\parencite``, ``\textcite``,
   ``\autocite``, ``\citeauthor``, ``\cites{a}{b}``, ``\nocite`` (``\nocite{*}`` cites all).
 * Entries labelled with numbers ("[12]", "12."): brackets of numbers, ``[12]``, ``[3-5]``,
-  ``[1, 4, 7]``, ``[1,3–5]``, ``[3]–[5]``, ``[12, p. 4]``. Author-date forms are not read then.
+  ``[1, 4, 7]``, ``[1,3–5]``, ``[3]–[5]``, ``[12, p. 4]``; when no bracket cites, numbers in
+  parentheses, ``(12)``, ``(2, 3)``. Author-date forms are not read then.
 * Entries with alphabetic labels ("[Smi20]"): brackets of such labels.
 * Otherwise (an author-date list): ``(Smith et al., 2020)``, ``(Smith & Jones, 2020; Lee,
   2019a)``, ``(Smith 2020, p. 4)``, ``(see Smith, 2020, 2021)``, ``Smith (2020a)``, ``Smith et
