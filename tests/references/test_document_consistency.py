@@ -221,6 +221,17 @@ def test_numbers_in_parentheses_are_not_read_when_brackets_cite_or_few_match():
     assert (citations, findings) == ([], [])
 
 
+def test_unlabelled_and_relabelled_entries_of_a_numbered_list_are_not_called_uncited():
+    refs = [
+        *numbered(3),
+        ExtractedReference("Appendix A. Proofs of the lemmas.", 4, Location(40, 9)),
+    ]
+    refs.append(ExtractedReference(refs[2].text, 5, Location(41, 9), label="3"))
+    citations, findings = check_consistency(body("See [ 1 ], [2] and [3]."), refs)
+    assert [c.targets for c in citations] == [("1",), ("2",), ("3",)]
+    assert [f.kind for f in findings] == ["duplicate-entry"]
+
+
 def test_a_huge_range_is_not_expanded():
     refs = numbered(40)
     citations, _ = check_consistency(body("See [1-40] and [3-500]."), refs)
@@ -270,6 +281,7 @@ def test_alphabetic_labels():
         ),
         ("So (Smith 2015, p. 4).", "(Smith 2015, p. 4)", ("Smith 2015",), (8,)),
         ("So (see Smith, 2015).", "(see Smith, 2015)", ("Smith 2015",), (8,)),
+        ("So (J. Smith, 2015).", "(J. Smith, 2015)", ("Smith 2015",), (8,)),
         (
             "So (e.g., Lee, 2019a, 2019b).",
             "(e.g., Lee, 2019a, 2019b)",
@@ -413,6 +425,7 @@ def test_clean_author_date_document_with_years_tables_and_proper_nouns_has_no_fi
         "In 2020 (Table 2) the values (n = 12) rose; see (Fig. 3, 2020 data) and (2020).",
         "Since (2019) and In (2020) nothing changed. Table (2020) is a heading. The Project",
         "Apollo (1969) and ImageNet (2009) and the COVID-19 pandemic (2020) are no citations,",
+        "nor (COVID-19 Europe, 2020) or (GPT-4, 2023) or (personal communication, 2021),",
         "nor are (January 2020), (p < 0.05), [0, 1], [12] or (Section 3, 2021 revision).",
         "Learning in groups (Smith & Jones, 2020) and colourings (Lee, 2019a, b). As",
         "van der Berg et al. (2018) and Müller (2017) show, hyphens (García-López & O'Neil,",

@@ -106,6 +106,7 @@ _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", r
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
 _SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
 _YEAR_IN = re.compile(rf"(?<![\d/.])({_YEAR})(?![\d])")
+_INITIALS = re.compile(r"(?:[^\W\d_]\.){1,3}(?:-[^\W\d_]\.)?")
 _ET_AL = re.compile(r"et\.?\s+al\b\.?")
 _COMMA = re.compile(r"\s?,\s?")
 _ONE_YEAR = re.compile(rf"({_YEAR})([a-z]?)")
@@ -412,7 +413,7 @@ def _brackets(
     for m in spans.finditer(text):
         if m.start() < skip:
             continue  # the "[5]" of "[3]-[5]"
-        read = inside.fullmatch(m.group(1))
+        read = inside.fullmatch(m.group(1).strip())  # pdfminer's "[ 12 ]"
         if read is None:
             continue
         end, to_label = m.end(), None
@@ -833,8 +834,12 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
             continue
         names, years, numbers, more = resolved
         if names.remainder:
-            last = names.remainder[-1].casefold()
-            if last not in _PREFIX_END and not last.islower():
+            last = names.remainder[-1]
+            if (
+                last.casefold() not in _PREFIX_END
+                and not last.islower()
+                and not _INITIALS.fullmatch(last)  # "(J. Smith, 2020)"
+            ):
                 continue
         if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
             continue
@@ -1106,7 +1111,15 @@ def _uncited_findings(
     for cite in cites:
         cited.update(x for x in cite.entries if x is not None)
         cited |= cite.also
-    candidates = [e for e in entries if kind != "key" or e.ref.key]
+    if kind in {"numeric", "alpha"}:
+        # Only a labelled entry can be cited by its label; one label twice is a duplicate-entry.
+        labels = {e.ref.label.strip() for e in entries if e.number in cited and e.ref.label}
+        cited |= {e.number for e in entries if e.ref.label and e.ref.label.strip() in labels}
+        candidates = [e for e in entries if e.ref.label and e.ref.label.strip()]
+    elif kind == "key":
+        candidates = [e for e in entries if e.ref.key]
+    else:
+        candidates = entries
     # Citations in a form not read (superscripts, footnotes) or a body read in part would make
     # every entry look uncited: say nothing unless at least half the entries are cited.
     if not candidates or len(cited) < math.ceil(len(candidates) / 2):
