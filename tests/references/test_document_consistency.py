@@ -155,7 +155,7 @@ def test_a_missing_number_cited_several_times_is_one_finding():
     _, findings = check_consistency(lines, refs)
     assert kinds(findings) == ["missing-entry"]
     assert findings[0].location.line == 1
-    assert "2 more times" in findings[0].message
+    assert "(and 2 more times)" in findings[0].message
 
 
 def test_clean_numeric_document_with_mathematics_years_and_tables_has_no_findings():

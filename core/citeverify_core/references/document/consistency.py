@@ -1059,9 +1059,8 @@ def _missing_findings(
     found: list[ConsistencyFinding] = []
     for target, cite in first.items():
         where = body.location(cite.start)
-        times = f", and {count[target] - 1} more time{'s' * (count[target] > 2)}" * (
-            count[target] > 1
-        )
+        more = count[target] - 1
+        times = f" (and {more} more time{'s' * (more > 1)})" if more else ""
         if kind == "numeric" and target.isdigit():
             has = f"its numbers go up to [{max(numbers)}]" if numbers else "it has no numbers"
             alone = cite.text in {f"[{target}]", f"({target})"}
