@@ -214,9 +214,7 @@ def reference_heading(text: str) -> str | None:
 def find_references(text: DocumentText) -> FoundReferences:
     """The reference list of ``text``: its entries with labels and locations, and the body."""
     if text.entries:
-        heading = (
-            "BibTeX entries" if text.entries[0].text.startswith("@") else "\\bibitem entries"
-        )
+        heading = "BibTeX entries" if text.entries[0].text.startswith("@") else "\\bibitem entries"
         return FoundReferences(list(text.entries), list(text.lines), heading=heading)
     lines = text.lines
     if not lines:
