@@ -445,6 +445,13 @@ def test_an_organisation_is_cited_by_its_initials():
     assert findings == []
 
 
+def test_line_breaks_inside_a_paragraph_line_are_spaces():
+    citations, _ = check_consistency(
+        body("as (Smith &\nJones,\t2020) and Lee\n(2019a)"), author_date()
+    )
+    assert [c.entries for c in citations] == [(1,), (2,)]
+
+
 def test_a_name_split_by_a_line_end_hyphen_is_joined():
     refs = author_date(["Vandenberghe, L. (2010). Convex things. SIAM, 1, 2-3."])
     citations, _ = check_consistency(body("as (Vanden-", "berghe, 2010) shows"), refs)

@@ -273,7 +273,7 @@ def _join(body: Sequence[DocumentLine]) -> _Body:
     size = 0
     previous = ""
     for line in body:
-        text = line.text.strip()
+        text = " ".join(line.text.split())  # a paragraph may hold line breaks and tabs
         if not text:
             if parts and parts[-1] != "\n":
                 parts.append("\n")
