@@ -70,6 +70,7 @@ _CITE_COMMAND = re.compile(
     r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
 )
 _BRACE = re.compile(r"\{([^{}]*)\}")
+_SPACES = re.compile(r"\s+")
 _COMMENT = re.compile(r"(?<!\\)%")
 
 _NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
@@ -273,7 +274,7 @@ def _join(body: Sequence[DocumentLine]) -> _Body:
     size = 0
     previous = ""
     for line in body:
-        text = " ".join(line.text.split())  # a paragraph may hold line breaks and tabs
+        text = _SPACES.sub(" ", line.text).strip()  # a line may hold line breaks and tabs
         if not text:
             if parts and parts[-1] != "\n":
                 parts.append("\n")
