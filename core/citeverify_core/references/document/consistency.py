@@ -255,7 +255,6 @@ class _Body:
     text: str
     starts: list[int]
     locations: list[Location]
-    sentence_starts: set[int] = field(default_factory=set)
 
     def location(self, offset: int) -> Location:
         i = bisect.bisect_right(self.starts, offset) - 1
