@@ -314,6 +314,12 @@ def test_alphabetic_labels():
             ("Smith and Jones 2020",),
             (1,),
         ),
+        (
+            "As said [Smith and Jones 2020; Lee 2019a].",
+            "[Smith and Jones 2020; Lee 2019a]",
+            ("Smith and Jones 2020", "Lee 2019a"),
+            (1, 2),
+        ),
         ("As Muller (2017) said.", "Muller (2017)", ("Muller 2017",), (5,)),
         ("As Müller (2017, p. 9) said.", "Müller (2017, p. 9)", ("Müller 2017",), (5,)),
         (

@@ -17,7 +17,8 @@ What is read depends on the list (docs/documents.md, "Citation consistency", say
 * Entries with alphabetic labels ("[Smi20]"): brackets of such labels.
 * Otherwise (an author-date list): ``(Smith et al., 2020)``, ``(Smith & Jones, 2020; Lee,
   2019a)``, ``(Smith 2020, p. 4)``, ``(see Smith, 2020, 2021)``, ``Smith (2020a)``, ``Smith et
-  al. (2020)``, ``Smith and Jones [2020]``. Brackets of numbers are not citations then.
+  al. (2020)``, ``Smith and Jones [2020]``, ``[Smith et al. 2020]``. Brackets of numbers are
+  not citations then.
 
 The rule that matters most: no finding on a clean document. So a thing that looks like a
 citation is taken only when it is very likely one, and a citation that names no entry is only
@@ -102,7 +103,6 @@ _LOC = (
     rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?)?"
 )
 _PARENS = re.compile(r"\(([^()\n]{1,400})\)")
-_BRACKET_YEAR = re.compile(rf"\[{_YEARS}{_LOC}\]")
 _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", re.S)
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
 _SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
@@ -783,7 +783,7 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
     text = body.text
     cites: list[_Cite] = []
     sites = 0
-    for pattern in (_PARENS, _BRACKET_YEAR):
+    for pattern in (_PARENS, _BRACKET):  # "[Smith et al. 2020]", "Smith et al. [2020]" (ACM)
         for m in pattern.finditer(text):
             sites += 1
             if sites > MAX_CITATION_SITES:
@@ -794,8 +794,6 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
                 cite = _narrative(text, m.start(), m.end(), only.group("years"), matcher)
                 if cite is not None:
                     cites.append(cite)
-                continue
-            if pattern is _BRACKET_YEAR:
                 continue
             cite = _parenthetical(m.start(), m.group(0), inner, matcher)
             if cite is not None:
