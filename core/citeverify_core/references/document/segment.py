@@ -214,9 +214,7 @@ def reference_heading(text: str) -> str | None:
 def find_references(text: DocumentText) -> FoundReferences:
     """The reference list of ``text``: its entries with labels and locations, and the body."""
     if text.entries:
-        heading = (
-            "BibTeX entries" if text.entries[0].text.startswith("@") else "\\bibitem entries"
-        )
+        heading = "BibTeX entries" if text.entries[0].text.startswith("@") else "\\bibitem entries"
         return FoundReferences(list(text.entries), list(text.lines), heading=heading)
     lines = text.lines
     if not lines:
@@ -408,27 +406,33 @@ def _label_number(text: str) -> int | None:
 
 def _numbered_list_at_end(lines: Sequence[DocumentLine], furniture: set[int]) -> int | None:
     """The index of "[1]"/"1." that starts the last numbered list with reference-like items."""
+    numbers = [None if i in furniture else _line_number(line) for i, line in enumerate(lines)]
+    ones = [i for i, number in enumerate(numbers) if number == 1][-50:]
     best: int | None = None
     best_count = 0
-    for i, line in enumerate(lines):
-        if i in furniture or _label_number(line.text) != 1:
-            continue
-        expected, count, years, last = 2, 1, int(bool(_YEAR.search(line.text[:400]))), i
+    for i in ones:
+        expected, count, last = 2, 1, i
+        years = int(bool(_YEAR.search(lines[i].text[:400])))
         for j in range(i + 1, len(lines)):
-            number = _label_number(lines[j].text)
-            if number == expected:
+            if numbers[j] == expected:
                 expected += 1
                 count += 1
                 last = j
-                years += bool(
-                    _YEAR.search(lines[j].text[:400])
-                    or _YEAR.search(lines[j + 1].text[:400] if j + 1 < len(lines) else "")
-                )
+                after = lines[j + 1].text[:400] if j + 1 < len(lines) else ""
+                years += bool(_YEAR.search(lines[j].text[:400]) or _YEAR.search(after))
             elif j - last > _MAX_REFERENCE_LINES:
                 break
         if count >= 2 and years * 2 >= count >= best_count:
             best, best_count = i, count
     return best
+
+
+def _line_number(line: DocumentLine) -> int | None:
+    """The number a line is labelled with (Word's or Markdown's, or its text's)."""
+    if line.label:
+        label = _label_text(line.label)
+        return int(label) if label.isdigit() and len(label) < 6 else None
+    return _label_number(line.text)
 
 
 def _whole_document_is_a_list(lines: Sequence[DocumentLine], furniture: set[int]) -> bool:
