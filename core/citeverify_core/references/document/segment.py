@@ -539,6 +539,7 @@ class _Splitter:
             if m := _LABEL.match(ln.text[:40]):
                 kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
                 kinds[kind] += 1
+        window = [ln for ln in window if not _SUBHEADING.match(ln.text.strip()[:120])] or window
         first_text = window[0].text
         if m := _LABEL.match(first_text[:40]):
             kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
@@ -657,7 +658,9 @@ class _Splitter:
                 end = i
                 end_note = f"the list ends before {text[:60]!r} ({line.location})"
                 break
-            if line.heading and _SUBHEADING.match(text[:120]):
+            if _SUBHEADING.match(text[:120]) and (
+                line.heading or not groups or _ended(self._previous_text(groups))
+            ):
                 i += 1
                 blank_before = True
                 continue
