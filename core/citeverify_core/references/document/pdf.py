@@ -229,6 +229,9 @@ def _quiet_pdfminer() -> None:
     """
     import sys  # noqa: PLC0415
 
+    import pdfminer.pdfinterp  # noqa: PLC0415 - imported first, so that its log is set
+    import pdfminer.pdfpage  # noqa: PLC0415, F401
+
     for name, module in list(sys.modules.items()):
         if name.startswith("pdfminer.") and hasattr(module, "log"):
             setattr(module, "log", _Quiet())  # noqa: B010 - a module attribute mypy cannot see
