@@ -189,6 +189,9 @@ def extract_pdf(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
     max_chars = int(options.get("max_chars", MAX_PDF_CHARACTERS))
     pages, info = _read_words(data, max_pages=max_pages, max_chars=max_chars)
     lines, notes = _layout(pages)
+    broken = info.pop("__broken__", [])
+    if broken:
+        notes.append(f"unreadable and left out: {', '.join(broken[:10])}")
     if not lines:
         images = sum(p.images for p in pages)
         undefined = sum(p.undefined for p in pages)

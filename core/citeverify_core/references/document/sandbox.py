@@ -87,18 +87,30 @@ def run_isolated(
         }
     ).encode()
     with _slots:
-        child = _take_spare(preload) or _start(preload)
-        try:
-            out, _ = child.communicate(request + b"\n" + data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            msg = f"reading took longer than {timeout:g} s and was stopped"
-            raise DocumentError(msg, code="timeout") from None
-        except OSError:  # the child died before reading its input (a broken pipe)
-            out = b""
-        finally:
-            _reap(child)
+        spare = _take_spare(preload)
+        out, returncode = _run_child(spare or _start(preload), request + b"\n" + data, timeout)
+        if not out and spare is not None:
+            # A spare that died while it waited (killed by someone, out of memory): not this
+            # document's fault. Once more with a fresh child.
+            out, returncode = _run_child(_start(preload), request + b"\n" + data, timeout)
     _keep_spare(preload)
-    return _answer(out, child.returncode)
+    return _answer(out, returncode)
+
+
+def _run_child(
+    child: subprocess.Popen[bytes], message: bytes, timeout: float
+) -> tuple[bytes, int | None]:
+    """Send ``message`` to ``child``, wait for its answer; kill it when ``timeout`` expires."""
+    try:
+        out, _ = child.communicate(message, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        msg = f"reading took longer than {timeout:g} s and was stopped"
+        raise DocumentError(msg, code="timeout") from None
+    except OSError:  # the child died before reading its input (a broken pipe)
+        out = b""
+    finally:
+        _reap(child)
+    return out, child.returncode
 
 
 def _answer(out: bytes, returncode: int | None) -> Any:
