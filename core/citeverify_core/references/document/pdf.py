@@ -143,7 +143,6 @@ def read_pdf(
         found = run_isolated(
             "citeverify_core.references.document.pdf:extract_pdf",
             data,
-            options={"child": True},
             preload=_PRELOAD,
             timeout=timeout,
             memory=memory,
@@ -183,7 +182,7 @@ def extract_pdf(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
 
     # pdfminer logs every oddity of a malformed file as a warning: not the user's concern.
     logging.getLogger("pdfminer").setLevel(logging.CRITICAL)
-    if options.get("child"):
+    if options.get("sandboxed"):
         _quiet_pdfminer()
     max_pages = int(options.get("max_pages", MAX_PDF_PAGES))
     max_chars = int(options.get("max_chars", MAX_PDF_CHARACTERS))
