@@ -191,7 +191,10 @@ async def verify_document(
     except ClientDisconnect:
         # The body limit answered 413 already (or the client left): this answer is dropped.
         return Response(status_code=499)
-    data, name, title = _parse(body, request.headers.get("content-type", ""))
+    try:
+        data, name, title = _parse(body, request.headers.get("content-type", ""))
+    except DocumentError as exc:
+        return _refused(exc)
     del body
     if len(data) > settings.max_bytes:
         return _refused(_too_large(name, len(data), settings.max_bytes))
