@@ -37,6 +37,7 @@ __all__ = [
     "DocumentBody",
     "DocumentCounts",
     "DocumentJob",
+    "DocumentLimits",
     "DocumentReference",
     "DocumentSubmission",
     "DocumentView",
@@ -449,6 +450,15 @@ class DocumentJob(DocumentReference):
     state: JobState
     error: str | None = None
     result: dict[str, Any] | None = None
+
+
+class DocumentLimits(BaseModel):
+    """``GET /api/verify-document/limits``: what an upload may be."""
+
+    maxBytes: int
+    maxReferences: int
+    formats: list[str]
+    textFormats: list[str]
 
 
 class DocumentView(BaseModel):

@@ -46,6 +46,7 @@ from citeverify_core.service.schema import (
     MAX_DOCUMENT_REFERENCES,
     MAX_TITLE_CHARS,
     DocumentBody,
+    DocumentLimits,
     DocumentSubmission,
     DocumentView,
 )
@@ -53,6 +54,7 @@ from citeverify_core.service.schema import (
 __all__ = [
     "DOCUMENT_PATH",
     "MULTIPART_OVERHEAD",
+    "UPLOAD_SUFFIXES",
     "DocumentBodyLimit",
     "DocumentSettings",
     "router",
@@ -63,6 +65,20 @@ DOCUMENT_PATH = "/api/verify-document"
 #: Bytes a request body may have beyond the document itself: the multipart headers, the
 #: boundaries and the title (and a JSON body's quoting of a text near the limit).
 MULTIPART_OVERHEAD = 64 * 1024
+#: The file suffixes an upload may have (its format comes from the suffix).
+UPLOAD_SUFFIXES = (
+    ".pdf",
+    ".docx",
+    ".tex",
+    ".bbl",
+    ".bib",
+    ".md",
+    ".markdown",
+    ".html",
+    ".htm",
+    ".txt",
+    ".text",
+)
 #: Parts of a multipart body read (``file`` and ``title``; a few more are tolerated).
 _MAX_PARTS = 8
 #: Bytes of one part's headers.
@@ -228,6 +244,18 @@ async def verify_document(
     # As the store answered it (DocumentSubmission documents it): the extractor's dictionaries
     # are not parsed into models and written again.
     return JSONResponse(answer, headers=replayed)
+
+
+@router.get("/api/verify-document/limits", response_model=DocumentLimits, responses=ERRORS)
+def limits(key: Key, request: Request) -> dict[str, Any]:
+    """What an upload may be: its largest size, the formats read, the most references."""
+    del key  # asked for the same as every route: the page asks once it has a key
+    return {
+        "maxBytes": document_settings(request).max_bytes,
+        "maxReferences": MAX_DOCUMENT_REFERENCES,
+        "formats": list(UPLOAD_SUFFIXES),
+        "textFormats": [f".{f}" for f in DOCUMENT_TEXT_FORMATS],
+    }
 
 
 @router.get(
