@@ -738,6 +738,7 @@
   };
 
   function megabytes(bytes) {
+    if (bytes < 100_000) return Math.max(1, Math.round(bytes / 1000)).toLocaleString("en") + " KB";
     return (bytes / 1e6).toLocaleString("en", { maximumFractionDigits: 1 }) + " MB";
   }
 
