@@ -103,7 +103,7 @@ def test_a_markdown_paper_is_verified_with_its_labels_locations_and_findings(web
     if not findings:
         expect(page.locator("#no-findings")).to_contain_text("agree")
     expect(page.locator("#key-label")).to_contain_text("7 tokens")
-    web.shot("document-markdown", publish=True)
+    web.shot("document", publish=True)
 
 
 def test_a_planted_missing_entry_and_uncited_entry_are_listed(web: Page) -> None:
