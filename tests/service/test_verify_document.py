@@ -479,3 +479,55 @@ def test_a_schema_5_store_gains_the_document_columns_and_keeps_its_documents(
             "before",
             "paper.md",
         ]
+
+
+def test_more_references_than_a_document_may_have_is_422_and_costs_nothing(
+    service: Service, client: httpx.Client
+) -> None:
+    entries = "\n".join(f"[{i}] Author, A. ({1900 + i % 100}). Title {i}." for i in range(1, 2002))
+    paper = f"Text [1].\n\nReferences\n\n{entries}\n"
+    key = service.key(tokens=5000)
+    response = client.post(
+        "/api/verify-document", json={"text": paper, "name": "long.txt"}, headers=bearer(key)
+    )
+    assert response.status_code == 422, response.text[:300]
+    assert response.json()["error"]["code"] == "too-many-references"
+    assert "2,000" in response.json()["error"]["message"]
+    assert balance(client, key)["totalAvailable"] == 5000
+
+
+def test_a_reading_over_the_time_limit_is_422_timeout_and_costs_nothing(
+    tmp_path: Path, index: Any
+) -> None:
+    lines = [f"Line {i} of a long report, [1] cited." for i in range(2000)]
+    lines += ["References", f"[1] {KUHN}"]
+    data = reportlab_pdf_pages(lines)
+    with (
+        Service(tmp_path / "jobs.sqlite", index, extraction_timeout=0.001) as service,
+        httpx.Client(base_url=service.url, timeout=60) as client,
+    ):
+        key = service.key(tokens=5)
+        response = upload(client, key, data, "slow.pdf")
+        assert response.status_code == 422, response.text
+        error = response.json()["error"]
+        assert error["code"] == "timeout"
+        assert "0.001 s" in error["message"]
+        assert balance(client, key)["totalAvailable"] == 5
+
+
+def reportlab_pdf_pages(lines: list[str]) -> bytes:
+    """A PDF of ``lines``, 50 a page (reportlab)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=A4)
+    for start in range(0, len(lines), 50):
+        y = A4[1] - 72
+        for line in lines[start : start + 50]:
+            pdf.setFont("Helvetica", 10)
+            pdf.drawString(72, y, line)
+            y -= 14
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
