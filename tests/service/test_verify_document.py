@@ -6,6 +6,7 @@ PostgreSQL; documents made here: a Markdown paper, a PDF drawn with reportlab, h
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from collections.abc import Iterator
@@ -531,3 +532,66 @@ def reportlab_pdf_pages(lines: list[str]) -> bytes:
         pdf.showPage()
     pdf.save()
     return out.getvalue()
+
+
+def test_the_file_name_is_its_own_name_without_folders(
+    service: Service, client: httpx.Client
+) -> None:
+    key = service.key(tokens=20)
+    for sent, kept in [
+        ("../../secret/paper.md", "paper.md"),
+        ("C:\\Users\\me\\paper.md", "paper.md"),
+    ]:
+        body = upload(client, key, PAPER.encode(), sent).json()
+        assert body["fileName"] == kept
+    boundary = "b0undary"
+    raw = (
+        (
+            f"--{boundary}\r\n"
+            "Content-Disposition: form-data; name=\"file\"; filename*=UTF-8''p%C3%A4per.md\r\n"
+            "Content-Type: text/markdown\r\n\r\n"
+        ).encode()
+        + PAPER.encode()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    encoded = client.post(
+        "/api/verify-document",
+        content=raw,
+        headers={**bearer(key), "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    )
+    assert encoded.status_code == 200, encoded.text
+    assert encoded.json()["fileName"] == "päper.md"
+
+
+def test_the_file_part_after_too_many_parts_is_not_looked_for(
+    service: Service, client: httpx.Client
+) -> None:
+    key = service.key(tokens=5)
+    fields = {f"extra{i}": "x" for i in range(20)}
+    response = client.post(
+        "/api/verify-document",
+        data=fields,
+        files={"file": ("paper.md", PAPER.encode())},
+        headers=bearer(key),
+    )
+    assert response.status_code == 400
+    assert "no 'file' part" in response.json()["error"]["message"]
+    assert balance(client, key)["totalAvailable"] == 5
+
+
+def test_the_async_client_submits_a_document(service: Service) -> None:
+    from citeverify_core.client import AsyncReferenceClient
+
+    key = service.key(tokens=3)
+
+    async def run() -> tuple[Any, Any]:
+        async with AsyncReferenceClient(service.url, api_key=key) as client:
+            submitted = await client.submit_document(PAPER.encode(), name="a.md", title="async")
+            return submitted, await client.document(submitted.documentId)
+
+    submitted, view = asyncio.run(run())
+    assert submitted.title == view.title == "async"
+    assert [r.jobId for r in view.references] == submitted.jobIds
+    assert [r.location for r in view.references] == [
+        {"page": None, "line": line_of(PAPER, ref)} for ref in REFERENCES
+    ]
