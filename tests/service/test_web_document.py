@@ -127,6 +127,7 @@ def test_a_planted_missing_entry_and_uncited_entry_are_listed(web: Page) -> None
         expect(missing).to_contain_text("line 3")
         uncited = page.locator("#doc-result li.finding[data-kind=uncited-entry]").first
         expect(uncited.locator(".badge")).to_have_text("Entry never cited")
+    web.shot("document-findings", publish=False)
 
 
 def test_a_pdf_shows_pages_and_lines(web: Page) -> None:
