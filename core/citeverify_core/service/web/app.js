@@ -626,6 +626,7 @@
       const jobs = [];
       const list = $("refs-results");
       list.replaceChildren();
+      $("doc-result").replaceChildren(); // a document shown before is not this list's
       for (let i = 0; i < refs.length; i += BATCH) {
         const batch = refs.slice(i, i + BATCH);
         setStatus(status, `Submitting ${i + batch.length} of ${refs.length}…`);
