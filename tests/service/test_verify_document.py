@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from citeverify_core.errors import DocumentError, InputError, InsufficientTokens
 from citeverify_core.references import ReferenceVerifier
 from citeverify_core.references.document import extract_document
 from citeverify_core.service.jobs import JobStore
+from citeverify_core.service.limits import ExtractionSlots
 from citeverify_core.service.routes.documents import MULTIPART_OVERHEAD
 from citeverify_core.service.schema import DocumentSubmission
 from citeverify_core.service.store import SCHEMA_VERSION
@@ -595,3 +598,31 @@ def test_the_async_client_submits_a_document(service: Service) -> None:
     assert [r.location for r in view.references] == [
         {"page": None, "line": line_of(PAPER, ref)} for ref in REFERENCES
     ]
+
+
+def test_documents_read_at_once_are_bounded_and_the_rest_refused_with_429(
+    tmp_path: Path, index: Any
+) -> None:
+    lines = [f"Line {i} of a long report, [1] cited." for i in range(1500)]
+    slow = reportlab_pdf_pages([*lines, "References", f"[1] {KUHN}"])
+    slots = ExtractionSlots(per_instance=1, per_key=1)
+    with (
+        Service(tmp_path / "jobs.sqlite", index, extraction_slots=slots) as service,
+        httpx.Client(base_url=service.url, timeout=120) as client,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        first_key, second_key = service.key(tokens=5), service.key(tokens=5)
+        first = pool.submit(upload, client, first_key, slow, "slow.pdf")
+        deadline = time.monotonic() + 30
+        while slots.running == 0 and time.monotonic() < deadline:  # the first is being read
+            time.sleep(0.01)
+        assert slots.running == 1
+        refused = upload(client, second_key, PAPER.encode(), "paper.md")
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "rate_limited"
+        assert "reading 1 documents at once" in refused.json()["error"]["message"]
+        assert refused.headers["retry-after"] == "1"
+        assert first.result().status_code == 200
+        assert balance(client, second_key)["totalAvailable"] == 5
+        # Once the first is read, the next is taken.
+        assert upload(client, second_key, PAPER.encode(), "paper.md").status_code == 200
