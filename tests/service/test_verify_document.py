@@ -626,3 +626,24 @@ def test_documents_read_at_once_are_bounded_and_the_rest_refused_with_429(
         assert balance(client, second_key)["totalAvailable"] == 5
         # Once the first is read, the next is taken.
         assert upload(client, second_key, PAPER.encode(), "paper.md").status_code == 200
+
+
+def test_a_document_s_own_overlong_title_is_cut_not_refused(
+    service: Service, client: httpx.Client
+) -> None:
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out)
+    pdf.setTitle("A title that runs on " * 40 + "\x00")  # 840 characters in the metadata
+    pdf.drawString(72, 720, "As shown [1].")
+    pdf.drawString(72, 700, "References")
+    pdf.drawString(72, 680, f"[1] {KUHN}")
+    pdf.save()
+    key = service.key(tokens=5)
+    response = upload(client, key, out.getvalue(), "long-title.pdf")
+    assert response.status_code == 200, response.text
+    title = response.json()["title"]
+    assert 0 < len(title) <= 500 and "\x00" not in title
+    history = client.get("/api/verify-reference/history", headers=bearer(key)).json()
+    assert history["documents"][0]["title"] == title

@@ -234,7 +234,7 @@ async def verify_document(
         partial(
             service_state(request).store.submit_document,
             document,
-            title=title or document.title or document.name,
+            title=title or _own_title(document.title, document.name),
             tenant=key["id"],
             idempotency_key=idempotency_key,
             fingerprint=fingerprint,
@@ -384,6 +384,16 @@ def _part_headers(raw: bytes) -> dict[str, str]:
         if sep:
             headers[name.strip().lower()] = value.strip()
     return headers
+
+
+def _own_title(title: str | None, name: str) -> str:
+    """The document's own title (or its name) as a history title: one line, storable, short.
+
+    A PDF's metadata may hold anything: it is cleaned and cut, never refused.
+    """
+    text = " ".join((title or "").replace("\x00", " ").split()) or name
+    text = text.encode("utf-8", "replace").decode("utf-8")  # no lone surrogate
+    return text if len(text) <= MAX_TITLE_CHARS else text[: MAX_TITLE_CHARS - 1] + "…"
 
 
 def _base_name(name: str) -> str:
