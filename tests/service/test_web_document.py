@@ -103,7 +103,7 @@ def test_a_markdown_paper_is_verified_with_its_labels_locations_and_findings(web
     if not findings:
         expect(page.locator("#no-findings")).to_contain_text("agree")
     expect(page.locator("#key-label")).to_contain_text("7 tokens")
-    web.shot("document", publish=True)
+    web.shot("document-markdown", publish=False)
 
 
 def test_a_planted_missing_entry_and_uncited_entry_are_listed(web: Page) -> None:
@@ -132,7 +132,7 @@ def test_a_planted_missing_entry_and_uncited_entry_are_listed(web: Page) -> None
     expect(uncited.locator(".badge")).to_have_text("Entry never cited")
     expect(uncited.locator(".finding-where")).to_have_text(f"(line {line_of(paper, '[2] ')})")
     expect(page.locator("#findings-heading")).to_have_text("Consistency findings (2)")
-    web.shot("document-findings", publish=False)
+    web.shot("document", publish=True)
 
 
 def test_a_pdf_shows_pages_and_lines(web: Page) -> None:
