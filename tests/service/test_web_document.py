@@ -18,7 +18,14 @@ import pytest
 from playwright.sync_api import expect
 
 from citeverify_core.references.document import extract_document
-from tests.service.test_verify_document import PAPER, REFERENCES, line_of, reportlab_pdf
+from tests.service.test_verify_document import (
+    PAPER,
+    REFERENCES,
+    encrypted_pdf,
+    line_of,
+    pdf_without_text,
+    reportlab_pdf,
+)
 from tests.service.test_web import Page, browser
 from tests.support.service import KUHN, Service, build_index
 
@@ -162,11 +169,15 @@ def test_a_pdf_shows_pages_and_lines(web: Page) -> None:
         ),
         pytest.param("slides.pptx", b"PK\x05\x06", "not read here", id="unsupported"),
         pytest.param("broken.pdf", b"%PDF-1.7\n\x00garbage", "damaged", id="corrupt"),
+        pytest.param("scan.pdf", None, "No text layer: run OCR first", id="no-text-layer"),
+        pytest.param("locked.pdf", None, "encrypted", id="encrypted"),
     ],
 )
 def test_a_document_that_cannot_be_read_is_a_clear_message(
-    web: Page, name: str, data: bytes, shown: str
+    web: Page, name: str, data: bytes | None, shown: str
 ) -> None:
+    if data is None:  # real PDFs: a scan without text, one that needs a password
+        data = pdf_without_text() if name == "scan.pdf" else encrypted_pdf()
     page = web.open(web.service.key(tokens=10))
     _upload(page, name, data, "application/octet-stream")
     error = page.locator("#doc-error")
