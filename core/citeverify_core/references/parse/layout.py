@@ -346,7 +346,12 @@ def _pick_year(text: str, *, prefer_last: bool) -> int | None:
 
 def _strip_trailing_year(text: str) -> str:
     text = _YEAR_PAREN.sub("", text)
-    return re.sub(r"[.,]?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$", "", text.strip())
+    # The period of a last initial stays: "Mayo Robson, A.W. 1887." -> "Mayo Robson, A.W."
+    return re.sub(
+        r"(?:(?<!\b[^\W\d_])[.,]|(?<=\b[^\W\d_]),)?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$",
+        "",
+        text.strip(),
+    )
 
 
 _VOLUME_PATTERNS = (
