@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from citeverify_core.references.folding import TAGS
+from citeverify_core.references.folding import _CONTROLS, TAGS
 from citeverify_core.references.folding import fold as _fold_uncached
 from citeverify_core.references.model import (
     FIELDS,
@@ -85,9 +86,28 @@ class Comparison:
 
 
 def compare(ref: ParsedReference, record: Record) -> Comparison:
-    """Label each field of ``record`` against what ``ref`` says."""
+    """Label each field of ``record`` against what ``ref`` says.
+
+    When the record's whole title is in the reference string but the parser cut the title
+    elsewhere (a title with sentences of its own, a review's title with its book's details, a
+    title run into the venue), the string is read again around the record's title: see
+    :func:`_reanchored`.
+    """
+    title = _title(ref.title, record.title, record.venue)
+    if title.label in {"CONTAINS", "MATCH_WITH_TYPO"} and record.title:
+        reread = _reanchored(ref, record)
+        if reread is not None:
+            ref = reread
+            title = FieldComparison(
+                "title",
+                "MATCH",
+                title.citation_value,
+                record.title,
+                "the record's title is in the reference whole (the reference was read again "
+                "around it)",
+            )
     fields = (
-        _title(ref.title, record.title, record.venue),
+        title,
         _authors(ref, record),
         _year(ref.year, record.year),
         _venue(ref.venue, record.venue),
@@ -95,6 +115,102 @@ def compare(ref: ParsedReference, record: Record) -> Comparison:
     )
     score = sum(_WEIGHTS[f.field] * _LABEL_SCORE[f.label] for f in fields)
     return Comparison(record, fields, round(score, 4))
+
+
+#: A bracketed part at the end of a title: "[Internet]", "[Doctoral dissertation]", a
+#: translation "[Biomonitoring methods in German language]". The parser drops it from the
+#: cited title, so the record's title is compared without it too.
+_TRAILING_BRACKET = re.compile(r"\s*\[[^\[\]]*\]\.?$")
+#: Where a title can begin or end in a reference string: its start or end, punctuation, a quote.
+_TITLE_EDGE_BEFORE = re.compile(r"(?:^|[\s.,;:“\"‘(\]])$")
+_TITLE_EDGE_AFTER = re.compile(r"^\s*(?:$|[.,;:?!”\"’)\[])")
+
+
+def _title_form(title: str) -> str:
+    """A title as compared: markup and a trailing bracketed part removed, folded."""
+    title = TAGS.sub("", title)
+    bare = _TRAILING_BRACKET.sub("", title)
+    return fold(bare if bare.strip() else title)
+
+
+def _folded_with_positions(text: str) -> tuple[str, list[int]]:
+    """``text`` folded as :func:`fold` does, character by character, with each folded
+    character's index in ``text`` (punctuation becomes a space)."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if _CONTROLS.match(ch):
+            continue
+        for c in unicodedata.normalize("NFKD", ch.casefold()):
+            if unicodedata.combining(c):
+                continue
+            out.append(c if c.isalnum() else " ")
+            where.append(i)
+    return "".join(out), where
+
+
+def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
+    """``ref`` read again around the record's title, when that title is in the string whole.
+
+    The parser guesses where a title ends (at a sentence's end, a quote, a year); a title with
+    sentences inside ("Book Review: Title. Place: Publisher, 1990. 100 pp."), a period in a
+    parenthesis ("(Adv. Funct. Mater. 19/2010)") or names it failed to read puts the boundary
+    elsewhere, and the title looks shortened (CONTAINS) or longer than the record's. If the
+    record's whole title (at least 15 characters) stands in the string between punctuation, the
+    venue is what follows it, and, when the parser read no authors, the authors what precedes
+    it. A cited title longer than the record's is read so only if the venue that follows agrees
+    with the record's: "Introduction to algebra. Venue" is not the record "Introduction".
+    A misspelled title, a wrong word, or a title missing its subtitle is not in the string
+    whole, so its error stays.
+    """
+    # Late import: the parser's helpers (the parse package does not import this module).
+    from citeverify_core.references.parse.authors import _authors as read_authors
+    from citeverify_core.references.parse.authors import _namey
+    from citeverify_core.references.parse.clues import _NUMBERING
+    from citeverify_core.references.parse.layout import (
+        _clean_venue,
+        _pick_year,
+        _split_tail,
+        _strip_trailing_year,
+        _years,
+    )
+
+    assert record.title is not None
+    wanted = fold(TAGS.sub("", record.title))
+    cited = fold(TAGS.sub("", ref.title or ""))
+    if len(wanted) < TITLE_CONTAINED_MIN_CHARS or not ref.raw:
+        return None
+    text = " ".join(TAGS.sub("", ref.raw).split())
+    folded, where = _folded_with_positions(text)
+    pattern = r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, wanted.split())) + r"(?![^\W_])"
+    m = re.search(pattern, folded)
+    if m is None:
+        return None
+    start, end = where[m.start()], where[m.end() - 1] + 1
+    before, after = text[:start], text[end:]
+    if not _TITLE_EDGE_BEFORE.search(before) or not _TITLE_EDGE_AFTER.match(after):
+        return None
+    venue_text, _ = _split_tail(re.sub(r"^[\s.,;:?!”\"’)\]]+", "", after))
+    venue_text = re.sub(r"^(?:in:?|in\s+proc\w*\.?\s+of)\s+", "", venue_text or "", flags=re.I)
+    venue = _clean_venue(venue_text)
+    longer = len(cited) > len(wanted)
+    if longer and (
+        not record.venue
+        or not venue
+        or _venue(venue, record.venue).label not in {"MATCH", "CONTAINS", "MATCH_WITH_TYPO"}
+    ):
+        return None
+    year = ref.year
+    if not _years(before) and (found := _pick_year(after, prefer_last=False)) is not None:
+        year = found  # Vancouver, IEEE: the year follows the title ("Venue. 1992;89(2):300")
+    authors, et_al = ref.authors, ref.et_al
+    if not authors:
+        names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(" .,;:“\"‘(")
+        if names and _namey(names):
+            authors, et_al, _ = read_authors(names)
+    return replace(
+        ref, title=record.title, venue=venue, authors=authors, et_al=et_al, year=year
+    )
 
 
 def _absent(name: str, candidate: object) -> FieldComparison:
@@ -110,7 +226,7 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
-    a, b = fold(TAGS.sub("", cited)), fold(TAGS.sub("", found))
+    a, b = _title_form(cited), _title_form(found)
     if venue and a.startswith(b + " ") and fold(venue).startswith(a[len(b) + 1 :]):
         # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
         # the end of the title: the record shows where the title ends.

@@ -18,8 +18,15 @@ __all__ = ["TAGS", "fold"]
 TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 
+#: Control characters (C0 and C1, but not whitespace): dropped, not word separators. A UTF-8
+#: en dash read as Latin-1 leaves "Carbonâ\x80\x93Hydrogen" in a deposit, and the same title
+#: in a reference string that lost the controls reads "CarbonâHydrogen".
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
 def fold(text: str) -> str:
-    """Casefolded, accents and punctuation removed, whitespace collapsed."""
+    """Casefolded, accents, control characters and punctuation removed, whitespace collapsed."""
+    text = _CONTROLS.sub("", text)
     text = unicodedata.normalize("NFKD", text.casefold())
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return " ".join(re.findall(r"[^\W_]+", text))

@@ -12,6 +12,7 @@ Hot path: ``bench/bench_references.py`` measures it (benchmark if changing).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -89,10 +90,25 @@ def parse_reference(text: str) -> ParsedCitation:
     return _parse_text(raw, text)
 
 
+#: Crossref's "not available" placeholder ("&NA; 1992. “Oral Contraceptives.” Reactions Weekly
+#: &NA; (383)"), with the comma or semicolon after it.
+_NOT_AVAILABLE = re.compile(r"&NA;[,;]?\s*")
+
+
+def _entities(text: str) -> str:
+    """HTML and XML character references decoded ("&amp;", "&#8211;"), "&NA;" removed."""
+    text = _NOT_AVAILABLE.sub("", text)
+    if "&" in text and ";" in text:
+        text = " ".join(html.unescape(text).split())
+    return text
+
+
 def _parse_text(raw: str, text: str) -> ParsedCitation:
     text = _NUMBERING.sub("", text, count=1)
     if "<" in text:
         text = TAGS.sub("", text)  # JATS and HTML markup: "<italic>", "<title>"
+    if "&" in text:
+        text = _entities(text)
     doi = url = None
     for found in extract_academic(text):
         if found.kind == "doi":

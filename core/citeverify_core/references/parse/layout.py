@@ -159,9 +159,10 @@ def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
             return before, year, paren.end()
     # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
     # "Smith, J. (2005. Title" (an unclosed parenthesis) is read the same way.
-    for m in re.finditer(r",?\s+\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,]\s+", body[:900]):
+    for m in re.finditer(r"(?:^|,?\s+)\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,]\s+", body[:900]):
         before = body[: m.start()]
-        if _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
+        if not before or _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
+            # (Nothing before the year: no authors, "1992. Oral contraceptives. Venue, 3, 10.")
             return before, int(m.group(1)), m.end()
         if len(before) > 600:
             break
@@ -325,8 +326,8 @@ def _years(text: str) -> list[int]:
     out = []
     for m in _YEAR.finditer(text):
         before = text[max(0, m.start() - 6) : m.start()]
-        if re.search(r"(?:\bpp?|\b[Vv]ol|\b[Nn]o|\b[Nn]r|\b[Aa]rt)\.?\s*$", before):
-            continue  # "pp. 1735", "p. 2001", "vol. 1999", "no. 2004"
+        if re.search(r"(?:\bpp?|\b[Vv]ol|\b[Nn]o|\b[Nn]r|\b[Aa]rt)\.?\s*$|\):\s?$", before):
+            continue  # "pp. 1735", "p. 2001", "vol. 1999", "no. 2004", MLA's "(2004): 2094"
         after = text[m.end() : m.end() + 4]
         if re.match(r"\s?\(\s?\d", after):  # "1502 (1)": a volume and its issue
             continue
