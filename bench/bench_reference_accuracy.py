@@ -627,7 +627,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = measure(rows, verbose=args.verbose)
     n_cases = sum(len(v) for v in report.outcomes.values())
     which = {None: "", "tune": " (tune half)", "holdout": " (holdout half)"}[args.half]
-    print(f"{len(rows)} works{which}, {n_cases:,} references, {report.refs_per_s:,.0f} references/s\n")
+    print(
+        f"{len(rows)} works{which}, {n_cases:,} references, {report.refs_per_s:,.0f} references/s\n"
+    )
     print(table(report))
     print(
         f"\nprecision (right DOI among verified + verified-with-error): "

@@ -24,6 +24,16 @@ from citeverify_core.references.model import (
     Record,
     Status,
 )
+from citeverify_core.references.parse.authors import _authors as read_authors
+from citeverify_core.references.parse.authors import _namey
+from citeverify_core.references.parse.clues import _NUMBERING
+from citeverify_core.references.parse.layout import (
+    _clean_venue,
+    _pick_year,
+    _split_tail,
+    _strip_trailing_year,
+    _years,
+)
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
 
@@ -134,8 +144,10 @@ def _title_form(title: str) -> str:
 
 
 def _folded_with_positions(text: str) -> tuple[str, list[int]]:
-    """``text`` folded as :func:`fold` does, character by character, with each folded
-    character's index in ``text`` (punctuation becomes a space)."""
+    """``text`` folded as :func:`fold` does, with each folded character's index in ``text``.
+
+    Character by character; punctuation becomes a space.
+    """
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
@@ -163,18 +175,6 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
     A misspelled title, a wrong word, or a title missing its subtitle is not in the string
     whole, so its error stays.
     """
-    # Late import: the parser's helpers (the parse package does not import this module).
-    from citeverify_core.references.parse.authors import _authors as read_authors
-    from citeverify_core.references.parse.authors import _namey
-    from citeverify_core.references.parse.clues import _NUMBERING
-    from citeverify_core.references.parse.layout import (
-        _clean_venue,
-        _pick_year,
-        _split_tail,
-        _strip_trailing_year,
-        _years,
-    )
-
     assert record.title is not None
     wanted = fold(TAGS.sub("", record.title))
     cited = fold(TAGS.sub("", ref.title or ""))
@@ -205,12 +205,10 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
         year = found  # Vancouver, IEEE: the year follows the title ("Venue. 1992;89(2):300")
     authors, et_al = ref.authors, ref.et_al
     if not authors:
-        names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(" .,;:“\"‘(")
+        names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(' .,;:“"‘(')
         if names and _namey(names):
             authors, et_al, _ = read_authors(names)
-    return replace(
-        ref, title=record.title, venue=venue, authors=authors, et_al=et_al, year=year
-    )
+    return replace(ref, title=record.title, venue=venue, authors=authors, et_al=et_al, year=year)
 
 
 def _absent(name: str, candidate: object) -> FieldComparison:

@@ -158,7 +158,7 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
 
 
 def _short_family_at_end(text: str) -> bool:
-    """The list ends with a two-letter family after a given name: "Dong-Lei Xu.", "Bingfa He."
+    """Whether the list ends with a two-letter family after a given name ("Dong-Lei Xu.").
 
     The final period closes the list (MLA, Chicago), it does not make "Xu." an initial like
     "Th." (an initial follows a family and a comma, or another initial).
@@ -179,7 +179,7 @@ def _compound_family(words: list[str], given: str) -> bool:
 
     Only before a given name that cannot be a whole name itself: one word ("Sonia") or names
     ending with an initial, with or without its period ("Carlos A", "Mary J."). "Jian Pan, Wei
-    Li" (given names first) is two authors.
+    Li" and "Jongseon Park, Dosik An" (given names first) are two authors.
     """
     if len(words) != 2 or not all(w[:1].isupper() and _NAME_WORD.match(w) for w in words):
         return False
@@ -193,7 +193,10 @@ def _compound_family(words: list[str], given: str) -> bool:
     if len(parts) == 1:
         return not _VANCOUVER_INITIALS.fullmatch(parts[0]) or _initial(parts[0])
     last = parts[-1]
-    return 1 <= len(parts) <= 3 and (_initial(last) or _initial(last + "."))
+    # An initial with its period, or a capital alone ("Carlos A"); "Dosik An" is a whole name.
+    return 1 <= len(parts) <= 3 and (
+        _initial(last) or re.fullmatch(r"[^\W\d_a-z]", last) is not None
+    )
 
 
 def _family_like(words: list[str]) -> bool:
