@@ -298,3 +298,93 @@ def test_the_new_queries_take_any_input(index, title, author, year, volume, page
     assert isinstance(index.search(title, author=author), list)
     found = index.by_numbers(year=year, volume=volume, first_page=page, author=author)
     assert all(r.year == year for r in found)
+
+
+# --- issue 26: the record's title shows where the cited title ends -------------------------------
+
+REVIEW = record(
+    "10.1/review",
+    "Book review: The sea. Harbour Press, London, 1990. 120 pp.",
+    ["Okafor, C."],
+    1992,
+    "Review of Oceans",
+)
+
+
+def _labels(text, rec):
+    from citeverify_core.references.compare import compare, decide
+
+    ref = parse_reference(text)
+    comparison = compare(ref, rec)
+    return {f.field: f.label for f in comparison.fields}, decide(ref, [comparison])[0]
+
+
+def test_a_title_with_sentences_inside_is_read_around_the_records_title():
+    text = (
+        "Okafor, C. (1992). Book review: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Review of Oceans, 8(2), 30–31."
+    )
+    labels, status = _labels(text, REVIEW)
+    assert (labels["title"], labels["venue"], labels["year"], status) == (
+        "MATCH", "MATCH", "MATCH", "verified"
+    )  # fmt: skip
+    vancouver = (
+        "Okafor C. Book review: The sea. Harbour Press, London, 1990. 120 pp. Review of Oceans. "
+        "1992;8(2):30-1."
+    )
+    assert _labels(vancouver, REVIEW) == (
+        {"title": "MATCH", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified",
+    )  # fmt: skip
+
+
+def test_errors_stay_errors_when_the_title_is_read_again():
+    # A misspelled title is not the record's title whole: never verified.
+    typo = (
+        "Okafor, C. (1992). Book reveiw: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Review of Oceans, 8(2), 30–31."
+    )
+    labels, status = _labels(typo, REVIEW)
+    assert labels["title"] != "MATCH" and status != "verified"
+    # Another year, another journal after the title: still errors.
+    wrong = (
+        "Okafor, C. (1993). Book review: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Journal of Lakes, 8(2), 30–31."
+    )
+    labels, status = _labels(wrong, REVIEW)
+    assert (labels["title"], labels["year"], labels["venue"], status) == (
+        "MATCH", "CONTRADICTION", "CONTRADICTION", "verified-with-error"
+    )  # fmt: skip
+
+
+def test_a_longer_cited_title_is_not_read_as_the_records_shorter_one():
+    # The record's title is in the string, but what follows it is more title, not its venue.
+    rec = record(
+        "10.1/tides", "Tides and currents of the north", ["Okafor, C."], 2019, "Ocean Letters"
+    )
+    text = "Okafor, C. (2019). Tides and currents of the north. Sea coast studies. Ocean Letters, 4, 1–2."
+    labels, status = _labels(text, rec)
+    assert labels["title"] == "CONTAINS" and status == "verified-with-error"
+    glued = "Okafor, C. (2019). Tides and currents of the north sea coast. Ocean Letters, 4, 1–2."
+    assert _labels(glued, rec)[0]["title"] == "CONTAINS"
+
+
+def test_a_trailing_bracket_is_compared_alike_on_both_sides():
+    rec = record(
+        "10.1/nic", "Nicotine [Methods for biomonitoring in German, 2001]", ["Okafor, C."], 2012,
+        "The Collection",
+    )  # fmt: skip
+    text = "Okafor, C. (2012). Nicotine [Methods for biomonitoring in German, 2001]. The Collection, 1–12."
+    labels, status = _labels(text, rec)
+    assert labels["title"] == "MATCH" and status == "verified"
+    other = "Okafor, C. (2012). Cotinine [Methods for biomonitoring in German, 2001]. The Collection, 1–12."
+    assert _labels(other, rec)[0]["title"] != "MATCH"
+
+
+def test_fold_drops_control_characters_and_decodes_references():
+    from citeverify_core.references.folding import fold
+
+    assert fold("Carbon\u00e2\x80\x93Hydrogen bonds") == fold("Carbon\u00e2Hydrogen bonds")
+    assert fold("Soci&#233;t&#233; math&eacute;matique") == fold("Société mathématique")
+    assert fold("Tides\tand currents") == "tides and currents"  # whitespace is no control

@@ -194,11 +194,7 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
     venue_text = re.sub(r"^(?:in:?|in\s+proc\w*\.?\s+of)\s+", "", venue_text or "", flags=re.I)
     venue = _clean_venue(venue_text)
     longer = len(cited) > len(wanted)
-    if longer and (
-        not record.venue
-        or not venue
-        or _venue(venue, record.venue).label not in {"MATCH", "CONTAINS", "MATCH_WITH_TYPO"}
-    ):
+    if longer and (not record.venue or not venue or not _same_venue(venue, record.venue)):
         return None
     year = ref.year
     if not _years(before) and (found := _pick_year(after, prefer_last=False)) is not None:
@@ -209,6 +205,21 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
         if names and _namey(names):
             authors, et_al, _ = read_authors(names)
     return replace(ref, title=record.title, venue=venue, authors=authors, et_al=et_al, year=year)
+
+
+def _same_venue(cited: str, found: str) -> bool:
+    """Whether two venues are the same, in full, abbreviated or misspelled.
+
+    Not a part of it: "Sea coast studies. Ocean Letters" after a title is not "Ocean Letters".
+    """
+    a, b = fold(cited), fold(found)
+    return (
+        a == b
+        or _venue_words(a) == _venue_words(b)
+        or _abbreviates(a, b)
+        or _abbreviates(b, a)
+        or fuzz.ratio(a, b) >= VENUE_TYPO
+    )
 
 
 def _absent(name: str, candidate: object) -> FieldComparison:

@@ -252,7 +252,7 @@ def alternative_reading(ref: ParsedCitation) -> ParsedCitation | None:
         return None
     before = body[: paren.start()].strip(" .")
     after = body[paren.end() :].strip(" .,:")
-    if not before or not after or _NAMES_WITH_INITIALS.search(before):
+    if not before or not after or _NAMES_WITH_INITIALS.search(body[: paren.start()]):
         return None
     title = _clean_title(before)
     venue, tail = _split_tail(after)
