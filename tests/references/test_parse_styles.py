@@ -501,3 +501,13 @@ def test_apa_without_authors_has_an_alternative_reading():
     assert (
         alternative_reading(parse_reference("Okafor, C. (2019). On tides. Oceans, 4, 1.")) is None
     )
+
+
+def test_a_year_sentence_before_a_quoted_title_is_enough():
+    # Chicago: names the parser cannot read (a lowercase given name, one bare family) before
+    # "2016." still leave the quoted passage its title.
+    for names in ("Okafor, Chidi, ada Mensah, and Kofi Boateng", "Rydberg"):
+        ref = parse_reference(f"{names}. 2016. “On tides.” Ocean Letters 4 (2): 10–20.")
+        assert (ref.style, ref.title, ref.venue, ref.year) == (
+            "quoted", "On tides", "Ocean Letters", 2016
+        )  # fmt: skip

@@ -388,3 +388,22 @@ def test_fold_drops_control_characters_and_decodes_references():
     assert fold("Carbon\u00e2\x80\x93Hydrogen bonds") == fold("Carbon\u00e2Hydrogen bonds")
     assert fold("Soci&#233;t&#233; math&eacute;matique") == fold("Société mathématique")
     assert fold("Tides\tand currents") == "tides and currents"  # whitespace is no control
+
+
+def test_names_read_from_the_title_are_read_again_before_it():
+    # A review's title opens with the reviewed book's authors; Vancouver's sentences take them
+    # for more authors of the reference.
+    rec = record(
+        "10.1/rev2", "Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S.",
+        ["Okafor, C."], 1992, "Review of Oceans",
+    )  # fmt: skip
+    text = (
+        "Okafor C. Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S. "
+        "Review of Oceans. 1992;8(2):30-1."
+    )
+    labels, status = _labels(text, rec)
+    assert (labels["title"], labels["authors"], labels["year"], status) == (
+        "MATCH", "MATCH", "MATCH", "verified"
+    )  # fmt: skip
+    swapped = text.replace("Okafor C.", "Okafor C, Adjei K.")
+    assert _labels(swapped, rec)[0]["authors"] == "CONTRADICTION"  # an added author stays one

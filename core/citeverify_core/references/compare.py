@@ -200,7 +200,12 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
     if not _years(before) and (found := _pick_year(after, prefer_last=False)) is not None:
         year = found  # Vancouver, IEEE: the year follows the title ("Venue. 1992;89(2):300")
     authors, et_al = ref.authors, ref.et_al
-    if not authors:
+    folded_before = fold(before)
+    if not authors or any(
+        fold(a.family) not in folded_before for a in authors if fold(a.family)
+    ):
+        # No names read, or names read from the title itself (a review's title opens with the
+        # reviewed book's authors: "Palissa A. Schmid, G. H., Radunz, A. (1993): Title ...").
         names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(' .,;:“"‘(')
         if names and _namey(names):
             authors, et_al, _ = read_authors(names)

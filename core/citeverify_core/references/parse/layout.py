@@ -206,8 +206,12 @@ def _segments(text: str) -> list[tuple[int, int]]:
 def _title_position(before: str) -> bool:
     """Whether a quoted passage after ``before`` is the title.
 
-    The names, a year or nothing come before it, or the end of a sentence.
+    The names, a year or nothing come before it, or the end of a sentence. A year closed by a
+    period ("... Sauers. 2016. “Title.”", Chicago) ends a sentence even when the names before it
+    cannot be read ("tyler Keshel", "Rydygier. 1881.").
     """
+    if re.search(r"(?:^|[.,]\s)(?:1[5-9]|20)\d{2}[a-z]?\.$", before.strip()):
+        return True
     before = _strip_trailing_year(before.strip())
     if before.endswith((".", ",")):
         return True
