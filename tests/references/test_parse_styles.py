@@ -511,3 +511,10 @@ def test_a_year_sentence_before_a_quoted_title_is_enough():
         assert (ref.style, ref.title, ref.venue, ref.year) == (
             "quoted", "On tides", "Ocean Letters", 2016
         )  # fmt: skip
+
+
+def test_a_given_name_in_lowercase_stays_with_its_family():
+    ref = parse_reference("Okafor, C., Mensah, kofi, & Boateng, A. (2019). On tides. Oceans, 4, 1.")
+    assert [a.family for a in ref.authors] == ["Okafor", "Mensah", "Boateng"]
+    particle = parse_reference("Okafor, C., & Berg, van den (2019). On tides. Oceans, 4, 1.")
+    assert particle.authors[0].family == "Okafor"

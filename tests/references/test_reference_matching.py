@@ -407,3 +407,21 @@ def test_names_read_from_the_title_are_read_again_before_it():
     )  # fmt: skip
     swapped = text.replace("Okafor C.", "Okafor C, Adjei K.")
     assert _labels(swapped, rec)[0]["authors"] == "CONTRADICTION"  # an added author stays one
+
+
+def test_a_year_inside_a_title_read_again_is_not_the_references_year():
+    rec = record(
+        "10.1/rev3", "Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S.",
+        ["Okafor, C."], 1992, "Review of Oceans",
+    )  # fmt: skip
+    text = (
+        "Okafor, C., 1992. Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; "
+        "120 S. Review of Oceans, 8(2), pp.30–31."
+    )
+    assert _labels(text, rec) == (
+        {"title": "MATCH", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified",
+    )  # fmt: skip
+    labels, status = _labels(text.replace("1992", "1993"), rec)
+    assert (labels["year"], status) == ("CONTRADICTION", "verified-with-error")

@@ -196,14 +196,16 @@ def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
     longer = len(cited) > len(wanted)
     if longer and (not record.venue or not venue or not _same_venue(venue, record.venue)):
         return None
+    # The year next to the authors (APA, Harvard, Chicago), else the first after the title
+    # (Vancouver "Venue. 1992;89(2):300", IEEE, MLA); never one inside the title.
     year = ref.year
-    if not _years(before) and (found := _pick_year(after, prefer_last=False)) is not None:
-        year = found  # Vancouver, IEEE: the year follows the title ("Venue. 1992;89(2):300")
+    if years_before := _years(before):
+        year = years_before[-1]
+    elif (found := _pick_year(after, prefer_last=False)) is not None:
+        year = found
     authors, et_al = ref.authors, ref.et_al
     folded_before = fold(before)
-    if not authors or any(
-        fold(a.family) not in folded_before for a in authors if fold(a.family)
-    ):
+    if not authors or any(fold(a.family) not in folded_before for a in authors if fold(a.family)):
         # No names read, or names read from the title itself (a review's title opens with the
         # reviewed book's authors: "Palissa A. Schmid, G. H., Radunz, A. (1993): Title ...").
         names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(' .,;:“"‘(')

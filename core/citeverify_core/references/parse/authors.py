@@ -144,6 +144,7 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
                 _is_initials(nxt[0])
                 or (i == 0 and "&" not in text and _family_like(words) and _is_given(nxt[0]))
                 or (i == 0 and "&" not in text and _compound_family(words, nxt[0]))
+                or _lowercase_given(nxt[0])
             )
         ):
             # "Jones, R. W." (APA, Harvard), "Jones, Roger W." (first author in MLA, Chicago)
@@ -196,6 +197,21 @@ def _compound_family(words: list[str], given: str) -> bool:
     # An initial with its period, or a capital alone ("Carlos A"); "Dosik An" is a whole name.
     return 1 <= len(parts) <= 3 and (
         _initial(last) or re.fullmatch(r"[^\W\d_a-z]", last) is not None
+    )
+
+
+def _lowercase_given(chunk: str) -> bool:
+    """Whether a chunk is a given name deposited in lowercase ("Keshel, tyler").
+
+    One word, not a particle nor a connector: no family name is a lone lowercase word.
+    """
+    return (
+        chunk.isalpha()
+        and chunk.islower()
+        and len(chunk) >= 2
+        and chunk not in _PARTICLES
+        and chunk not in _CONNECTOR_WORDS
+        and chunk not in _SUFFIXES
     )
 
 
