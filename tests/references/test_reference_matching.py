@@ -380,6 +380,19 @@ def test_a_trailing_bracket_is_compared_alike_on_both_sides():
     assert labels["title"] == "MATCH" and status == "verified"
     other = "Okafor, C. (2012). Cotinine [Methods for biomonitoring in German, 2001]. The Collection, 1–12."
     assert _labels(other, rec)[0]["title"] != "MATCH"
+    # A translated title in brackets is part of the title: a typo in it is a typo.
+    typo = text.replace("biomonitoring", "biomonitornig")
+    assert _labels(typo, rec) == (
+        {"title": "MATCH_WITH_TYPO", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified-with-error",
+    )  # fmt: skip
+    # A designator ("[Internet]", "[Doctoral dissertation]") is no part of it, on either side.
+    plain = record("10.1/bay", "Tides of the bay", ["Okafor, C."], 2012, "Oceans")
+    tagged = record("10.1/bay", "Tides of the bay [Internet]", ["Okafor, C."], 2012, "Oceans")
+    for rec_, cited in ((plain, "Tides of the bay [Internet]"), (tagged, "Tides of the bay")):
+        labels, status = _labels(f"Okafor C. {cited}. Oceans. 2012;4:1-2.", rec_)
+        assert (labels["title"], status) == ("MATCH", "verified")
 
 
 def test_fold_drops_control_characters_and_decodes_references():

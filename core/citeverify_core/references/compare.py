@@ -28,6 +28,7 @@ from citeverify_core.references.parse.authors import _authors as read_authors
 from citeverify_core.references.parse.authors import _namey
 from citeverify_core.references.parse.clues import _NUMBERING
 from citeverify_core.references.parse.layout import (
+    TITLE_DESIGNATOR,
     _clean_venue,
     _pick_year,
     _split_tail,
@@ -127,10 +128,9 @@ def compare(ref: ParsedReference, record: Record) -> Comparison:
     return Comparison(record, fields, round(score, 4))
 
 
-#: A bracketed part at the end of a title: "[Internet]", "[Doctoral dissertation]", a
-#: translation "[Biomonitoring methods in German language]". The parser drops it from the
-#: cited title, so the record's title is compared without it too.
-_TRAILING_BRACKET = re.compile(r"\s*\[[^\[\]]*\]\.?$")
+#: A designator in brackets at the end of a title ("[Internet]", "[Doctoral dissertation]"):
+#: the parser drops it from the cited title, so the record's title is compared without it too.
+_TRAILING_BRACKET = TITLE_DESIGNATOR
 #: Where a title can begin or end in a reference string: its start or end, punctuation, a quote.
 _TITLE_EDGE_BEFORE = re.compile(r"(?:^|[\s.,;:“\"‘(\]])$")
 _TITLE_EDGE_AFTER = re.compile(r"^\s*(?:$|[.,;:?!”\"’)\[])")

@@ -302,11 +302,23 @@ def _split_tail(rest: str) -> tuple[str | None, str]:
     return rest[: m.start()] or None, rest[m.start() :]
 
 
+#: A designator in brackets at the end of a title, not part of it: "[Internet]", "[Doctoral
+#: dissertation, Harvard University]", "[Data set]", "[Abstract]" (up to 3 words, or opening
+#: with a designator word). A longer bracket is a translated title and stays ("Cotinin
+#: [Biomonitoring methods in German language, 2002]"): a typo in it is a typo of the title.
+TITLE_DESIGNATOR = re.compile(
+    r"\s*\[(?:[^\[\]\s]+(?:\s[^\[\]\s]+){0,2}|(?:doctoral|master|dissertation|thesis|internet"
+    r"|data|computer|video|audio|podcast|editorial|letter|abstract|review|preprint|online|poster"
+    r"|film|lecture|unpublished|conference|paper|in\s)[^\[\]]*)\]\.?$",
+    re.I,
+)
+
+
 def _clean_title(title: str | None) -> str | None:
     if title is None:
         return None
     title = title.strip(' ,;:"“”‘’')
-    title = re.sub(r"\s*\[[^\]]*\]\.?$", "", title)  # "[Doctoral dissertation]", "[Internet]"
+    title = TITLE_DESIGNATOR.sub("", title)  # "[Doctoral dissertation]", "[Internet]"
     title = title.rstrip(" .,;:")
     return title or None
 
