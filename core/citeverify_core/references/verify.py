@@ -113,12 +113,15 @@ class ReferenceVerifier:
         status, best, reasoning = decide(ref, comparisons)
         if status == "unverified" and (other := alternative_reading(ref)) is not None:
             # APA without authors puts the title first ("Title. (2017). Venue."): the first
-            # reading took it for the authors. Tried only when that reading finds nothing.
+            # reading took it for the authors. Tried only when that reading finds nothing, and
+            # kept only when it is verified.
             again = await asyncio.gather(*(_ask(s, other, self.candidates) for s in self.sources))
             other_records = _merge(other, [r for found, _ in again for r in found])
             other_comparisons = [compare(other, r) for r in other_records]
             found = decide(other, other_comparisons)
-            if found[0] in {"verified", "verified-with-error"}:
+            if found[0] == "verified":
+                # Only when every field agrees: a guessed reading that half fits (the title
+                # of another work, its venue contradicted) is no evidence of the work.
                 ref, records, comparisons = other, other_records, other_comparisons
                 status, best, reasoning = found
                 failures = [failure for _, failure in again if failure]
