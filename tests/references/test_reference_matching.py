@@ -438,3 +438,20 @@ def test_a_year_inside_a_title_read_again_is_not_the_references_year():
     )  # fmt: skip
     labels, status = _labels(text.replace("1992", "1993"), rec)
     assert (labels["year"], status) == ("CONTRADICTION", "verified-with-error")
+
+
+def test_apa_without_authors_is_verified_by_its_other_reading(tmp_path):
+    index = LocalIndex(tmp_path / "front.sqlite")
+    index.add(
+        [
+            Record(source="LOCAL", title="Front matter", year=2017, venue="Surveying methods",
+                   doi="10.1/front"),
+            Record(source="LOCAL", title="Back matter", year=2017, venue="Other methods",
+                   doi="10.1/back"),
+        ]
+    )  # fmt: skip
+    verifier = ReferenceVerifier(index)
+    result = verifier.verify("Front matter. (2017). Surveying methods.")
+    assert result.status == "verified", result.message
+    # The other reading is a guess: kept only when every field agrees.
+    assert verifier.verify("Back matter. (2017). Surveying methods.").status == "unverified"
