@@ -49,8 +49,7 @@ def test_latex_bibitems_are_the_entries() -> None:
         (
             "smith2020",
             "Smith et al.(2020)",
-            "J. Smith and A. Gómez. Bio-logy of DNA. In Proc. X, pp. 1–10, 2020. "
-            "https://x.org/a_b",
+            "J. Smith and A. Gómez. Bio-logy of DNA. In Proc. X, pp. 1–10, 2020. https://x.org/a_b",
         ),
         ("doe2019", "2", "C. Doe and Ø. Åse. Nature, 3:4, 2019. https://doi.org/10.1000/xyz"),
     ]
@@ -144,7 +143,7 @@ def test_html_lists_headings_and_no_scripts() -> None:
     html = (
         b"<html><head><title>The &amp; Title</title><style>p{color:red}</style>"
         b'<script>var x = "<p>References</p>";</script></head><body><h1>Paper</h1>'
-        b"<p>Text [3].</p>\n<h2>References</h2>\n<ol start=\"3\"><li><p>Smith, J. (2020). "
+        b'<p>Text [3].</p>\n<h2>References</h2>\n<ol start="3"><li><p>Smith, J. (2020). '
         b"Title &eacute;.</p></li>\n<li>Doe, J. (2019). Other.</li></ol></body></html>"
     )
     doc = read_markup(html, "html", name="x.html")
@@ -193,11 +192,20 @@ def test_cp1252_text_is_read() -> None:
         ("html", b"<a <b <!-- > " * 400_000),
         ("html", b"<!--" * 1_250_000),
     ],
+    ids=[
+        "braces",
+        "cites",
+        "bibitems",
+        "bbl-fields",
+        "md",
+        "lt",
+        "nesting",
+        "unclosed",
+        "comments",
+    ],
 )
 def test_hostile_markup_is_read_in_bounded_time(fmt: str, data: bytes) -> None:
     start = time.monotonic()
-    try:
-        read_markup(data, fmt, name=f"x.{fmt}")  # type: ignore[arg-type]
-    except DocumentError as exc:
-        assert exc.code == "corrupt"
+    doc = read_markup(data, fmt, name=f"x.{fmt}")  # type: ignore[arg-type]
     assert time.monotonic() - start < 30
+    assert doc.format == fmt
