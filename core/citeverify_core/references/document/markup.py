@@ -942,14 +942,35 @@ class _HtmlLines(HTMLParser):
 _STRAY_LT = re.compile(r"<(?![A-Za-z/!?])")
 _LT = "\ue000"  # a stray "<", put back in the text (an entity would cost a decode each)
 _TAG_START = re.compile(r"<[A-Za-z/!?]")
-_MAX_TAGS = 400_000
+_MAX_TAGS = 200_000
+_UNCLOSED_TAG = re.compile(r"<(?=[A-Za-z/!?][^<>]*(?:<|$))")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its ``<!-- -->`` comments; an unclosed one hides the rest (as in HTML)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        start = text.find("<!--", i)
+        if start < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        i = end + 3
+    return "".join(out)
 
 
 def _read_html(text: str) -> DocumentText:
     notes: list[str] = []
     # html.parser spends a Python step on every "<": a "<" that opens no tag is made text in
     # one pass, and a document is read up to its 400,000th tag (a paper has far fewer).
-    text = _STRAY_LT.sub(_LT, text)
+    text = _STRAY_LT.sub(_LT, _without_comments(text))
+    # A "<" whose tag never closes (another "<" or the end comes first) is text: html.parser
+    # would rescan to the end from each one.
+    text = _UNCLOSED_TAG.sub(_LT, text)
     for count, m in enumerate(_TAG_START.finditer(text), 1):
         if count > _MAX_TAGS:
             text = text[: m.start()]
