@@ -107,9 +107,9 @@ class DocumentsSummary:
     def line(self) -> str:
         """The run's summary line."""
         counts = ", ".join(f"{n:,} {status}" for status, n in sorted(self.statuses.items()) if n)
-        failed = f", {self.failed:,} could not be read" if self.failed else ""
+        failed = f" ({self.failed:,} failed)" if self.failed else ""
         return (
-            f"{self.output}: {self.documents:,} documents{failed}; {self.references:,} "
+            f"{self.output}: {self.documents:,} documents{failed}, {self.references:,} "
             f"references ({counts or 'none'}) in {self.seconds:.1f} s"
         )
 
@@ -229,7 +229,20 @@ def _error_row(ident: str, message: str, code: str) -> dict[str, Any]:
 
 
 def _failed_document(ident: str, message: str, code: str) -> dict[str, Any]:
-    return {"document": ident, "references": 0, "error": message, "error_code": code}
+    return {
+        "document": ident,
+        "format": None,
+        "title": None,
+        "pages": None,
+        "heading": None,
+        "references": 0,
+        "counts": {},
+        "citations": 0,
+        "findings": [],
+        "notes": [],
+        "error": message,
+        "error_code": code,
+    }
 
 
 def _write_document(path: str, ident: str, target: str) -> int:
@@ -299,12 +312,8 @@ def run_documents_batch(
         ident = task.args[1]
         side_part = task.target.with_name(task.target.stem + ".document.json")
         summary = json.loads(side_part.read_text("utf-8"))
-        what = (
-            f"could not be read: {summary['error']}"
-            if summary.get("error")
-            else f"{rows:,} references"
-        )
-        say(f"[{finished:,}/{todo:,}] {ident}: {what}")
+        what = summary["error"] if summary.get("error") else f"{ident}: {rows:,} references"
+        say(f"[{finished:,}/{todo:,}] {what}")
 
     names, skipped = run_parts(
         tasks, folder_parts, idx, workers=workers, preload=_PRELOAD, done=done
@@ -360,7 +369,7 @@ def report_html(
     statuses = [*STATUSES, *sorted(set(summary.statuses) - set(STATUSES))]
     figures = [
         ("documents", f"{summary.documents:,}"),
-        ("could not be read", f"{summary.failed:,}"),
+        ("failed", f"{summary.failed:,}"),
         ("references", f"{summary.references:,}"),
         *((s, f"{summary.statuses.get(s, 0):,}") for s in statuses),
         ("findings", f"{sum(len(d.get('findings') or []) for d in documents):,}"),
