@@ -241,11 +241,30 @@ def test_a_reference_list_keeps_its_behaviour_and_gets_a_report(
     assert "<script>" not in shown and "&lt;script&gt;" in shown
 
 
-def test_a_document_cannot_go_to_a_server_yet(tmp_path: Path) -> None:
+def test_a_paper_sent_to_a_service_reports_as_here(tmp_path: Path, index: Path) -> None:
+    """``refs paper.md --server``: the service reads and verifies; the report is the same."""
+    from citeverify_core.client import ReferenceClient
+
     paper = tmp_path / "paper.md"
-    paper.write_text(markdown_paper([KUHN]), encoding="utf-8")
-    code, _, err = refs(str(paper), "--server", "http://127.0.0.1:9")
-    assert code == 2 and "--server takes reference lists only" in err
+    paper.write_text(markdown_paper([KUHN, LECUN_WRONG_YEAR, HOSTILE]), encoding="utf-8")
+    if not hasattr(ReferenceClient, "submit_document"):  # the service route: another part
+        code, out, err = refs(str(paper), "--server", "http://127.0.0.1:9")
+        assert (code, out) == (2, "")
+        assert "cannot send a paper to a service" in err and len(err.strip().splitlines()) == 1
+        return
+    from tests.support.service import Service
+
+    with Service(tmp_path / "jobs.sqlite", LocalIndex(index)) as service:
+        key = service.key(tokens=20)
+        remote = refs(str(paper), "--server", service.url, "--api-key", key, "--json")
+    local = refs(str(paper), "--index", str(index), "--json")
+    assert remote[0] == local[0] == 1, remote[2]
+    mine, theirs = json.loads(remote[1]), json.loads(local[1])
+    keep = ("number", "label", "location", "text", "status", "reference", "field_results")
+    assert [{k: r[k] for k in keep} for r in mine["references"]] == [
+        {k: r[k] for k in keep} for r in theirs["references"]
+    ]
+    assert mine["counts"] == theirs["counts"]
 
 
 def test_the_command_and_the_batch_read_the_same_suffixes() -> None:
@@ -253,3 +272,27 @@ def test_the_command_and_the_batch_read_the_same_suffixes() -> None:
     from citeverify_core.cli.refs_command import DOCUMENT_SUFFIXES as COMMAND
 
     assert BATCH == COMMAND
+
+
+def test_a_document_comes_back_whole_from_its_dict(tmp_path: Path) -> None:
+    """What a service answers (``to_dict``) is the document again (``--server`` reports it)."""
+    from citeverify_core.references.document import (
+        ConsistencyFinding,
+        InTextCitation,
+        Location,
+        extract_document,
+    )
+    from citeverify_core.references.document.report import document_from_dict
+
+    paper = tmp_path / "paper.md"
+    paper.write_text(markdown_paper([KUHN, HOSTILE]), encoding="utf-8")
+    document = extract_document(paper)
+    document.citations.append(
+        InTextCitation("[1, 7]", "numeric", ("1", "7"), (1, None), Location(line=3, page=2))
+    )
+    document.findings.append(
+        ConsistencyFinding("missing-entry", "[7] names no entry", "7", None, Location(3, 2))
+    )
+    assert document_from_dict(json.loads(json.dumps(document.to_dict()))) == document
+    with pytest.raises(ValueError, match="not a document"):
+        document_from_dict({"name": "x", "format": "md", "references": [{"text": "a"}]})

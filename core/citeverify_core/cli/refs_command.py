@@ -113,7 +113,9 @@ def refs(
     if server is not None and source:
         _fail("--source chooses the sources of local verification; the service uses its own")
     if file.suffix.lower() in DOCUMENT_SUFFIXES:
-        _document(file, index, source, server, as_json=as_json, report=report)
+        _document(
+            file, index, source, server, as_json=as_json, report=report, api_key=api_key, wait=wait
+        )
         return
     from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415 - start-up
 
@@ -182,6 +184,8 @@ def _document(
     *,
     as_json: bool,
     report: Path | None,
+    api_key: str | None = None,
+    wait: float = 600.0,
 ) -> None:
     """``citeverify refs paper.pdf``: find the paper's references, verify them, report.
 
@@ -194,25 +198,25 @@ def _document(
         verify_document,
     )
 
-    if server is not None:
-        _fail(
-            f"{file.name}: --server takes reference lists only for now; check the paper here "
-            "(with --index), or send it to the service's POST /api/verify-document"
-        )
-    if str(file) == "-" or not file.is_file():
+    if not file.is_file():
         _fail(f"no such file: {file}" if not file.exists() else f"{file} is not a file")
-    sources = source or ["local"]
-    local = _open_index(index, LocalIndex) if "local" in sources else None
-    verifier = ReferenceVerifier(local, sources=sources)
-    try:
-        document = extract_document(file)
-        with typer.progressbar(
-            length=len(document.references), label="verifying", file=sys.stderr
-        ) as bar:
-            done = verify_document(document, verifier, progress=lambda _done, _total: bar.update(1))
-    finally:
-        if local is not None:
-            local.close()
+    if server is not None:
+        done = _server_document(file, server, api_key, wait)
+    else:
+        sources = source or ["local"]
+        local = _open_index(index, LocalIndex) if "local" in sources else None
+        verifier = ReferenceVerifier(local, sources=sources)
+        try:
+            document = extract_document(file)
+            with typer.progressbar(
+                length=len(document.references), label="verifying", file=sys.stderr
+            ) as bar:
+                done = verify_document(
+                    document, verifier, progress=lambda _done, _total: bar.update(1)
+                )
+        finally:
+            if local is not None:
+                local.close()
     if as_json:
         typer.echo(json.dumps(done.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -221,6 +225,45 @@ def _document(
         _write_report(report, done.to_html())
     if not done.all_verified:
         raise typer.Exit(EXIT_BLOCKED)
+
+
+def _server_document(file: Path, server: str, api_key: str | None, wait: float) -> Any:
+    """``refs paper.pdf --server URL``: the service reads the paper and verifies its references.
+
+    The service's answer holds the document as extracted (``to_dict``) and one job per
+    reference; the report is the one made here, from the jobs' results.
+    """
+    from citeverify_core.client import ReferenceClient  # noqa: PLC0415 - start-up time
+    from citeverify_core.references.document.report import (  # noqa: PLC0415 - start-up
+        DocumentReport,
+        document_from_dict,
+    )
+
+    with ReferenceClient(server, api_key=api_key) as client:
+        # The service's document route is another part of issue 26: a client without it says so.
+        submit = getattr(client, "submit_document", None)
+        if submit is None:
+            _fail(
+                f"{file.name}: this version's client cannot send a paper to a service; "
+                "check it here (with --index)"
+            )
+        submission = submit(file)
+        try:
+            document = document_from_dict(submission.document)
+        except ValueError as exc:
+            _fail(f"{file.name}: the service's answer is not a document: {exc}")
+        seen = 0
+        with typer.progressbar(
+            length=len(submission.jobIds), label="verifying", file=sys.stderr
+        ) as bar:
+
+            def progress(done: int, _total: int) -> None:
+                nonlocal seen
+                bar.update(done - seen)
+                seen = done
+
+            jobs = client.wait(submission.jobIds, timeout=wait, progress=progress)
+    return DocumentReport(document, [_job_result(job) for job in jobs])
 
 
 def _list_report(
@@ -307,7 +350,6 @@ def _server_results(
     import contextlib  # noqa: PLC0415 - start-up time
 
     from citeverify_core.client import ReferenceClient  # noqa: PLC0415 - start-up time
-    from citeverify_core.references import ReferenceResult  # noqa: PLC0415 - start-up time
 
     seen = 0
 
@@ -328,27 +370,28 @@ def _server_results(
             raise
         ids = [job_id for submission in submissions for job_id in submission.job_ids]
         jobs = client.wait(ids, timeout=wait, progress=progress)
-    results: list[Any] = []
-    for job in jobs:
-        if job.result is not None:
-            results.append(job.result)
-            continue
-        why = job.error or f"the service answered {job.state} without a result"
-        results.append(
-            ReferenceResult(
-                status="needs-human",
-                message=f"The service could not verify this reference: {why}",
-                reference="Not checked: the service could not verify it.",
-                field_results=dict.fromkeys(
-                    ("title", "authors", "year", "venue", "identifier"), "UNCONFIRMED"
-                ),
-                match_set_size=0,
-                contained_set_size=0,
-                verificationGraph=None,
-                error=f"the service could not verify it: {why}",
-            )
-        )
-    return results
+    return [_job_result(job) for job in jobs]
+
+
+def _job_result(job: Any) -> Any:
+    """A job's result; a job the service failed (or cancelled) becomes ``needs-human``."""
+    from citeverify_core.references import ReferenceResult  # noqa: PLC0415 - start-up time
+
+    if job.result is not None:
+        return job.result
+    why = job.error or f"the service answered {job.state} without a result"
+    return ReferenceResult(
+        status="needs-human",
+        message=f"The service could not verify this reference: {why}",
+        reference="Not checked: the service could not verify it.",
+        field_results=dict.fromkeys(
+            ("title", "authors", "year", "venue", "identifier"), "UNCONFIRMED"
+        ),
+        match_set_size=0,
+        contained_set_size=0,
+        verificationGraph=None,
+        error=f"the service could not verify it: {why}",
+    )
 
 
 def _result_lines(number: int, reference: str, result: Any) -> str:

@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from citeverify_core.references.document.model import (
+    DOCUMENT_FORMATS,
     ConsistencyFinding,
     ExtractedDocument,
     ExtractedReference,
     InTextCitation,
+    Location,
 )
 from citeverify_core.text.htmlpage import bars, kpis, page, table
 
@@ -33,7 +35,13 @@ if TYPE_CHECKING:
     from citeverify_core.references.result import ReferenceResult
     from citeverify_core.references.verify import ReferenceVerifier
 
-__all__ = ["STATUSES", "DocumentReport", "differing_fields", "verify_document"]
+__all__ = [
+    "STATUSES",
+    "DocumentReport",
+    "differing_fields",
+    "document_from_dict",
+    "verify_document",
+]
 
 #: The statuses, best first: the order of the counts.
 STATUSES = ("verified", "verified-with-error", "needs-human", "unverified")
@@ -253,6 +261,65 @@ def verify_document(
     texts = [reference.text for reference in document.references]
     results = verifier.verify_references(texts, progress=progress) if texts else []
     return DocumentReport(document, results)
+
+
+def document_from_dict(data: dict[str, Any]) -> ExtractedDocument:
+    """The document back from :meth:`ExtractedDocument.to_dict` (a service's answer).
+
+    Raises:
+        ValueError: ``data`` is not such a document (a key missing or of the wrong type).
+    """
+    try:
+        fmt = data["format"]
+        return ExtractedDocument(
+            name=str(data["name"]),
+            format=fmt if fmt in DOCUMENT_FORMATS else "txt",
+            title=data.get("title"),
+            pages=data.get("pages"),
+            heading=data.get("heading"),
+            references=[
+                ExtractedReference(
+                    text=str(r["text"]),
+                    number=int(r["number"]),
+                    location=_location(r["location"]) or Location(line=0),
+                    label=r.get("label"),
+                    key=r.get("key"),
+                    end=_location(r.get("end")),
+                )
+                for r in data["references"]
+            ],
+            citations=[
+                InTextCitation(
+                    text=str(c["text"]),
+                    kind=c["kind"],
+                    targets=tuple(map(str, c["targets"])),
+                    entries=tuple(None if e is None else int(e) for e in c["entries"]),
+                    location=_location(c["location"]) or Location(line=0),
+                )
+                for c in data.get("citations") or []
+            ],
+            findings=[
+                ConsistencyFinding(
+                    kind=f["kind"],
+                    message=str(f["message"]),
+                    target=f.get("target"),
+                    entry=f.get("entry"),
+                    location=_location(f.get("location")),
+                )
+                for f in data.get("findings") or []
+            ],
+            notes=[str(n) for n in data.get("notes") or []],
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        msg = f"not a document's data ({type(exc).__name__}: {exc})"
+        raise ValueError(msg) from None
+
+
+def _location(data: Any) -> Location | None:
+    if data is None:
+        return None
+    page = data.get("page")
+    return Location(line=int(data["line"]), page=None if page is None else int(page))
 
 
 def _one_line(text: str, limit: int) -> str:
