@@ -152,7 +152,8 @@ class DocumentReport:
         lines = [f"{doc.name} ({', '.join(what)})"]
         if doc.title:
             lines.append(f"title: {_one_line(doc.title, 100)}")
-        where = f' under "{_one_line(doc.heading, 60)}"' if doc.heading else ""
+        heading = _heading(doc.heading)
+        where = f' under "{_one_line(heading, 60)}"' if heading else ""
         counts = ", ".join(f"{n} {status}" for status, n in self.counts().items() if n)
         total = len(self.results)
         lines.append(f"{total} reference{'s' * (total != 1)}{where}: {counts or 'none'}")
@@ -195,6 +196,7 @@ class DocumentReport:
         rows: list[list[object]] = []
         classes: list[str] = []
         for reference, result in zip(doc.references, self.results, strict=True):
+            cited = self._citations_of(reference.number)
             rows.append(
                 [
                     reference.number,
@@ -202,6 +204,7 @@ class DocumentReport:
                     str(reference.location),
                     result.status,
                     _reference_cell(reference, result),
+                    _cited(cited) if doc.citations else "—",
                 ]
             )
             classes.append(f"st-{result.status}")
@@ -214,7 +217,7 @@ class DocumentReport:
             ("format", _FORMAT_NAMES.get(doc.format, doc.format)),
             ("title", doc.title or "—"),
             ("pages", str(doc.pages) if doc.pages is not None else "—"),
-            ("reference list", doc.heading or "—"),
+            ("reference list", _heading(doc.heading) or "—"),
         ]
         sections = [
             f'<section class="wide">{kpis(figures)}</section>',
@@ -322,6 +325,11 @@ def _location(data: Any) -> Location | None:
     return Location(line=int(data["line"]), page=None if page is None else int(page))
 
 
+def _heading(heading: str | None) -> str:
+    """The heading as a person reads it: without Markdown's "#" marks."""
+    return (heading or "").strip().lstrip("#").strip()
+
+
 def _one_line(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters (an ellipsis says so)."""
     shown = " ".join(text.split())
@@ -366,10 +374,18 @@ def _reference_cell(reference: ExtractedReference, result: ReferenceResult) -> s
     return "".join(parts)
 
 
+def _cited(citations: Sequence[InTextCitation]) -> str:
+    """Where a reference is cited ("line 3; page 2, line 9"), or that it is not."""
+    if not citations:
+        return "not cited"
+    shown = "; ".join(str(c.location) for c in citations[:5])
+    return shown + (f" and {len(citations) - 5} more" if len(citations) > 5 else "")
+
+
 def _references_table(rows: Sequence[Sequence[object]], classes: Sequence[str]) -> str:
     """The references table, each row classed by its status (the status cell's colour)."""
     return table(
-        ["#", "label", "where", "status", "reference"],
+        ["#", "label", "where", "status", "reference", "cited at"],
         rows,
         {0},
         row_classes=classes,
