@@ -89,6 +89,15 @@ def test_a_markdown_paper_is_reported_with_counts_locations_and_statuses(
     assert "findings on the citations and the list" in out
 
 
+def test_the_text_never_passes_a_terminal_escape_through(tmp_path: Path, index: Path) -> None:
+    paper = tmp_path / "paper.md"
+    escape = "Doe, J. (2020). Sponges \x1b[2J\x1b]0;owned\x07 of the sea. Journal of Nothing, 1."
+    paper.write_text(markdown_paper([KUHN, escape]), encoding="utf-8")
+    code, out, _ = refs(str(paper), "--index", str(index))
+    assert code == 1
+    assert "Sponges" in out and "\x1b" not in out and "\x07" not in out
+
+
 def test_a_paper_whose_references_are_all_verified_exits_0(tmp_path: Path, index: Path) -> None:
     paper = tmp_path / "good.md"
     paper.write_text(markdown_paper([KUHN, IOANNIDIS]), encoding="utf-8")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import datetime
 import html
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -149,7 +150,7 @@ class DocumentReport:
         what = [_FORMAT_NAMES.get(doc.format, doc.format)]
         if doc.pages is not None:
             what.append(f"{doc.pages} page{'s' * (doc.pages != 1)}")
-        lines = [f"{doc.name} ({', '.join(what)})"]
+        lines = [f"{_one_line(doc.name, 200)} ({', '.join(what)})"]
         if doc.title:
             lines.append(f"title: {_one_line(doc.title, 100)}")
         heading = _heading(doc.heading)
@@ -331,8 +332,14 @@ def _heading(heading: str | None) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters (an ellipsis says so)."""
+    """``text`` on one line, cut to ``limit`` characters (an ellipsis says so).
+
+    Control and format characters are dropped: a document's text must not drive the terminal
+    it is printed on (an ANSI escape sequence in a reference string).
+    """
     shown = " ".join(text.split())
+    if not shown.isprintable():
+        shown = "".join(ch for ch in shown if not unicodedata.category(ch).startswith("C"))
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
@@ -343,7 +350,7 @@ def differing_fields(result: ReferenceResult) -> list[str]:
 
 def _reference_lines(reference: ExtractedReference, result: ReferenceResult) -> str:
     """One reference's block of the text report (as ``citeverify refs`` prints a list's)."""
-    label = f"[{reference.label}] " if reference.label else ""
+    label = f"[{_one_line(reference.label, 20)}] " if reference.label else ""
     lines = [
         f"{reference.number:>3}. {label}{reference.location}  {result.status.upper()}",
         f"     {_one_line(reference.text, 110)}",
@@ -357,7 +364,7 @@ def _reference_lines(reference: ExtractedReference, result: ReferenceResult) -> 
         lines.append(f"     fields that differ: {', '.join(wrong)}")
     failed = ((result.verificationGraph or {}).get("metadata") or {}).get("sourcesFailed")
     if failed:
-        lines.append(f"     could not check: {'; '.join(map(str, failed))}")
+        lines.append(f"     could not check: {_one_line('; '.join(map(str, failed)), 300)}")
     return "\n".join(lines)
 
 
