@@ -147,13 +147,13 @@ def refs(
             json.dumps([r.model_dump(mode="json") for r in results], indent=2, ensure_ascii=False)
         )
         for number, reason, line in skipped:
-            typer.echo(f"skipped line {number} ({reason}): {line[:90]}", err=True)
+            typer.echo(f"skipped line {number} ({reason}): {_clean(line)[:90]}", err=True)
     else:
         rows: list[tuple[int, str]] = []
         for (number, reference), result in zip(numbered, results, strict=True):
             rows.append((number, _result_lines(number, reference, result)))
         for number, reason, line in skipped:
-            rows.append((number, f"{number:>3}. {'SKIPPED':<20} {line[:70]}  ({reason})"))
+            rows.append((number, f"{number:>3}. {'SKIPPED':<20} {_clean(line)[:70]}  ({reason})"))
         for _, block in sorted(rows, key=lambda row: row[0]):
             typer.echo(block)
     if report is not None:
@@ -394,14 +394,21 @@ def _job_result(job: Any) -> Any:
     )
 
 
+def _clean(text: str) -> str:
+    """``text`` on one line without control characters (they would drive the terminal)."""
+    from citeverify_core.references.document.report import one_line  # noqa: PLC0415 - start-up
+
+    return one_line(text, 10_000)
+
+
 def _result_lines(number: int, reference: str, result: Any) -> str:
     """The table rows of one result: status, corrected reference, differing fields, failures."""
-    shown = " ".join(reference.split())  # a BibTeX entry on one line
+    shown = _clean(reference)  # a BibTeX entry on one line; no escape sequence of a file
     lines = [f"{number:>3}. {result.status.upper():<20} {shown[:90]}"]
     if result.error:
-        lines.append(f"     {result.error}")
+        lines.append(f"     {_clean(result.error)}")
     elif result.status != "unverified":
-        lines.append(f"     -> {result.reference}")
+        lines.append(f"     -> {_clean(result.reference)}")
     wrong = [
         f
         for f, label in result.field_results.items()

@@ -41,6 +41,7 @@ __all__ = [
     "DocumentReport",
     "differing_fields",
     "document_from_dict",
+    "one_line",
     "verify_document",
 ]
 
@@ -150,11 +151,11 @@ class DocumentReport:
         what = [_FORMAT_NAMES.get(doc.format, doc.format)]
         if doc.pages is not None:
             what.append(f"{doc.pages} page{'s' * (doc.pages != 1)}")
-        lines = [f"{_one_line(doc.name, 200)} ({', '.join(what)})"]
+        lines = [f"{one_line(doc.name, 200)} ({', '.join(what)})"]
         if doc.title:
-            lines.append(f"title: {_one_line(doc.title, 100)}")
+            lines.append(f"title: {one_line(doc.title, 100)}")
         heading = _heading(doc.heading)
-        where = f' under "{_one_line(heading, 60)}"' if heading else ""
+        where = f' under "{one_line(heading, 60)}"' if heading else ""
         counts = ", ".join(f"{n} {status}" for status, n in self.counts().items() if n)
         total = len(self.results)
         lines.append(f"{total} reference{'s' * (total != 1)}{where}: {counts or 'none'}")
@@ -176,9 +177,9 @@ class DocumentReport:
         )
         for finding in findings:
             where = f" ({finding.location})" if finding.location else ""
-            out.append(f"  {finding.kind}{where}: {_one_line(finding.message, 160)}")
+            out.append(f"  {finding.kind}{where}: {one_line(finding.message, 160)}")
         for note in self.document.notes:
-            out.append(f"note: {_one_line(note, 160)}")
+            out.append(f"note: {one_line(note, 160)}")
         return "\n".join(out)
 
     # --- HTML ---------------------------------------------------------------------------------
@@ -331,7 +332,7 @@ def _heading(heading: str | None) -> str:
     return (heading or "").strip().lstrip("#").strip()
 
 
-def _one_line(text: str, limit: int) -> str:
+def one_line(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters (an ellipsis says so).
 
     Control and format characters are dropped: a document's text must not drive the terminal
@@ -350,27 +351,27 @@ def differing_fields(result: ReferenceResult) -> list[str]:
 
 def _reference_lines(reference: ExtractedReference, result: ReferenceResult) -> str:
     """One reference's block of the text report (as ``citeverify refs`` prints a list's)."""
-    label = f"[{_one_line(reference.label, 20)}] " if reference.label else ""
+    label = f"[{one_line(reference.label, 20)}] " if reference.label else ""
     lines = [
         f"{reference.number:>3}. {label}{reference.location}  {result.status.upper()}",
-        f"     {_one_line(reference.text, 110)}",
+        f"     {one_line(reference.text, 110)}",
     ]
     if result.error:
-        lines.append(f"     {_one_line(result.error, 160)}")
+        lines.append(f"     {one_line(result.error, 160)}")
     elif result.status != "unverified":
-        lines.append(f"     -> {_one_line(result.reference, 200)}")
+        lines.append(f"     -> {one_line(result.reference, 200)}")
     wrong = differing_fields(result)
     if wrong:
         lines.append(f"     fields that differ: {', '.join(wrong)}")
     failed = ((result.verificationGraph or {}).get("metadata") or {}).get("sourcesFailed")
     if failed:
-        lines.append(f"     could not check: {_one_line('; '.join(map(str, failed)), 300)}")
+        lines.append(f"     could not check: {one_line('; '.join(map(str, failed)), 300)}")
     return "\n".join(lines)
 
 
 def _reference_cell(reference: ExtractedReference, result: ReferenceResult) -> str:
     """The reference as written, the corrected APA 7 one, and what differs (escaped HTML)."""
-    parts = [html.escape(_one_line(reference.text, 2000))]
+    parts = [html.escape(one_line(reference.text, 2000))]
     if result.error:
         parts.append(f'<div class="diff">{html.escape(result.error)}</div>')
     elif result.status != "unverified":
