@@ -83,6 +83,8 @@ _INTEGERS = ("number", "page", "line", "match_set_size", "contained_set_size")
 ERROR_STATUS = "error"
 #: Seconds one document's reading may take in a worker before it is given up ("timeout").
 READ_SECONDS = 300
+#: Documents listed in the run's HTML page at most (those that need a look first).
+REPORT_DOCUMENTS = 500
 _PRELOAD = [
     "__main__",
     "citeverify_core.batch.documents",
@@ -375,7 +377,19 @@ def report_html(
         ("findings", f"{sum(len(d.get('findings') or []) for d in documents):,}"),
     ]
     rows: list[list[object]] = []
-    for d in documents:
+
+    # The documents that need a look first: unreadable ones, then by their worst references.
+    def worst(d: dict[str, Any]) -> tuple[Any, ...]:
+        counts = d.get("counts") or {}
+        return (
+            not d.get("error"),
+            *(-int(counts.get(s, 0)) for s in ("unverified", "needs-human", "verified-with-error")),
+            -len(d.get("findings") or []),
+            d["document"],
+        )
+
+    shown = sorted(documents, key=worst)[:REPORT_DOCUMENTS]
+    for d in shown:
         counts = d.get("counts") or {}
         rows.append(
             [
@@ -398,11 +412,17 @@ def report_html(
             colors=[*colors, *["#4263eb"] * (len(statuses) - len(colors))],
         )
         + "</section>",
-        '<section class="wide"><h2>Documents</h2>'
+        '<section class="wide"><h2>Documents, those that need a look first</h2>'
         + table(
             ["document", "title", "references", *STATUSES, "findings", "error"],
             rows,
             {2, 3, 4, 5, 6, 7},
+        )
+        + (
+            f"<p class='sub'>the {REPORT_DOCUMENTS:,} that need a look most of "
+            f"{len(documents):,}</p>"
+            if len(documents) > len(shown)
+            else ""
         )
         + f"<p class='sub'>each reference's row is in {html.escape(summary.output.name)}; "
         f"each document's findings in {html.escape(summary.documents_file.name)}</p>"
