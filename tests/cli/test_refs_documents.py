@@ -305,3 +305,79 @@ def test_a_document_comes_back_whole_from_its_dict(tmp_path: Path) -> None:
     assert document_from_dict(json.loads(json.dumps(document.to_dict()))) == document
     with pytest.raises(ValueError, match="not a document"):
         document_from_dict({"name": "x", "format": "md", "references": [{"text": "a"}]})
+
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+DEV = SHARED / "crossref-multistyle-dev-1000.jsonl"
+
+
+@pytest.mark.skipif(not DEV.is_file(), reason=f"needs {DEV} (the shared datasets)")
+@pytest.mark.parametrize("kind", ["md", "pdf"])
+def test_a_paper_of_real_works_is_verified_as_its_strings_are(tmp_path: Path, kind: str) -> None:
+    """Twelve APA references of real works and two fabricated: the paper's references are the
+    strings, each verified as the string verifier verifies it alone; the fabricated never pass."""
+    from citeverify_core.references import ReferenceVerifier
+
+    rows = [json.loads(line) for line in DEV.read_text("utf-8").splitlines()[:60]]
+    works = tmp_path / "works.jsonl"
+    works.write_text("".join(json.dumps(r["work"]) + "\n" for r in rows), "utf-8")
+    index = tmp_path / "index.sqlite"
+    LocalIndex(index).build(works)
+    # Strings the PDF's standard font can show (WinAnsi), whitespace normalised.
+    strings = [
+        " ".join(r["strings"]["apa"].split())
+        for r in rows[::4]
+        if r["strings"].get("apa") and _win_ansi(r["strings"]["apa"])
+    ][:12]
+    assert len(strings) == 12
+    fabricated = [
+        "Quill, A. (2019). Ferromagnetic dreams of hollow lattices. Journal of Imagined "
+        "Physics, 12(3), 45–67.",
+        "Varga, T., & Olsen, M. (2021). A survey of quantum sponges. Annals of Nothing, 4, 1–9.",
+    ]
+    references = [*strings[:6], fabricated[0], *strings[6:], fabricated[1]]
+    paper = tmp_path / f"paper.{kind}"
+    if kind == "md":
+        paper.write_text(markdown_paper(references), encoding="utf-8")
+    else:
+        _pdf_paper_wrapped(paper, references)
+    code, out, _ = refs(str(paper), "--index", str(index), "--json")
+    assert code == 1  # the fabricated ones
+    found = json.loads(out)["references"]
+    assert [" ".join(r["text"].split()) for r in found] == references
+    alone = ReferenceVerifier(index, sources=["local"]).verify_references(references)
+    assert [r["status"] for r in found] == [r.status for r in alone]
+    assert found[6]["status"] != "verified" and found[-1]["status"] != "verified"
+    assert all(r["location"]["line"] >= 1 for r in found)
+
+
+def _win_ansi(text: str) -> bool:
+    try:
+        text.encode("cp1252")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _pdf_paper_wrapped(path: Path, references: list[str]) -> None:
+    """A PDF whose long references wrap onto a hanging-indented second line (at spaces)."""
+    import textwrap
+
+    pytest.importorskip("reportlab", reason="the documents extra draws the test PDF")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    pdf.setFont("Helvetica", 10)
+    pdf.drawString(72, 770, "Body text citing " + ", ".join(f"[{n}]" for n in range(1, 15)) + ".")
+    pdf.setFont("Helvetica-Bold", 12)
+    pdf.drawString(60, 730, "References")
+    pdf.setFont("Helvetica", 8)
+    y = 710
+    for n, reference in enumerate(references, 1):
+        for i, line in enumerate(textwrap.wrap(f"[{n}] {reference}", 110)):
+            pdf.drawString(60 if i == 0 else 76, y, line)
+            y -= 11
+        y -= 5
+    pdf.showPage()
+    pdf.save()
