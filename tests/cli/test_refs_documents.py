@@ -86,6 +86,7 @@ def test_a_markdown_paper_is_reported_with_counts_locations_and_statuses(
     assert "-> LeCun, Y., Bengio, Y., & Hinton, G. (2015)" in blocks[1]  # corrected APA 7
     assert "fields that differ: year" in blocks[1]
     assert "->" not in blocks[2]  # nothing to correct an unverified reference to
+    assert "->" not in blocks[0]  # nor a verified one: it is right as written
     assert "findings on the citations and the list" in out
 
 
