@@ -7,6 +7,7 @@ labelled "References" section) so that they read the same with every version of 
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -30,7 +31,7 @@ IOANNIDIS = (
 )
 #: Fabricated, with markup a report must never run.
 HOSTILE = (
-    "Doe, J. (2020). Quantum sponges <script>alert('x')</script> of the deep sea. "
+    "Doe, J. (2020). Quantum sponges <script>alert('x')</script> of the deep sea & 1 < 2. "
     "Journal of Nothing, 1, 1-2."
 )
 
@@ -151,7 +152,9 @@ def test_report_is_one_self_contained_page_with_the_references_escaped(
     assert not re.search(r"<\s*(script|link|iframe|img|object|embed)\b", shown, re.I)
     assert not re.search(r"(src|href)\s*=", shown, re.I)
     assert "url(" not in shown and "@import" not in shown
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in shown  # the hostile title
+    # Markdown's inline HTML may be dropped by the reader; what it keeps is shown escaped.
+    hostile = json.loads(out)["references"][2]["text"]
+    assert "<" in hostile and html.escape(hostile) in shown
     for status in ("verified", "verified-with-error", "unverified"):
         assert f'class="st-{status}"' in shown
     assert f"line {line_of(paper.read_text(encoding='utf-8'), 'Kuhn')}" in shown
@@ -200,9 +203,15 @@ def test_a_pdf_paper_gives_pages_and_lines(tmp_path: Path, index: Path) -> None:
     ]
     lines = [int(line) for *_, line, _ in heads]
     assert lines == sorted(lines) and len(set(lines)) == 3 and lines[0] > 1  # below the heading
-    as_json = json.loads(refs(str(paper), "--index", str(index), "--json")[1])
+    page = tmp_path / "paper.html"
+    as_json = json.loads(
+        refs(str(paper), "--index", str(index), "--json", "--report", str(page))[1]
+    )
     assert [r["location"]["page"] for r in as_json["references"]] == [2, 2, 2]
     assert as_json["pages"] == 2
+    shown = page.read_text(encoding="utf-8")
+    assert "<script" not in shown and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in shown
+    assert "page 2, line" in shown
 
 
 @pytest.mark.parametrize(
