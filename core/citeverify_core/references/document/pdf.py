@@ -948,8 +948,9 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
 
     Words are merged into fragments where they are less than half a font size apart (words of
     a justified line, not two columns). The gutter is the x in the middle 40% of the text's
-    width that the fewest rows cover, widened while as few rows cover it. Two columns need rows
-    with text on both sides of a strip at least 5 points wide.
+    width that the fewest rows cover, widened while as few rows cover it. Two columns need a
+    strip at least 5 points wide that at most half the rows cross, and text right of it on at
+    least two rows.
     """
     if len(rows) < 6:
         return None
@@ -989,6 +990,17 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
     if g1 - g0 < 5:
         return None
     gl, gr = left + g0, left + g1 + 1
+    # The right column starts at the leftmost x where several rows' right part starts: with
+    # hanging indents the strip above also spans the indent (only first lines start left of
+    # it); one over-long left line reaching into the strip does not count.
+    starts = Counter(
+        round(next(w.x0 for w in row if w.x0 > gl + 1))
+        for row in rows
+        if any(w.x0 > gl + 1 for w in row)
+    )
+    frequent = [x for x, n in starts.items() if n >= 2 and x < gr]
+    if frequent:
+        gr = max(min(frequent), gl + 5)
     both = sum(
         1
         for row in rows
@@ -1002,7 +1014,9 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
         if not any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row)
         and (any(w.x0 >= gr - 1 for w in row))
     )
-    if sides < 3 or both < 2:
+    # Text right of a clean strip on a few rows is a second column, even a short one (the
+    # last lines of a reference list) or one whose baselines are not the left one's.
+    if sides < 2 or sides + both < 3:
         return None
     return gl, gr
 
