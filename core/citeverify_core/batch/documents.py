@@ -152,16 +152,16 @@ def _timeout(_signum: int, _frame: FrameType | None) -> None:
 
 
 def _extract(path: str, ident: str) -> Any:
-    """``extract_paper`` bounded in time: past READ_SECONDS a DocumentError ``timeout``."""
-    from citeverify_core.references.document.report import extract_paper  # noqa: PLC0415
+    """``extract_document`` bounded in time: past READ_SECONDS a DocumentError ``timeout``."""
+    from citeverify_core.references.document import extract_document  # noqa: PLC0415
 
     if not hasattr(signal, "SIGALRM"):  # Windows: the reader's own bounds only
-        return extract_paper(Path(path), name=ident)
+        return extract_document(Path(path), name=ident)
     # The pool runs a task in the worker's main thread, where a signal handler may be set.
     previous = signal.signal(signal.SIGALRM, _timeout)
     signal.alarm(READ_SECONDS)
     try:
-        return extract_paper(Path(path), name=ident)
+        return extract_document(Path(path), name=ident)
     except TimeoutError:
         msg = f"{ident}: reading took over {READ_SECONDS} s; given up"
         raise DocumentError(msg, code="timeout") from None

@@ -193,10 +193,8 @@ def _document(
     reference list raises DocumentError: one line naming the file and the reason, exit 2.
     """
     from citeverify_core.references import LocalIndex, ReferenceVerifier  # noqa: PLC0415 - start-up
-    from citeverify_core.references.document.report import (  # noqa: PLC0415 - start-up
-        extract_paper,
-        verify_document,
-    )
+    from citeverify_core.references.document import extract_document  # noqa: PLC0415 - start-up
+    from citeverify_core.references.document.report import verify_document  # noqa: PLC0415
 
     if not file.is_file():
         _fail(f"no such file: {file}" if not file.exists() else f"{file} is not a file")
@@ -207,7 +205,7 @@ def _document(
         local = _open_index(index, LocalIndex) if "local" in sources else None
         verifier = ReferenceVerifier(local, sources=sources)
         try:
-            document = extract_paper(file)
+            document = extract_document(file)
             with typer.progressbar(
                 length=len(document.references), label="verifying", file=sys.stderr
             ) as bar:

@@ -20,10 +20,8 @@ import html
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citeverify_core.errors import DocumentError
 from citeverify_core.references.document.model import (
     DOCUMENT_FORMATS,
     ConsistencyFinding,
@@ -43,7 +41,6 @@ __all__ = [
     "DocumentReport",
     "differing_fields",
     "document_from_dict",
-    "extract_paper",
     "one_line",
     "verify_document",
 ]
@@ -253,50 +250,6 @@ class DocumentReport:
         generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         subtitle = f"{doc.title + ', ' if doc.title else ''}{doc.name}, {generated}"
         return page(f"citeverify references: {doc.name}", subtitle, sections, css=_CSS)
-
-
-def extract_paper(path: Path, *, name: str | None = None) -> ExtractedDocument:
-    r"""``extract_document`` of a file; for a LaTeX paper without its list, the ``.bbl`` beside it.
-
-    A ``.tex`` that cites with ``\bibliography{...}`` has its list in the ``.bbl`` LaTeX wrote
-    next to it: when the ``.tex`` holds no list and ``paper.bbl`` exists, the references are
-    the ``.bbl``'s (their locations are its lines, a note says so) and the ``.tex``'s citations
-    are checked against them.
-
-    Raises:
-        DocumentError: as ``extract_document``.
-    """
-    from citeverify_core.references.document import (  # noqa: PLC0415 - a cycle otherwise
-        extract_document,
-        read_document,
-    )
-    from citeverify_core.references.document.consistency import (  # noqa: PLC0415
-        check_consistency,
-    )
-
-    try:
-        return extract_document(path, name=name)
-    except DocumentError as exc:
-        bbl = path.with_suffix(".bbl")
-        if exc.code != "no-reference-list" or path.suffix.lower() != ".tex" or not bbl.is_file():
-            raise
-    document = extract_document(bbl, name=str(Path(name or path.name).with_suffix(".bbl")))
-    body = read_document(path, name=name)
-    citations, findings = check_consistency(body.lines, document.references)
-    return ExtractedDocument(
-        name=Path(name or path.name).name,
-        format="tex",
-        references=document.references,
-        title=body.title or document.title,
-        heading=f"{bbl.name} (the reference list LaTeX wrote)",
-        citations=citations,
-        findings=findings,
-        notes=[
-            *body.notes,
-            *document.notes,
-            f"the references' lines are lines of {bbl.name}; the citations' are the .tex's",
-        ],
-    )
 
 
 def verify_document(
