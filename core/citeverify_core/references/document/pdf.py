@@ -8,7 +8,7 @@ Reading happens in two steps, both in a child process bounded in time and memory
    baseline, the font size and whether the font is bold. pdfminer's own layout analysis builds an
    object per glyph and groups boxes; that costs about 8x more than the content stream itself
    and its box order is not a reading order we could rely on, so it is not used (benchmark if
-   changing: ``bench/`` and the figures in docs/documents-reading.md).
+   changing: ``bench/`` and the figures in docs/documents.md, "Reading PDF and Word").
 2. **Layout** (:func:`_layout`, pure Python on the words): words into rows by baseline;
    review-copy line numbers removed (a stack of bare sequential numbers in a margin); running
    headers and footers removed (the same text, digits aside, at the same height on many pages)
