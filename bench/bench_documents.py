@@ -356,15 +356,20 @@ print(imported, cold, statistics.median(warm), own, kids, len(doc.references), d
 
 def forty_pages(rows: Sequence[dict[str, Any]], producer: str) -> Built:
     """A 40-page one-column PDF with 80 references (body paragraphs fitted to the pages)."""
-    paragraphs = 200
-    built = None
-    for _ in range(6):
+    paragraphs, built, tried = 200, None, set()
+    for _ in range(40):  # pages are not monotonic in paragraphs (the text is drawn anew)
+        tried.add(paragraphs)
         paper = papers.make_paper(rows, "IEEE", seed=40, n_refs=80, paragraphs=paragraphs)
         built = papers.build(paper, producer, "headers")
         assert built.pages is not None
         if built.pages == 40:
             break
-        paragraphs = max(10, round(paragraphs * 40 / built.pages) + (built.pages > 40) * -1)
+        step = round(paragraphs * (40 - built.pages) / built.pages)
+        if abs(built.pages - 40) <= 1:
+            step = 1 if built.pages < 40 else -1
+        paragraphs += step
+        while paragraphs in tried:
+            paragraphs += 1
     assert built is not None
     return built
 
