@@ -126,6 +126,7 @@ SAMPLE = [
     ("Harvard", "reportlab", "headers", True, 0.9),
     ("Elsevier", "docx", "margin-labels", True, 1.0),
     ("Chicago", "docx", "hanging", False, 1.0),
+    ("MLA", "platypus", "two-column", False, 1.0),
 ]
 
 

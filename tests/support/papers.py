@@ -88,9 +88,10 @@ LABEL_FORMS = {"IEEE": "[{}]", "Vancouver": "{}.", "ACS": "({})", "AIP": "{}", "
 _SET_LABEL = re.compile(r"^(?:\[1\]\s*|\(1\)\s+|1\s+)")
 HEADINGS = ("References", "REFERENCES", "Bibliography", "Works Cited", "Literatur")
 
-ProducerName = Literal["reportlab", "fpdf2", "docx", "tex", "md"]
+ProducerName = Literal["reportlab", "platypus", "fpdf2", "docx", "tex", "md"]
 PRODUCERS: dict[str, str] = {
     "reportlab": "pdf",
+    "platypus": "pdf",
     "fpdf2": "pdf",
     "docx": "docx",
     "tex": "tex",
@@ -547,6 +548,7 @@ class Layout:
     split_references: bool = False  # force a page (column) break inside some references
     headers: bool = False  # running header and footer with page numbers
     line_numbers: bool = False  # review copy: numbered lines in the left margin
+    ligatures: bool = False  # "fi" and "fl" drawn as the ligature glyphs (fpdf2's Vera has them)
 
 
 LAYOUTS: dict[str, Layout] = {
@@ -556,7 +558,7 @@ LAYOUTS: dict[str, Layout] = {
         Layout("two-column", columns=2),
         Layout("hanging", hanging=True),
         Layout("margin-labels", margin_labels=True),
-        Layout("justified", justify=True, hyphenate=True),
+        Layout("justified", justify=True, hyphenate=True, ligatures=True),
         Layout("page-break", split_references=True),
         Layout("headers", headers=True),
         Layout("line-numbers", line_numbers=True),
@@ -569,6 +571,7 @@ LAYOUTS: dict[str, Layout] = {
             hyphenate=True,
             split_references=True,
             headers=True,
+            ligatures=True,
         ),
     )
 }
@@ -959,6 +962,7 @@ def _layout_pdf(
 def _decorate(pages: list[list[Run]], paper: Paper, layout: Layout, fonts: _Fonts) -> None:
     """Running headers and footers, page numbers, review-copy line numbers."""
     total = len(pages)
+    counted = 0
     short = transliterate(" ".join(paper.title.split()[:6]), fonts.can_show)
     for p, runs in enumerate(pages, 1):
         extra: list[Run] = []
@@ -975,8 +979,11 @@ def _decorate(pages: list[list[Run]], paper: Paper, layout: Layout, fonts: _Font
             extra.append(Run((PAGE_W - w) / 2, 40, foot, fonts.regular, 9, decoration=True))
         if layout.line_numbers:
             ys = sorted({round(r.y, 2) for r in runs}, reverse=True)
-            for n, y in enumerate(ys, 1):
-                num = str(n)
+            if paper.seed % 2:  # numbered anew on each page, or on through the document
+                counted = 0
+            for y in ys:
+                counted += 1
+                num = str(counted)
                 w = fonts.measure(num, fonts.regular, 7)
                 extra.append(Run(MARGIN_X - 14 - w, y, num, fonts.regular, 7, decoration=True))
         runs.extend(extra)
@@ -1059,7 +1066,12 @@ def _render_reportlab(pages: list[list[Run]], title: str) -> bytes:
     return buf.getvalue()
 
 
-def _render_fpdf(pages: list[list[Run]], title: str) -> bytes:
+def _ligate(text: str) -> str:
+    """ "fi" and "fl" as their ligature glyphs, as TeX and most typesetters draw them."""
+    return text.replace("fi", "ﬁ").replace("fl", "ﬂ")
+
+
+def _render_fpdf(pages: list[list[Run]], title: str, ligatures: bool = False) -> bytes:
     from fpdf import FPDF
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
@@ -1073,6 +1085,9 @@ def _render_fpdf(pages: list[list[Run]], title: str) -> bytes:
     for runs in pages:
         pdf.add_page()
         for run in runs:
+            if ligatures and not run.decoration:
+                words = tuple(_ligate(w) for w in run.words) if run.words else None
+                run = replace(run, text=_ligate(run.text), words=words)  # noqa: PLW2901
             pdf.set_font(run.font, size=run.size)
             y = PAGE_H - run.y
             if run.words and run.width:
@@ -1086,6 +1101,124 @@ def _render_fpdf(pages: list[list[Run]], title: str) -> bytes:
             else:
                 pdf.text(run.x, y, run.text)
     return bytes(pdf.output())
+
+
+def _render_platypus(paper: Paper, refs: list[TruthReference], layout: Layout) -> tuple[bytes, int]:
+    """reportlab's own flow (platypus): its line breaking, its frames, no hyphenation.
+
+    Honours columns, hanging indents, margin labels (as bullets), justification and running
+    headers and footers; page breaks inside references happen where platypus splits.
+    """
+    from xml.sax.saxutils import escape
+
+    from reportlab.lib.enums import TA_JUSTIFY, TA_LEFT
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.platypus import (
+        BaseDocTemplate,
+        Frame,
+        PageTemplate,
+        Paragraph,
+        Spacer,
+    )
+
+    def tr(text: str) -> str:
+        return escape(transliterate(text, _cp1252))
+
+    size = 10.0 if layout.columns == 1 else 9.0
+    align = TA_JUSTIFY if layout.justify else TA_LEFT
+    body = ParagraphStyle("body", fontName="Helvetica", fontSize=size, leading=size * 1.25,
+                          firstLineIndent=12, alignment=align, spaceBefore=2)  # fmt: skip
+    head = ParagraphStyle("head", fontName="Helvetica-Bold", fontSize=size + 1,
+                          leading=size * 1.5, spaceBefore=8, spaceAfter=3)  # fmt: skip
+    title = ParagraphStyle("title", fontName="Helvetica-Bold", fontSize=15, leading=19,
+                           alignment=1, spaceAfter=6)  # fmt: skip
+    ref_size = size - 1
+    label_w = 0.0
+    if paper.numbered and layout.margin_labels:
+        label_w = 5 + max(
+            stringWidth(LABEL_FORMS[paper.style].format(r.label), "Helvetica", ref_size)
+            for r in refs
+        )
+    hanging = not paper.numbered and layout.hanging
+    ref_style = ParagraphStyle(
+        "ref",
+        fontName="Helvetica",
+        fontSize=ref_size,
+        leading=ref_size * 1.22,
+        alignment=align,
+        leftIndent=label_w or (14 if hanging else 0),
+        firstLineIndent=-14 if hanging else 0,
+        bulletIndent=0,
+        bulletFontName="Helvetica",
+        bulletFontSize=ref_size,
+        spaceBefore=0 if hanging or label_w else ref_size * 0.45,
+    )
+    story: list[Any] = [Paragraph(tr(paper.title), title), Paragraph(tr(paper.authors), body)]
+
+    def blocks(items: list[tuple[str, Any]]) -> None:
+        for kind, content in items:
+            if kind == "heading":
+                story.append(Paragraph(tr(content), head))
+            else:
+                story.append(Paragraph(tr(_segments_text(content)), body))
+
+    blocks(paper.blocks)
+    story.append(Spacer(1, 6))
+    story.append(Paragraph(tr(paper.heading), head))
+    for ref in refs:
+        text = tr(ref.text)
+        if paper.numbered:
+            shown = LABEL_FORMS[paper.style].format(ref.label)
+            if label_w:
+                story.append(Paragraph(text, ref_style, bulletText=shown))
+                continue
+            text = f"{shown} {text}"
+        story.append(Paragraph(text, ref_style))
+    blocks(paper.appendix)
+    pages = [0]
+    short = transliterate(" ".join(paper.title.split()[:6]), _cp1252)
+
+    def decorate(canvas: Any, doc: Any) -> None:
+        pages[0] = doc.page
+        if not layout.headers:
+            return
+        canvas.saveState()
+        canvas.setFont("Helvetica", 8)
+        canvas.drawString(MARGIN_X, PAGE_H - 40, "Journal of Generated Papers 12 (2026)")
+        canvas.drawRightString(PAGE_W - MARGIN_X, PAGE_H - 40, short)
+        canvas.setFont("Helvetica", 9)
+        canvas.drawCentredString(PAGE_W / 2, 40, str(doc.page))
+        canvas.restoreState()
+
+    width = PAGE_W - 2 * MARGIN_X
+    col_w = (width - GUTTER * (layout.columns - 1)) / layout.columns
+    height = PAGE_H - MARGIN_TOP - MARGIN_BOTTOM
+    frames = [
+        Frame(
+            MARGIN_X + c * (col_w + GUTTER),
+            MARGIN_BOTTOM,
+            col_w,
+            height,
+            id=f"c{c}",
+            leftPadding=0,
+            rightPadding=0,
+            topPadding=0,
+            bottomPadding=0,
+        )
+        for c in range(layout.columns)
+    ]
+    buf = io.BytesIO()
+    doc = BaseDocTemplate(
+        buf,
+        pagesize=(PAGE_W, PAGE_H),
+        title=paper.title,
+        author="citeverify test papers",
+        invariant=True,
+    )
+    doc.addPageTemplates([PageTemplate(id="page", frames=frames, onPage=decorate)])
+    doc.build(story)
+    return buf.getvalue(), pages[0]
 
 
 def _render_docx(paper: Paper, refs: list[TruthReference], layout: Layout) -> bytes:
@@ -1315,9 +1448,19 @@ def build(paper: Paper, producer: str, layout: str | Layout = "one-column") -> B
             text = normalise(transliterate(r.text, fonts.can_show))
             shown.append(replace(r, text=text, transliterated=text != r.text))
         pages, split = _layout_pdf(paper, shown, lay, fonts)
-        render = _render_reportlab if producer == "reportlab" else _render_fpdf
-        data = render(pages, transliterate(paper.title, fonts.can_show))
+        title = transliterate(paper.title, fonts.can_show)
+        if producer == "reportlab":
+            data = _render_reportlab(pages, title)
+        else:
+            data = _render_fpdf(pages, title, ligatures=lay.ligatures)
         return Built(paper, producer, lay, name, data, shown, split, len(pages))
+    if producer == "platypus":
+        shown = []
+        for r in refs:
+            text = normalise(transliterate(r.text, _cp1252))
+            shown.append(replace(r, text=text, transliterated=text != r.text))
+        data, n_pages = _render_platypus(paper, shown, lay)
+        return Built(paper, producer, lay, name, data, shown, [], n_pages)
     if producer == "docx":
         data = _render_docx(paper, refs, lay)
     elif producer == "tex":
