@@ -86,6 +86,7 @@ TITLELESS = ("ACS", "AIP", "Elsevier")
 LABEL_FORMS = {"IEEE": "[{}]", "Vancouver": "{}.", "ACS": "({})", "AIP": "{}", "Elsevier": "[{}]"}
 #: The dev set's own label at the start of a string, removed (the paper prints its own).
 _SET_LABEL = re.compile(r"^(?:\[1\]\s*|\(1\)\s+|1\s+)")
+_TAGS = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?>")
 HEADINGS = ("References", "REFERENCES", "Bibliography", "Works Cited", "Literatur")
 
 ProducerName = Literal["reportlab", "platypus", "fpdf2", "docx", "tex", "md"]
@@ -310,7 +311,8 @@ def _eligible(style: str, row: dict[str, Any]) -> str | None:
         return None
     if style in NUMBERED and style != "Vancouver":
         text = _SET_LABEL.sub("", text, count=1)
-    return normalise(text)
+    # Crossref's markup (<i>, <sub>, <title>) is typeset, not printed: a paper shows its text.
+    return normalise(_TAGS.sub("", text))
 
 
 def make_paper(
@@ -783,6 +785,10 @@ def _wrap(
             lines.append([word[:cut]])
             words[k] = word[cut:]
             continue
+        if len(line) > 1 and line[-1].endswith("-"):
+            # "(4S)-4- Hydroxy": a line ending in a hyphen then a space would read as a break
+            # inside a word; a typesetter keeps such a word with the next one.
+            words[k:k] = [line.pop()]
         lines.append(line)
         line = []
     if line:
