@@ -80,7 +80,11 @@ def test_each_extra_brings_the_modules_the_code_checks_for(extra):
 
 def test_the_required_dependencies_hold_no_extra():
     required = {re.match(r"[A-Za-z0-9_.-]+", r).group().lower() for r in PYPROJECT["dependencies"]}
-    optional = {_DISTRIBUTION.get(m, m.replace("_", "-")) for modules in EXTRA_MODULES.values() for m in modules}
+    optional = {
+        _DISTRIBUTION.get(m, m.replace("_", "-"))
+        for modules in EXTRA_MODULES.values()
+        for m in modules
+    }
     assert not required & optional
     assert {"pydantic", "httpx", "pyyaml", "idutils", "pystemmer"} == required
 

@@ -9,11 +9,12 @@ r"""Whole documents: read a paper's reference list and check its citations again
 
 Formats: PDF, Word (.docx), LaTeX (.tex, with its .bbl), .bbl, Markdown, HTML, plain text and
 BibTeX. PDF and Word need the ``documents`` extra (pdfminer.six, python-docx, pylatexenc).
-See docs/references.md, "Whole documents".
+See docs/documents.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from citeverify_core.errors import DocumentError
@@ -89,6 +90,7 @@ def read_document(
     Raises:
         DocumentError: unreadable, encrypted, without text, too large, unsupported.
     """
+    path = Path(source) if isinstance(source, str | Path) else None
     name, data = _load(source, name)
     fmt = format or document_format(name, data)
     if fmt == "pdf":
@@ -101,7 +103,28 @@ def read_document(
         return read_docx(data, name=name)
     from citeverify_core.references.document.markup import read_markup  # noqa: PLC0415
 
-    return read_markup(data, fmt, name=name)
+    sibling = _sibling_reader(path) if path is not None and fmt == "tex" else None
+    return read_markup(data, fmt, name=name, sibling=sibling)
+
+
+def _sibling_reader(path: Path) -> Callable[[str], bytes | None]:
+    """Reads a ``.bbl`` or ``.bib`` named relative to a ``.tex`` (its folder), or None."""
+
+    def read(relative: str) -> bytes | None:
+        if not relative.endswith((".bbl", ".bib")) or "\x00" in relative:
+            return None
+        candidate = path.parent / relative
+        try:
+            if not candidate.is_file():
+                return None
+            size = candidate.stat().st_size
+            if size > MAX_DOCUMENT_BYTES:
+                raise _too_large(candidate.name, size)
+            return candidate.read_bytes()
+        except OSError:
+            return None
+
+    return read
 
 
 def extract_document(
@@ -115,11 +138,16 @@ def extract_document(
     from citeverify_core.references.document.consistency import check_consistency  # noqa: PLC0415
     from citeverify_core.references.document.segment import find_references  # noqa: PLC0415
 
-    name, data = _load(source, name)
-    text = read_document(data, name=name, format=format)
+    text = read_document(source, name=name, format=format)
+    if name is None:
+        name = Path(source).name if isinstance(source, str | Path) else "document"
     found = find_references(text)
     if not found.references:
-        msg = f"{name}: no reference list found"
+        msg = (
+            f"{name}: no reference list found (no heading such as 'References' or "
+            "'Bibliography' followed by references, no numbered list at the end, no \\bibitem "
+            "entries)"
+        )
         raise DocumentError(msg, code="no-reference-list")
     citations, findings = check_consistency(found.body, found.references)
     return ExtractedDocument(
