@@ -307,6 +307,9 @@ def _eligible(style: str, row: dict[str, Any]) -> str | None:
     work = row["work"]
     if not text or len(text) > 1000 or not _families(work) or _year(work) is None:
         return None
+    first = _families(work)[0]
+    if len(first) < 2 or not first[0].isupper():  # a metadata slip ("s, H., 1934."), not a name
+        return None
     if not (work.get("title") or [None])[0]:
         return None
     if style in NUMBERED and style != "Vancouver":
