@@ -314,6 +314,12 @@ def test_alphabetic_labels():
             ("Smith and Jones 2020",),
             (1,),
         ),
+        (
+            "As said [Smith and Jones 2020; Lee 2019a].",
+            "[Smith and Jones 2020; Lee 2019a]",
+            ("Smith and Jones 2020", "Lee 2019a"),
+            (1, 2),
+        ),
         ("As Muller (2017) said.", "Muller (2017)", ("Muller 2017",), (5,)),
         ("As Müller (2017, p. 9) said.", "Müller (2017, p. 9)", ("Müller 2017",), (5,)),
         (
@@ -345,6 +351,22 @@ def test_author_date_forms_are_found_and_matched(sentence, written, targets, ent
     assert citations[0].kind == "author-date"
     assert citations[0].targets == targets
     assert citations[0].entries == entries
+
+
+def test_a_surname_that_is_also_a_common_word_is_read_when_it_names_an_entry():
+    refs = author_date(
+        [
+            "Law, J. (2004). After method: Mess in social science research. Routledge.",
+            "Page, S. T., & Lee, K. (1997). Differential contribution of things. Cell, 1, 2.",
+            "See, S. G. (2013). The riskiest of them all. Journal, 3, 4-5.",
+        ]
+    )
+    citations, findings = check_consistency(
+        body("As Law (2004) and (Page & Lee, 1997) and See (2013) argue, Python (2020) helps."),
+        refs,
+    )
+    assert [c.entries for c in citations] == [(1,), (2,), (3,)]
+    assert findings == []
 
 
 def test_single_and_two_author_works_of_one_name_and_year_are_told_apart():
@@ -426,6 +448,7 @@ def test_clean_author_date_document_with_years_tables_and_proper_nouns_has_no_fi
         "Since (2019) and In (2020) nothing changed. Table (2020) is a heading. The Project",
         "Apollo (1969) and ImageNet (2009) and the COVID-19 pandemic (2020) are no citations,",
         "nor (COVID-19 Europe, 2020) or (GPT-4, 2023) or (personal communication, 2021),",
+        "nor Python (2020), Copyright (2021), (Census, 2020) or (Survey 2019, p. 3).",
         "nor are (January 2020), (p < 0.05), [0, 1], [12] or (Section 3, 2021 revision).",
         "Learning in groups (Smith & Jones, 2020) and colourings (Lee, 2019a, b). As",
         "van der Berg et al. (2018) and Müller (2017) show, hyphens (García-López & O'Neil,",
@@ -443,6 +466,13 @@ def test_an_organisation_is_cited_by_its_initials():
     )
     assert [c.entries for c in citations] == [(1,), (1,), (1,)]
     assert findings == []
+
+
+def test_line_breaks_inside_a_paragraph_line_are_spaces():
+    citations, _ = check_consistency(
+        body("as (Smith &\nJones,\t2020) and Lee\n(2019a)"), author_date()
+    )
+    assert [c.entries for c in citations] == [(1,), (2,)]
 
 
 def test_a_name_split_by_a_line_end_hyphen_is_joined():

@@ -17,7 +17,8 @@ What is read depends on the list (docs/documents.md, "Citation consistency", say
 * Entries with alphabetic labels ("[Smi20]"): brackets of such labels.
 * Otherwise (an author-date list): ``(Smith et al., 2020)``, ``(Smith & Jones, 2020; Lee,
   2019a)``, ``(Smith 2020, p. 4)``, ``(see Smith, 2020, 2021)``, ``Smith (2020a)``, ``Smith et
-  al. (2020)``, ``Smith and Jones [2020]``. Brackets of numbers are not citations then.
+  al. (2020)``, ``Smith and Jones [2020]``, ``[Smith et al. 2020]``. Brackets of numbers are
+  not citations then.
 
 The rule that matters most: no finding on a clean document. So a thing that looks like a
 citation is taken only when it is very likely one, and a citation that names no entry is only
@@ -70,6 +71,7 @@ _CITE_COMMAND = re.compile(
     r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
 )
 _BRACE = re.compile(r"\{([^{}]*)\}")
+_SPACES = re.compile(r"\s+")
 _COMMENT = re.compile(r"(?<!\\)%")
 
 _NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
@@ -101,7 +103,6 @@ _LOC = (
     rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?)?"
 )
 _PARENS = re.compile(r"\(([^()\n]{1,400})\)")
-_BRACKET_YEAR = re.compile(rf"\[{_YEARS}{_LOC}\]")
 _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", re.S)
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
 _SPLIT_WORKS = re.compile(r"\s*;\s*|(?:(?<=\d)|(?<=\d[a-z])),\s+(?=[A-Z])")
@@ -138,8 +139,27 @@ _NOT_NAME_WORDS = """
     globally historically currently previously originally initially subsequently later earlier
     yesterday together conversely alternatively additionally consequently accordingly notably
     interestingly importantly specifically typically generally traditionally nationally
-    internationally worldwide elsewhere meanwhile thereafter afterwards soon figs tables"""
+    internationally worldwide elsewhere meanwhile thereafter afterwards soon figs tables
+    copyright received accepted submitted preprint draft online available proceedings conference
+    workshop symposium journal university institute department press company corporation inc
+    ltd census survey report reports act law bill treaty war agreement protocol declaration
+    convention summit election elections budget plan strategy program programme project
+    initiative campaign database corpus benchmark challenge competition task track update
+    windows linux python java matlab excel spss stata github wikipedia google twitter facebook
+    covid sars pandemic crisis recession revolution reform season wave round cohort trial
+    sample group condition session block figure supplementary supplement online appendices"""
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
+# The words of _NOT_NAMES that begin a sentence before a name: "In Smith (2020)", "As Lee".
+_FUNCTION_WORD_LIST = """
+    in on at by for from to of the a an and but or as since until after before during
+    between through about see cf also thus hence however moreover further furthermore both each
+    all some most many only even yet still now then here there this that these those our we it
+    its their when where while which with without within if because although though whereas
+    unlike like following according recently notably similarly likewise finally overall
+    conversely alternatively additionally consequently accordingly interestingly importantly
+    specifically typically generally traditionally previously subsequently later earlier
+    today e.g e.g. i.e i.e. eg ie"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORD_LIST.split())
 # What may stand before the names inside parentheses: "(see Smith, 2020)", "(e.g., Lee, 2019)".
 _PREFIX_END = frozenset(
     {"see", "also", "e.g.", "e.g.,", "eg", "cf.", "cf", "i.e.", "i.e.,", "in", "by", "from",
@@ -239,9 +259,9 @@ def _same_name(cited: str, listed: str) -> bool:
         return False
     if cited == listed:
         return True
+    # "Lopez" cites "Garcia Lopez"; "As Lee" does not cite "Lee".
     a, b = cited.split(), listed.split()
-    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
-    return longer[-len(shorter) :] == shorter
+    return len(a) <= len(b) and b[-len(a) :] == a
 
 
 # --- the body -----------------------------------------------------------------------------------
@@ -254,7 +274,6 @@ class _Body:
     text: str
     starts: list[int]
     locations: list[Location]
-    sentence_starts: set[int] = field(default_factory=set)
 
     def location(self, offset: int) -> Location:
         i = bisect.bisect_right(self.starts, offset) - 1
@@ -273,7 +292,7 @@ def _join(body: Sequence[DocumentLine]) -> _Body:
     size = 0
     previous = ""
     for line in body:
-        text = line.text.strip()
+        text = _SPACES.sub(" ", line.text).strip()  # a line may hold line breaks and tabs
         if not text:
             if parts and parts[-1] != "\n":
                 parts.append("\n")
@@ -585,22 +604,26 @@ def _name_run(tokens: list[str]) -> _Names | None:
     return _Names(tuple(" ".join(p) for p in reversed(people)), et_al, tuple(tokens[:i]))
 
 
-def _without_stop(names: _Names) -> _Names | None:
-    """``names`` without the words that begin it and name nobody: "In Smith", "As Lee"."""
+def _shortened(names: _Names) -> list[_Names]:
+    """``names``, then without each word in turn that begins it and may name nobody.
+
+    "As Law" gives "As Law", "Law"; "In Smith" gives "In Smith", "Smith"; "Page & Lee" gives
+    "Page & Lee", "Lee". The last is what is left when no such word names anybody.
+    """
+    variants = [names]
     first = names.names[0].split()
-    dropped: list[str] = []
+    rest = names.names[1:]
+    remainder = list(names.remainder)
     while first and (first[0].casefold().rstrip(".") in _NOT_NAMES or first[0] in _PARTICLES):
         if first[0] in _PARTICLES and len(first) > 1:
             break
-        dropped.append(first.pop(0))
-    if not dropped:
-        return names
-    rest = names.names[1:]
-    if not first:
-        if not rest:
-            return None
-        return _Names(rest, names.et_al, (*names.remainder, *dropped))
-    return _Names((" ".join(first), *rest), names.et_al, (*names.remainder, *dropped))
+        remainder.append(first.pop(0))
+        if first:
+            variants.append(_Names((" ".join(first), *rest), names.et_al, tuple(remainder)))
+        elif rest:
+            variants.append(_Names(rest, names.et_al, tuple(remainder)))
+            break
+    return variants
 
 
 def _surname_shaped(name: str) -> bool:
@@ -760,7 +783,7 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
     text = body.text
     cites: list[_Cite] = []
     sites = 0
-    for pattern in (_PARENS, _BRACKET_YEAR):
+    for pattern in (_PARENS, _BRACKET):  # "[Smith et al. 2020]", "Smith et al. [2020]" (ACM)
         for m in pattern.finditer(text):
             sites += 1
             if sites > MAX_CITATION_SITES:
@@ -772,8 +795,6 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
                 if cite is not None:
                     cites.append(cite)
                 continue
-            if pattern is _BRACKET_YEAR:
-                continue
             cite = _parenthetical(m.start(), m.group(0), inner, matcher)
             if cite is not None:
                 cites.append(cite)
@@ -782,41 +803,43 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
 
 def _resolve(
     tokens: list[str], years: str, matcher: _AuthorDate
-) -> tuple[_Names, list[_Year], list[int | None], set[int]] | None:
+) -> tuple[_Names, list[_Year], list[int | None], set[int], tuple[str, ...]] | None:
     """The names ending ``tokens`` with each year of ``years``, matched to entries.
 
-    A run that begins with a word such as "Page" is first read without it ("In Smith (2020)"),
-    then with it: the word is kept only when the names it gives match an entry.
+    A run that begins with a word such as "In", "As" or "Law" is read with it when that matches
+    an entry ("As Law (2004)" with Law, J. in the list), else without it ("In Smith (2020)");
+    see :func:`_shortened`. Also returned: the words dropped from the names returned.
     """
-    alternative = _name_run(tokens)
-    if alternative is None:
+    full = _name_run(tokens)
+    if full is None:
         return None
-    primary = _without_stop(alternative)
-    if alternative == primary:
-        alternative = None
-    chosen = primary
+    variants = _shortened(full)
+    last: _Names | None = variants[-1]
+    if variants[-1].names[0].split()[0].casefold().rstrip(".") in _NOT_NAMES:
+        last = None  # nothing but such words: a citation only where it matches
+    chosen = last
     found: list[int | None] = []
     also: set[int] = set()
     listed = _years(years)
     for year in listed:
         number: int | None = None
         more: frozenset[int] = frozenset()
-        if primary is not None:
-            number, more = matcher.match(primary, year)
-            words = primary.names[0].split()
-            if number is None and len(words) > 1 and words[-2].casefold() not in _PARTICLES:
-                # "Following Smith (2020)": the words before the surname may be the sentence's.
-                shorter = _Names((words[-1], *primary.names[1:]), primary.et_al, primary.remainder)
-                number, more = matcher.match(shorter, year)
-        if number is None and alternative is not None:
-            number, more = matcher.match(alternative, year)
+        for variant in variants:
+            number, more = matcher.match(variant, year)
             if number is not None:
-                chosen = alternative
+                chosen = variant
+                break
+        if number is None and last is not None:
+            words = last.names[0].split()
+            if len(words) > 1 and words[-2].casefold() not in _PARTICLES:
+                # "Following Smith (2020)": the words before the surname may be the sentence's.
+                shorter = _Names((words[-1], *last.names[1:]), last.et_al, last.remainder)
+                number, more = matcher.match(shorter, year)
         found.append(number)
         also |= more
     if chosen is None:
         return None  # only a word such as "Page" that names no entry
-    return chosen, listed, found, also
+    return chosen, listed, found, also, chosen.remainder[len(full.remainder) :]
 
 
 def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -> _Cite | None:
@@ -832,7 +855,7 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
         resolved = _resolve(tokens, m.group("years"), matcher)
         if resolved is None:
             continue
-        names, years, numbers, more = resolved
+        names, years, numbers, more, _ = resolved
         if names.remainder:
             last = names.remainder[-1]
             if (
@@ -862,14 +885,17 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
     resolved = _resolve(tokens, years, matcher)
     if resolved is None:
         return None
-    names, listed, found, also = resolved
+    names, listed, found, also, dropped = resolved
     targets = [matcher.target(names, year) for year in listed]
     first_at = before.rfind(names.names[0].split()[0])
     if None in found:
         # Unmatched: only a citation when it is unmistakably one (see _author_date).
         previous = names.remainder[-1] if names.remainder else ""
-        if not all(_surname_shaped(n) for n in names.names) or (
-            previous[:1].isupper() and previous.casefold().rstrip(".") not in _NOT_NAMES
+        if (
+            not all(_surname_shaped(n) for n in names.names)
+            or (previous[:1].isupper() and previous.casefold().rstrip(".") not in _NOT_NAMES)
+            # "Project Apollo (1969)": a dropped word that is a noun, not "In" or "As".
+            or any(w.casefold().rstrip(".,") not in _FUNCTION_WORDS for w in dropped)
         ):
             if all(x is None for x in found):
                 return None
