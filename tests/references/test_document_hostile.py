@@ -262,3 +262,24 @@ def test_broken_word_files_get_their_code(data: bytes, code: str) -> None:
         read_docx(data, name="w.docx")
     assert info.value.code == code
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_spare_killed_while_waiting_is_replaced_not_reported() -> None:
+    import signal
+
+    before = children()
+    read_pdf(small_pdf(1), name="first.pdf")
+    spares = children() - before
+    for pid in spares:  # the waiting spare this test's reading started
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    assert [ln.text for ln in read_pdf(small_pdf(1), name="second.pdf").lines][:1] == [sentence(0)]
+
+
+def test_without_a_child_process_the_pdf_is_read_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    from citeverify_core.references.document import sandbox
+
+    monkeypatch.setattr(sandbox, "_spares", {})
+    assert len(read_pdf(small_pdf(1), name="here.pdf").lines) == 30

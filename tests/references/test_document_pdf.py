@@ -451,7 +451,7 @@ def test_a_40_page_paper_is_read_in_time() -> None:
     pdf = canvas_pdf(pages)
     import time
 
-    read_pdf(pdf, name="warm.pdf")  # a warm child, as a service or a batch has
+    read_pdf(canvas_pdf([[(72, 700, "warm", 10, "Times-Roman")]]), name="warm.pdf")  # a spare
     started = time.perf_counter()
     doc = read_pdf(pdf, name="forty.pdf")
     elapsed = time.perf_counter() - started
@@ -459,3 +459,22 @@ def test_a_40_page_paper_is_read_in_time() -> None:
     assert len(doc.lines) == 40 * 120
     assert texts(doc)[:2] == [sentence(0, 6), sentence(1, 6)]
     assert elapsed < 15  # a loaded CI machine; the figure on a quiet core is in the docs
+
+
+def test_a_short_right_column_with_hanging_indents_is_read_after_the_left_one() -> None:
+    left = Column(72, 700, leading=11, size=9)
+    lines = [sentence(i) for i in range(30)]
+    right: list[Run] = []
+    for i, y in enumerate((700, 678)):
+        right.append((318, y, f"Last{i}, A. (2001). A reference that ends", 8, "Times-Roman"))
+        right.append((332, y - 10, "the list. Journal, 3, 1-2.", 8, "Times-Roman"))
+    doc = read_pdf(canvas_pdf([[*left.runs(lines), *right]]), name="short.pdf")
+    assert texts(doc) == [
+        *lines,
+        "Last0, A. (2001). A reference that ends",
+        "the list. Journal, 3, 1-2.",
+        "Last1, A. (2001). A reference that ends",
+        "the list. Journal, 3, 1-2.",
+    ]
+    assert doc.lines[30].x0 is not None and doc.lines[31].x0 is not None
+    assert doc.lines[30].x0 < doc.lines[31].x0

@@ -416,3 +416,105 @@ def test_junk_lines(line, reason):
     from citeverify_core.references.parse import junk_line
 
     assert junk_line(line) == reason
+
+
+# --- issue 26: general causes of false flags on works outside the dev set ----------------------
+
+TAIL = "“On tides.” Ocean Letters 4 (2): 10–20."
+
+NAME_LISTS = [
+    # MLA / Chicago: the first author inverted with a family of two words.
+    pytest.param(f"Sousa Lima, Carla B, Peter Grant, and Ann Molloy. 2019. {TAIL}",
+                 ["Sousa Lima", "Grant", "Molloy"], id="compound-first-family"),
+    pytest.param(f"Sousa Lima, Carla, and Peter Grant. 2019. {TAIL}",
+                 ["Sousa Lima", "Grant"], id="compound-first-family-given-alone"),
+    # ... but given names first stay two authors, even with a two-letter family.
+    pytest.param("[3] Minh Tran, Hoa An, and Bao Vu, “On tides,” Ocean Letters, vol. 4, "
+                 "pp. 10–20, 2019.", ["Tran", "An", "Vu"], id="given-first-pairs"),
+    # A family in capitals is a family outside a Vancouver list ...
+    pytest.param(f"NAKAMURA, Kenji, and Yuki MORI. 2019. {TAIL}", ["NAKAMURA", "MORI"],
+                 id="capitals-family"),
+    pytest.param(f"KOWALSKI, J. PIOTR, and ANNA B. NOWAK. 2019. {TAIL}",
+                 ["KOWALSKI", "NOWAK"], id="capitals-with-initial"),
+    # ... and initials inside one.
+    pytest.param("Mori YK, Tran M. On tides. Ocean Letters. 2019;4(2):10-20.", ["Mori", "Tran"],
+                 id="vancouver-initials"),
+    # The list's closing period after a two-letter family is no initial ("Th.").
+    pytest.param(f"Tran, Minh, and Hoa Le. {TAIL[:-1]} (2019).", ["Tran", "Le"],
+                 id="two-letter-family-last"),
+    pytest.param("Okafor, C.., & Mensah, K.. (2019). On tides. Ocean Letters, 4(2), 10–20.",
+                 ["Okafor", "Mensah"], id="doubled-periods"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "families"), NAME_LISTS)
+def test_name_lists_of_every_shape(text, families):
+    ref = parse_reference(text)
+    assert [a.family for a in ref.authors] == families
+    assert ref.title == "On tides"
+
+
+def test_the_initials_period_stays_when_the_year_is_stripped():
+    ref = parse_reference(f"Sousa Lima, C.B. 2019. {TAIL}")
+    assert [(a.family, a.given) for a in ref.authors] == [("Sousa Lima", "C.B.")]
+    assert ref.year == 2019
+
+
+def test_character_references_and_not_available():
+    ref = parse_reference("&NA; 2003. “Aspirin.” Drug Weekly &NA; (12) (May): 5.")
+    assert (ref.authors, ref.title, ref.venue, ref.year) == ((), "Aspirin", "Drug Weekly", 2003)
+    harvard = parse_reference("&NA;, 2003. Aspirin. Drug Weekly, &NA;(12), p.5.")
+    assert (harvard.authors, harvard.title, harvard.venue) == ((), "Aspirin", "Drug Weekly")
+    amp = parse_reference(
+        "Okafor, C. (2019). Tides &amp; currents. Soci&#233;t&#233; Review, 4, 1–2."
+    )
+    assert (amp.title, amp.venue) == ("Tides & currents", "Société Review")
+
+
+def test_a_page_after_the_mla_year_is_no_year():
+    ref = parse_reference("Okafor, Chidi. “On tides.” Ocean Letters 43.9 (2004): 2051.")
+    assert ref.year == 2004
+
+
+def test_a_quoted_title_with_a_quote_inside():
+    ref = parse_reference(
+        "[2] C. Okafor, “Reading “the sea,” Ocean Letters, vol. 4, pp. 1–9, 2019."
+    )
+    assert ref.title == "Reading “the sea"
+    assert [a.family for a in ref.authors] == ["Okafor"]
+    assert ref.venue == "Ocean Letters"
+
+
+def test_apa_without_authors_has_an_alternative_reading():
+    from citeverify_core.references.parse import alternative_reading
+
+    ref = parse_reference("Front matter. (2017). Surveying methods.")
+    other = alternative_reading(ref)
+    assert other is not None
+    assert (other.title, other.venue, other.authors) == ("Front matter", "Surveying methods", ())
+    numbered = alternative_reading(
+        parse_reference("Sea level of the bay. (1986). Ocean Research. Part B, 33(3), 207.")
+    )
+    assert numbered is not None and numbered.title == "Sea level of the bay"
+    assert (numbered.venue, numbered.volume) == ("Ocean Research. Part B", "33")
+    # Names with initials are authors: no other reading.
+    assert (
+        alternative_reading(parse_reference("Okafor, C. (2019). On tides. Oceans, 4, 1.")) is None
+    )
+
+
+def test_a_year_sentence_before_a_quoted_title_is_enough():
+    # Chicago: names the parser cannot read (a lowercase given name, one bare family) before
+    # "2016." still leave the quoted passage its title.
+    for names in ("Okafor, Chidi, ada Mensah, and Kofi Boateng", "Rydberg"):
+        ref = parse_reference(f"{names}. 2016. “On tides.” Ocean Letters 4 (2): 10–20.")
+        assert (ref.style, ref.title, ref.venue, ref.year) == (
+            "quoted", "On tides", "Ocean Letters", 2016
+        )  # fmt: skip
+
+
+def test_a_given_name_in_lowercase_stays_with_its_family():
+    ref = parse_reference("Okafor, C., Mensah, kofi, & Boateng, A. (2019). On tides. Oceans, 4, 1.")
+    assert [a.family for a in ref.authors] == ["Okafor", "Mensah", "Boateng"]
+    particle = parse_reference("Okafor, C., & Berg, van den (2019). On tides. Oceans, 4, 1.")
+    assert particle.authors[0].family == "Okafor"

@@ -298,3 +298,160 @@ def test_the_new_queries_take_any_input(index, title, author, year, volume, page
     assert isinstance(index.search(title, author=author), list)
     found = index.by_numbers(year=year, volume=volume, first_page=page, author=author)
     assert all(r.year == year for r in found)
+
+
+# --- issue 26: the record's title shows where the cited title ends -------------------------------
+
+REVIEW = record(
+    "10.1/review",
+    "Book review: The sea. Harbour Press, London, 1990. 120 pp.",
+    ["Okafor, C."],
+    1992,
+    "Review of Oceans",
+)
+
+
+def _labels(text, rec):
+    from citeverify_core.references.compare import compare, decide
+
+    ref = parse_reference(text)
+    comparison = compare(ref, rec)
+    return {f.field: f.label for f in comparison.fields}, decide(ref, [comparison])[0]
+
+
+def test_a_title_with_sentences_inside_is_read_around_the_records_title():
+    text = (
+        "Okafor, C. (1992). Book review: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Review of Oceans, 8(2), 30–31."
+    )
+    labels, status = _labels(text, REVIEW)
+    assert (labels["title"], labels["venue"], labels["year"], status) == (
+        "MATCH", "MATCH", "MATCH", "verified"
+    )  # fmt: skip
+    vancouver = (
+        "Okafor C. Book review: The sea. Harbour Press, London, 1990. 120 pp. Review of Oceans. "
+        "1992;8(2):30-1."
+    )
+    assert _labels(vancouver, REVIEW) == (
+        {"title": "MATCH", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified",
+    )  # fmt: skip
+
+
+def test_errors_stay_errors_when_the_title_is_read_again():
+    # A misspelled title is not the record's title whole: never verified.
+    typo = (
+        "Okafor, C. (1992). Book reveiw: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Review of Oceans, 8(2), 30–31."
+    )
+    labels, status = _labels(typo, REVIEW)
+    assert labels["title"] != "MATCH" and status != "verified"
+    # Another year, another journal after the title: still errors.
+    wrong = (
+        "Okafor, C. (1993). Book review: The sea. Harbour Press, London, 1990. 120 pp. "
+        "Journal of Lakes, 8(2), 30–31."
+    )
+    labels, status = _labels(wrong, REVIEW)
+    assert (labels["title"], labels["year"], labels["venue"], status) == (
+        "MATCH", "CONTRADICTION", "CONTRADICTION", "verified-with-error"
+    )  # fmt: skip
+
+
+def test_a_longer_cited_title_is_not_read_as_the_records_shorter_one():
+    # The record's title is in the string, but what follows it is more title, not its venue.
+    rec = record(
+        "10.1/tides", "Tides and currents of the north", ["Okafor, C."], 2019, "Ocean Letters"
+    )
+    text = "Okafor, C. (2019). Tides and currents of the north. Sea coast studies. Ocean Letters, 4, 1–2."
+    labels, status = _labels(text, rec)
+    assert labels["title"] == "CONTAINS" and status == "verified-with-error"
+    glued = "Okafor, C. (2019). Tides and currents of the north sea coast. Ocean Letters, 4, 1–2."
+    assert _labels(glued, rec)[0]["title"] == "CONTAINS"
+
+
+def test_a_trailing_bracket_is_compared_alike_on_both_sides():
+    rec = record(
+        "10.1/nic", "Nicotine [Methods for biomonitoring in German, 2001]", ["Okafor, C."], 2012,
+        "The Collection",
+    )  # fmt: skip
+    text = "Okafor, C. (2012). Nicotine [Methods for biomonitoring in German, 2001]. The Collection, 1–12."
+    labels, status = _labels(text, rec)
+    assert labels["title"] == "MATCH" and status == "verified"
+    other = "Okafor, C. (2012). Cotinine [Methods for biomonitoring in German, 2001]. The Collection, 1–12."
+    assert _labels(other, rec)[0]["title"] != "MATCH"
+    # A translated title in brackets is part of the title: a typo in it is a typo.
+    typo = text.replace("biomonitoring", "biomonitornig")
+    assert _labels(typo, rec) == (
+        {"title": "MATCH_WITH_TYPO", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified-with-error",
+    )  # fmt: skip
+    # A designator ("[Internet]", "[Doctoral dissertation]") is no part of it, on either side.
+    plain = record("10.1/bay", "Tides of the bay", ["Okafor, C."], 2012, "Oceans")
+    tagged = record("10.1/bay", "Tides of the bay [Internet]", ["Okafor, C."], 2012, "Oceans")
+    for rec_, cited in ((plain, "Tides of the bay [Internet]"), (tagged, "Tides of the bay")):
+        labels, status = _labels(f"Okafor C. {cited}. Oceans. 2012;4:1-2.", rec_)
+        assert (labels["title"], status) == ("MATCH", "verified")
+
+
+def test_fold_drops_control_characters_and_decodes_references():
+    from citeverify_core.references.folding import fold
+
+    assert fold("Carbon\u00e2\x80\x93Hydrogen bonds") == fold("Carbon\u00e2Hydrogen bonds")
+    assert fold("Soci&#233;t&#233; math&eacute;matique") == fold("Société mathématique")
+    assert fold("Tides\tand currents") == "tides and currents"  # whitespace is no control
+
+
+def test_names_read_from_the_title_are_read_again_before_it():
+    # A review's title opens with the reviewed book's authors; Vancouver's sentences take them
+    # for more authors of the reference.
+    rec = record(
+        "10.1/rev2", "Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S.",
+        ["Okafor, C."], 1992, "Review of Oceans",
+    )  # fmt: skip
+    text = (
+        "Okafor C. Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S. "
+        "Review of Oceans. 1992;8(2):30-1."
+    )
+    labels, status = _labels(text, rec)
+    assert (labels["title"], labels["authors"], labels["year"], status) == (
+        "MATCH", "MATCH", "MATCH", "verified"
+    )  # fmt: skip
+    swapped = text.replace("Okafor C.", "Okafor C, Adjei K.")
+    assert _labels(swapped, rec)[0]["authors"] == "CONTRADICTION"  # an added author stays one
+
+
+def test_a_year_inside_a_title_read_again_is_not_the_references_year():
+    rec = record(
+        "10.1/rev3", "Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; 120 S.",
+        ["Okafor, C."], 1992, "Review of Oceans",
+    )  # fmt: skip
+    text = (
+        "Okafor, C., 1992. Mensah, K. & Boateng, A. (1990): Tides of the bay. Harbour Press; "
+        "120 S. Review of Oceans, 8(2), pp.30–31."
+    )
+    assert _labels(text, rec) == (
+        {"title": "MATCH", "authors": "MATCH", "year": "MATCH", "venue": "MATCH",
+         "identifier": "ABSENT"},
+        "verified",
+    )  # fmt: skip
+    labels, status = _labels(text.replace("1992", "1993"), rec)
+    assert (labels["year"], status) == ("CONTRADICTION", "verified-with-error")
+
+
+def test_apa_without_authors_is_verified_by_its_other_reading(tmp_path):
+    index = LocalIndex(tmp_path / "front.sqlite")
+    index.add(
+        [
+            Record(source="LOCAL", title="Front matter", year=2017, venue="Surveying methods",
+                   doi="10.1/front"),
+            Record(source="LOCAL", title="Back matter", year=2017, venue="Other methods",
+                   doi="10.1/back"),
+        ]
+    )  # fmt: skip
+    verifier = ReferenceVerifier(index)
+    result = verifier.verify("Front matter. (2017). Surveying methods.")
+    assert result.status == "verified", result.message
+    # The other reading is a guess: kept only when every field agrees.
+    assert verifier.verify("Back matter. (2017). Surveying methods.").status == "unverified"

@@ -41,6 +41,9 @@ OPERATIONS = [
     ("GET", "/api/decisions/daily"),
     ("GET", "/api/decisions/{decision_id}"),
     ("POST", "/api/references/split"),
+    ("POST", "/api/verify-document"),
+    ("GET", "/api/verify-document/limits"),
+    ("GET", "/api/documents/{document_id}"),
     ("GET", "/healthz"),
     ("GET", "/metrics"),
 ]
@@ -142,6 +145,8 @@ WITH_INPUT = {
     ("GET", "/api/decisions/daily"),
     ("GET", "/api/decisions/{decision_id}"),
     ("POST", "/api/references/split"),
+    ("POST", "/api/verify-document"),
+    ("GET", "/api/documents/{document_id}"),
 }
 CASES = [
     pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")

@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -40,7 +40,7 @@ from citeverify_core.batch.output import output_format
 from citeverify_core.errors import InputError
 
 if TYPE_CHECKING:
-    from citeverify_core.references import ReferenceVerifier
+    from citeverify_core.references import ReferenceResult, ReferenceVerifier
 
 REF_COLUMNS = (
     "id",
@@ -77,33 +77,46 @@ def _init(index: str) -> None:
     _worker = ReferenceVerifier(LocalIndex(index), sources=["local"])
 
 
-def _verify(chunk: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def worker_verifier() -> ReferenceVerifier:
+    """This worker process's verifier (made by the pool's initializer)."""
     assert _worker is not None, "the worker was not initialized"
-    results = _worker.verify_references([text for _, text in chunk])
-    rows = []
-    for (ident, text), result in zip(chunk, results, strict=True):
-        labels = {k: str(v) for k, v in result.field_results.items()}
-        rows.append(
-            {
-                "id": ident,
-                "input": text,
-                "status": result.status,
-                "reference": result.reference,
-                "match_set_size": result.match_set_size,
-                "contained_set_size": result.contained_set_size,
-                "fields": json.dumps(labels, ensure_ascii=False, separators=(",", ":")),
-                "error": result.error,
-            }
-        )
-    return rows
+    return _worker
 
 
-def _write_part(chunk: list[tuple[str, str]], path: str) -> int:
-    rows = _verify(chunk)
+def result_row(ident: str, text: str, result: ReferenceResult) -> dict[str, Any]:
+    """The output row of one reference's result (the columns of :data:`REF_COLUMNS`)."""
+    labels = {k: str(v) for k, v in result.field_results.items()}
+    return {
+        "id": ident,
+        "input": text,
+        "status": result.status,
+        "reference": result.reference,
+        "match_set_size": result.match_set_size,
+        "contained_set_size": result.contained_set_size,
+        "fields": json.dumps(labels, ensure_ascii=False, separators=(",", ":")),
+        "error": result.error,
+    }
+
+
+def write_rows(rows: list[dict[str, Any]], path: str) -> None:
+    """Write a part's rows under a temporary name, then rename it: a part exists only whole."""
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.writelines(dumps_entry(row) + "\n" for row in rows)
     os.replace(tmp, path)
+
+
+def _verify(chunk: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    results = worker_verifier().verify_references([text for _, text in chunk])
+    return [
+        result_row(ident, text, result)
+        for (ident, text), result in zip(chunk, results, strict=True)
+    ]
+
+
+def _write_part(chunk: list[tuple[str, str]], path: str) -> int:
+    rows = _verify(chunk)
+    write_rows(rows, path)
     return len(rows)
 
 
@@ -175,8 +188,7 @@ def run_refs_batch(
     fmt = output_format(out)
     if not src.is_file():
         raise InputError(f"no such file: {src}", path="--batch")
-    if not idx.is_file():
-        raise InputError(f"no index at {idx}; build one with: citeverify index build DUMP.jsonl")
+    check_index(idx)
     say = note or (lambda _message: None)
     folder = parts_dir(out)
     manifest = {
@@ -188,31 +200,98 @@ def run_refs_batch(
     kept = _prepare_parts(folder, manifest, say)
     if kept:
         say(f"resuming: {kept:,} parts of {out} were written before")
+    tasks = (
+        Task(folder / f"{number:08d}.jsonl", _write_part, (chunk,))
+        for number, chunk in enumerate(_chunks(src, batch_size))
+    )
+    names, skipped = run_parts(tasks, folder, idx, workers=workers, preload=_PRELOAD)
+    rows, statuses = assemble_parts(folder, names, out, fmt, REF_COLUMNS)
+    shutil.rmtree(folder, ignore_errors=True)
+    return RefsSummary(out, rows, statuses, time.monotonic() - started, skipped)
+
+
+def check_index(idx: Path) -> None:
+    """Refuse a missing index with the command that builds one."""
+    if not idx.is_file():
+        raise InputError(f"no index at {idx}; build one with: citeverify index build DUMP.jsonl")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One part to write: ``function(*args, str(target))`` runs in a worker, returns its rows."""
+
+    target: Path
+    function: Callable[..., int]
+    args: tuple[Any, ...]
+
+
+def run_parts(
+    tasks: Iterable[Task],
+    folder: Path,
+    idx: Path,
+    *,
+    workers: int,
+    preload: list[str],
+    done: Callable[[Task, int], None] | None = None,
+) -> tuple[list[str], int]:
+    """Write every task's part in a process pool of reference verifiers on ``idx``.
+
+    A part that exists already (a run before this one wrote it) is skipped. ``done(task,
+    rows)`` is told of each part written, in the order they finish. Returns the parts' names
+    in task order and how many were skipped. Tasks are taken lazily, two per worker in flight:
+    memory is bounded by them, not by the input.
+
+    Raises:
+        BatchInterruptedError: a worker died; the parts written are kept for a re-run.
+    """
     names: list[str] = []
     skipped = 0
     pool = ProcessPoolExecutor(
-        max(workers, 1), _mp_context(_PRELOAD), initializer=_init, initargs=(str(idx),)
+        max(workers, 1), _mp_context(preload), initializer=_init, initargs=(str(idx),)
     )
-    pending: set[Future[int]] = set()
+    pending: dict[Future[int], Task] = {}
+
+    def collect(finished: set[Future[int]]) -> None:
+        for future in finished:
+            task = pending.pop(future)
+            rows = future.result()
+            if done is not None:
+                done(task, rows)
+
     try:
-        for number, chunk in enumerate(_chunks(src, batch_size)):
-            target = folder / f"{number:08d}.jsonl"
-            names.append(target.name)
-            if target.exists():
+        for task in tasks:
+            names.append(task.target.name)
+            if task.target.exists():
                 skipped += 1
                 continue
-            while len(pending) >= 2 * workers:  # chunks in flight bound the memory
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()
-            pending.add(pool.submit(_write_part, chunk, str(target)))
-        for future in pending:
-            future.result()
+            while len(pending) >= 2 * workers:  # parts in flight bound the memory
+                finished, _ = wait(set(pending), return_when=FIRST_COMPLETED)
+                collect(finished)
+            future = pool.submit(task.function, *task.args, str(task.target))
+            pending[future] = task
+        while pending:
+            finished, _ = wait(set(pending), return_when=FIRST_COMPLETED)
+            collect(finished)
     except BrokenProcessPool:
         raise BatchInterruptedError.worker_died(folder) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    return names, skipped
 
+
+def assemble_parts(
+    folder: Path,
+    names: list[str],
+    out: Path,
+    fmt: str,
+    columns: Sequence[str],
+    integers: Sequence[str] = ("match_set_size", "contained_set_size"),
+) -> tuple[int, collections.Counter[str]]:
+    """Write the parts' rows, in order, into ``out`` (JSONL or Parquet) as one file.
+
+    The file appears whole or not at all (written under a temporary name, then renamed).
+    Returns the rows written and their counts by ``status``.
+    """
     tmp = out.with_name(f".{out.name}.writing-{os.getpid()}")
     statuses: collections.Counter[str] = collections.Counter()
     rows = 0
@@ -224,10 +303,7 @@ def run_refs_batch(
             import pyarrow.parquet as pq  # noqa: PLC0415 - the batch extra
 
             schema = pa.schema(
-                [
-                    pa.field(c, pa.int64() if c.endswith("_size") else pa.string())
-                    for c in REF_COLUMNS
-                ]
+                [pa.field(c, pa.int64() if c in integers else pa.string()) for c in columns]
             )
             writer = pq.ParquetWriter(str(tmp), schema)
         else:
@@ -254,5 +330,4 @@ def run_refs_batch(
             writer.close()
         tmp.unlink(missing_ok=True)
         raise
-    shutil.rmtree(folder, ignore_errors=True)
-    return RefsSummary(out, rows, statuses, time.monotonic() - started, skipped)
+    return rows, statuses

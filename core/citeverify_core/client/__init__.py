@@ -1,8 +1,10 @@
 """A client of the reference service (``citeverify serve``, the reference-verification API).
 
 :class:`ReferenceClient` (sync) and :class:`AsyncReferenceClient` (async) speak the service's
-REST API over httpx: submit 1-20 references, poll their jobs, wait for them, read the balance
-and the history, cancel. A completed job's result is a typed
+REST API over httpx: submit 1-20 references (or a whole document:
+:meth:`~ReferenceClient.submit_document`), poll their jobs, wait for them, read the balance, the
+history and a document (:meth:`~ReferenceClient.document`), cancel. A completed job's result is a
+typed
 :class:`~citeverify_core.references.ReferenceResult`.
 
 >>> from citeverify_core.client import ReferenceClient
@@ -15,6 +17,9 @@ and the history, cancel. A completed job's result is a typed
 Errors: every failure is a :class:`~citeverify_core.CiteVerifyError`, never a raw httpx or JSON
 exception and never a ``KeyError``:
 
+* 413 or 422 with a document's code (``no-reference-list``, ``no-text-layer``, ``encrypted``,
+  ``corrupt``, ``unsupported-format``, ``too-large``, ``timeout``) ->
+  :class:`~citeverify_core.errors.DocumentError` with that ``code``.
 * 400 -> :class:`~citeverify_core.InputError` with the service's message; the client also refuses
   what the service would refuse anyway before sending it (0 or more than 20 references in one
   :meth:`~ReferenceClient.submit`, a bare string instead of a list) with the same error.
@@ -37,13 +42,23 @@ request only; it is never logged, shown in a ``repr`` or put in an error message
 
 from citeverify_core.client.clients import AsyncReferenceClient, ReferenceClient
 from citeverify_core.client.wire import DEFAULT_TIMEOUT, WaitTimeoutError
-from citeverify_core.service.schema import MAX_POLL_IDS, MAX_REFERENCES, Job, JobState, Submission
+from citeverify_core.service.schema import (
+    MAX_POLL_IDS,
+    MAX_REFERENCES,
+    DocumentSubmission,
+    DocumentView,
+    Job,
+    JobState,
+    Submission,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_POLL_IDS",
     "MAX_REFERENCES",
     "AsyncReferenceClient",
+    "DocumentSubmission",
+    "DocumentView",
     "Job",
     "JobState",
     "ReferenceClient",

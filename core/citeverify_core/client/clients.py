@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -21,6 +22,10 @@ from citeverify_core.client.wire import (
     _batches,
     _Call,
     _cancel_call,
+    _document_call,
+    _document_path,
+    _document_submission,
+    _document_view,
     _history_params,
     _ids,
     _jobs,
@@ -39,7 +44,13 @@ from citeverify_core.errors import (
 from citeverify_core.lookups.failures import LookupFailure
 from citeverify_core.lookups.http import ACCEPT_ENCODING
 from citeverify_core.references.result import ReferenceResult
-from citeverify_core.service.schema import MAX_POLL_IDS, Job, Submission
+from citeverify_core.service.schema import (
+    MAX_POLL_IDS,
+    DocumentSubmission,
+    DocumentView,
+    Job,
+    Submission,
+)
 
 
 class _Base:
@@ -114,6 +125,8 @@ class ReferenceClient(_Base):
                 url,
                 json=call.body,
                 params=call.params,
+                files=call.files,
+                data=call.data,
                 headers={**self._headers(), **(call.headers or {})},
                 timeout=self.timeout,
                 follow_redirects=False,
@@ -156,6 +169,50 @@ class ReferenceClient(_Base):
         """
         call = _submit_call(references, title, idempotency_key)
         return _submission(self._call(call), self.base_url, len(references))
+
+    def submit_document(
+        self,
+        source: str | os.PathLike[str] | bytes,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> DocumentSubmission:
+        """Upload a whole document; the service queues each reference of its list.
+
+        One token per reference (as :meth:`submit`); poll the ``jobIds`` with :meth:`results`
+        or :meth:`wait`, read the document again with :meth:`document`.
+
+        Args:
+            source: A path, or the file's bytes (then ``name`` is required: its suffix says
+                the format: .pdf, .docx, .tex, .bbl, .bib, .md, .html, .txt).
+            name: The file's name (default: the path's).
+            title: A label for the history (default: the document's title, else its name).
+            idempotency_key: As for :meth:`submit`: the same key with the same file and title
+                replays the first answer.
+
+        Returns:
+            ``documentId``, ``jobIds`` (one per reference), ``references`` (text, label,
+            location, ``jobId``), ``document`` (citations, consistency findings), ``counts``.
+
+        Raises:
+            DocumentError: the service cannot read the document (its ``code``:
+                ``no-reference-list``, ``no-text-layer``, ``encrypted``, ``corrupt``,
+                ``unsupported-format``, ``too-large``, ``timeout``).
+            InputError: bytes without a name, an unreadable path, a file over 50 MB.
+            InsufficientTokensError: fewer tokens than references (nothing queued).
+            ServiceError: see the module docstring.
+        """
+        call = _document_call(source, name, title, idempotency_key)
+        return _document_submission(self._call(call), self.base_url)
+
+    def document(self, document_id: str) -> DocumentView:
+        """A document of this key: its references with their jobs' states and results.
+
+        Raises:
+            ServiceError: 404 ``not_found`` for an unknown id (or another key's document).
+        """
+        return _document_view(self._call(_Call("GET", _document_path(document_id))), self.base_url)
 
     def results(self, job_ids: Iterable[str]) -> list[Job]:
         """The jobs' states and results, in the order of ``job_ids``.
@@ -319,6 +376,8 @@ class AsyncReferenceClient(_Base):
                 url,
                 json=call.body,
                 params=call.params,
+                files=call.files,
+                data=call.data,
                 headers={**self._headers(), **(call.headers or {})},
                 timeout=self.timeout,
                 follow_redirects=False,
@@ -345,6 +404,24 @@ class AsyncReferenceClient(_Base):
         """Queue 1-20 references; see :meth:`ReferenceClient.submit`."""
         call = _submit_call(references, title, idempotency_key)
         return _submission(await self._call(call), self.base_url, len(references))
+
+    async def submit_document(
+        self,
+        source: str | os.PathLike[str] | bytes,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> DocumentSubmission:
+        """Upload a whole document; see :meth:`ReferenceClient.submit_document`."""
+        # The file is read on a thread: a 50 MB read does not stall the event loop.
+        call = await asyncio.to_thread(_document_call, source, name, title, idempotency_key)
+        return _document_submission(await self._call(call), self.base_url)
+
+    async def document(self, document_id: str) -> DocumentView:
+        """A document of this key; see :meth:`ReferenceClient.document`."""
+        answer = await self._call(_Call("GET", _document_path(document_id)))
+        return _document_view(answer, self.base_url)
 
     async def results(self, job_ids: Iterable[str]) -> list[Job]:
         """The jobs' states and results; see :meth:`ReferenceClient.results`."""

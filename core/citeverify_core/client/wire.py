@@ -12,13 +12,16 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast, get_args
 
 import httpx
 import pydantic
 
 from citeverify_core.errors import (
+    DOCUMENT_ERROR_CODES,
     AuthenticationError,
+    DocumentError,
     InputError,
     InsufficientTokensError,
     PermissionDeniedError,
@@ -28,8 +31,16 @@ from citeverify_core.errors import (
 )
 from citeverify_core.lookups.failures import LookupFailure
 from citeverify_core.lookups.http import BoundedBody, retry_after
+from citeverify_core.references.document import MAX_DOCUMENT_BYTES
 from citeverify_core.references.result import ReferenceResult
-from citeverify_core.service.schema import MAX_REFERENCES, Job, JobState, Submission
+from citeverify_core.service.schema import (
+    MAX_REFERENCES,
+    DocumentSubmission,
+    DocumentView,
+    Job,
+    JobState,
+    Submission,
+)
 from citeverify_core.service.schema import Progress as JobProgress
 
 #: Seconds per HTTP request (connect, read, write, pool).
@@ -81,6 +92,9 @@ class _Call:
     body: dict[str, Any] | None = None
     params: dict[str, int] | None = None
     headers: dict[str, str] | None = None
+    #: A multipart upload: ``{"file": (name, bytes)}`` and its text fields.
+    files: dict[str, tuple[str, bytes]] | None = None
+    data: dict[str, str] | None = None
 
 
 def _api_key(api_key: str | None) -> str | None:
@@ -142,18 +156,96 @@ def _submit_call(
             raise InputError("title must be a string", path="title")
         _encodable(title, "title")
         body["title"] = title
-    headers = None
-    if idempotency_key is not None:
-        if not (
-            isinstance(idempotency_key, str)
-            and 0 < len(idempotency_key) <= 255
-            and idempotency_key.isascii()
-            and idempotency_key.isprintable()
-        ):
-            msg = "idempotency_key must be 1 to 255 printable ASCII characters"
-            raise InputError(msg, path="idempotency_key")
-        headers = {"Idempotency-Key": idempotency_key}
+    headers = _idempotency_headers(idempotency_key)
     return _Call("POST", "/api/verify-reference", body, headers=headers)
+
+
+def _idempotency_headers(idempotency_key: str | None) -> dict[str, str] | None:
+    if idempotency_key is None:
+        return None
+    if not (
+        isinstance(idempotency_key, str)
+        and 0 < len(idempotency_key) <= 255
+        and idempotency_key.isascii()
+        and idempotency_key.isprintable()
+    ):
+        msg = "idempotency_key must be 1 to 255 printable ASCII characters"
+        raise InputError(msg, path="idempotency_key")
+    return {"Idempotency-Key": idempotency_key}
+
+
+def _document_call(
+    source: str | os.PathLike[str] | bytes,
+    name: str | None,
+    title: str | None,
+    idempotency_key: str | None,
+) -> _Call:
+    """``POST /api/verify-document`` with the file as a multipart upload.
+
+    Raises:
+        InputError: bytes without a ``name``, a file that cannot be read or is larger than
+            ``MAX_DOCUMENT_BYTES`` (checked before it is read), a title that is not a string.
+    """
+    if isinstance(source, bytes | bytearray | memoryview):
+        if not name:
+            msg = "give the document's file name (name='paper.pdf'): its suffix says its format"
+            raise InputError(msg, path="name")
+        data = bytes(source)
+    elif isinstance(source, str | os.PathLike):
+        path = Path(source)
+        try:
+            size = path.stat().st_size
+            if size > MAX_DOCUMENT_BYTES:
+                msg = f"{path}: {size:,} bytes; a document may have {MAX_DOCUMENT_BYTES:,}"
+                raise InputError(msg, path="source")
+            data = path.read_bytes()
+        except OSError as exc:
+            msg = f"{path}: cannot read the file ({exc.strerror or exc})"
+            raise InputError(msg, path="source") from None
+        name = name or path.name
+    else:
+        msg = f"a document is a path or bytes, not {type(source).__name__}"
+        raise InputError(msg, path="source")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        msg = f"{name}: {len(data):,} bytes; a document may have {MAX_DOCUMENT_BYTES:,}"
+        raise InputError(msg, path="source")
+    fields = None
+    if title is not None:
+        if not isinstance(title, str):
+            raise InputError("title must be a string", path="title")
+        _encodable(title, "title")
+        fields = {"title": title}
+    return _Call(
+        "POST",
+        "/api/verify-document",
+        headers=_idempotency_headers(idempotency_key),
+        files={"file": (name, data)},
+        data=fields,
+    )
+
+
+def _document_submission(data: dict[str, Any], url: str) -> DocumentSubmission:
+    try:
+        submission = DocumentSubmission.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise _bad_shape(url, f"not a document submission ({exc.error_count()} errors)") from None
+    if len(submission.jobIds) != len(submission.references):
+        raise _bad_shape(url, "not one job id per reference")
+    return submission
+
+
+def _document_view(data: dict[str, Any], url: str) -> DocumentView:
+    try:
+        return DocumentView.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise _bad_shape(url, f"not a document ({exc.error_count()} errors)") from None
+
+
+def _document_path(document_id: str) -> str:
+    if not isinstance(document_id, str) or not document_id.isalnum() or len(document_id) > 100:
+        msg = "document_id must be a document id (letters and digits, as the service gave it)"
+        raise InputError(msg, path="document_id")
+    return f"/api/documents/{document_id}"
 
 
 def _encodable(text: str, path: str) -> None:
@@ -254,6 +346,8 @@ def _answer(
     message = message[:1000]
     if key:
         message = message.replace(key, "***")
+    if status in {413, 422} and code in DOCUMENT_ERROR_CODES:
+        raise DocumentError(message, code=code)  # a document that cannot be read
     if status == 400:
         raise InputError(message)
     if status == 401:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from citeverify_core.references.folding import TAGS
+from citeverify_core.references.folding import _CONTROLS, TAGS
 from citeverify_core.references.folding import fold as _fold_uncached
 from citeverify_core.references.model import (
     FIELDS,
@@ -22,6 +23,17 @@ from citeverify_core.references.model import (
     ParsedReference,
     Record,
     Status,
+)
+from citeverify_core.references.parse.authors import _authors as read_authors
+from citeverify_core.references.parse.authors import _namey
+from citeverify_core.references.parse.clues import _NUMBERING
+from citeverify_core.references.parse.layout import (
+    TITLE_DESIGNATOR,
+    _clean_venue,
+    _pick_year,
+    _split_tail,
+    _strip_trailing_year,
+    _years,
 )
 
 __all__ = ["Comparison", "FieldComparison", "compare", "decide"]
@@ -85,9 +97,28 @@ class Comparison:
 
 
 def compare(ref: ParsedReference, record: Record) -> Comparison:
-    """Label each field of ``record`` against what ``ref`` says."""
+    """Label each field of ``record`` against what ``ref`` says.
+
+    When the record's whole title is in the reference string but the parser cut the title
+    elsewhere (a title with sentences of its own, a review's title with its book's details, a
+    title run into the venue), the string is read again around the record's title: see
+    :func:`_reanchored`.
+    """
+    title = _title(ref.title, record.title, record.venue)
+    if title.label in {"CONTAINS", "MATCH_WITH_TYPO"} and record.title:
+        reread = _reanchored(ref, record)
+        if reread is not None:
+            ref = reread
+            title = FieldComparison(
+                "title",
+                "MATCH",
+                title.citation_value,
+                record.title,
+                "the record's title is in the reference whole (the reference was read again "
+                "around it)",
+            )
     fields = (
-        _title(ref.title, record.title, record.venue),
+        title,
         _authors(ref, record),
         _year(ref.year, record.year),
         _venue(ref.venue, record.venue),
@@ -95,6 +126,107 @@ def compare(ref: ParsedReference, record: Record) -> Comparison:
     )
     score = sum(_WEIGHTS[f.field] * _LABEL_SCORE[f.label] for f in fields)
     return Comparison(record, fields, round(score, 4))
+
+
+#: A designator in brackets at the end of a title ("[Internet]", "[Doctoral dissertation]"):
+#: the parser drops it from the cited title, so the record's title is compared without it too.
+_TRAILING_BRACKET = TITLE_DESIGNATOR
+#: Where a title can begin or end in a reference string: its start or end, punctuation, a quote.
+_TITLE_EDGE_BEFORE = re.compile(r"(?:^|[\s.,;:“\"‘(\]])$")
+_TITLE_EDGE_AFTER = re.compile(r"^\s*(?:$|[.,;:?!”\"’)\[])")
+
+
+def _title_form(title: str) -> str:
+    """A title as compared: markup and a trailing bracketed part removed, folded."""
+    title = TAGS.sub("", title)
+    bare = _TRAILING_BRACKET.sub("", title)
+    return fold(bare if bare.strip() else title)
+
+
+def _folded_with_positions(text: str) -> tuple[str, list[int]]:
+    """``text`` folded as :func:`fold` does, with each folded character's index in ``text``.
+
+    Character by character; punctuation becomes a space.
+    """
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if _CONTROLS.match(ch):
+            continue
+        for c in unicodedata.normalize("NFKD", ch.casefold()):
+            if unicodedata.combining(c):
+                continue
+            out.append(c if c.isalnum() else " ")
+            where.append(i)
+    return "".join(out), where
+
+
+def _reanchored(ref: ParsedReference, record: Record) -> ParsedReference | None:
+    """``ref`` read again around the record's title, when that title is in the string whole.
+
+    The parser guesses where a title ends (at a sentence's end, a quote, a year); a title with
+    sentences inside ("Book Review: Title. Place: Publisher, 1990. 100 pp."), a period in a
+    parenthesis ("(Adv. Funct. Mater. 19/2010)") or names it failed to read puts the boundary
+    elsewhere, and the title looks shortened (CONTAINS) or longer than the record's. If the
+    record's whole title (at least 15 characters) stands in the string between punctuation, the
+    venue is what follows it, and, when the parser read no authors, the authors what precedes
+    it. A cited title longer than the record's is read so only if the venue that follows agrees
+    with the record's: "Introduction to algebra. Venue" is not the record "Introduction".
+    A misspelled title, a wrong word, or a title missing its subtitle is not in the string
+    whole, so its error stays.
+    """
+    assert record.title is not None
+    wanted = fold(TAGS.sub("", record.title))
+    cited = fold(TAGS.sub("", ref.title or ""))
+    if len(wanted) < TITLE_CONTAINED_MIN_CHARS or not ref.raw:
+        return None
+    text = " ".join(TAGS.sub("", ref.raw).split())
+    folded, where = _folded_with_positions(text)
+    pattern = r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, wanted.split())) + r"(?![^\W_])"
+    m = re.search(pattern, folded)
+    if m is None:
+        return None
+    start, end = where[m.start()], where[m.end() - 1] + 1
+    before, after = text[:start], text[end:]
+    if not _TITLE_EDGE_BEFORE.search(before) or not _TITLE_EDGE_AFTER.match(after):
+        return None
+    venue_text, _ = _split_tail(re.sub(r"^[\s.,;:?!”\"’)\]]+", "", after))
+    venue_text = re.sub(r"^(?:in:?|in\s+proc\w*\.?\s+of)\s+", "", venue_text or "", flags=re.I)
+    venue = _clean_venue(venue_text)
+    longer = len(cited) > len(wanted)
+    if longer and (not record.venue or not venue or not _same_venue(venue, record.venue)):
+        return None
+    # The year next to the authors (APA, Harvard, Chicago), else the first after the title
+    # (Vancouver "Venue. 1992;89(2):300", IEEE, MLA); never one inside the title.
+    year = ref.year
+    if years_before := _years(before):
+        year = years_before[-1]
+    elif (found := _pick_year(after, prefer_last=False)) is not None:
+        year = found
+    authors, et_al = ref.authors, ref.et_al
+    folded_before = fold(before)
+    if not authors or any(fold(a.family) not in folded_before for a in authors if fold(a.family)):
+        # No names read, or names read from the title itself (a review's title opens with the
+        # reviewed book's authors: "Palissa A. Schmid, G. H., Radunz, A. (1993): Title ...").
+        names = _strip_trailing_year(_NUMBERING.sub("", before, count=1)).strip(' .,;:“"‘(')
+        if names and _namey(names):
+            authors, et_al, _ = read_authors(names)
+    return replace(ref, title=record.title, venue=venue, authors=authors, et_al=et_al, year=year)
+
+
+def _same_venue(cited: str, found: str) -> bool:
+    """Whether two venues are the same, in full, abbreviated or misspelled.
+
+    Not a part of it: "Sea coast studies. Ocean Letters" after a title is not "Ocean Letters".
+    """
+    a, b = fold(cited), fold(found)
+    return (
+        a == b
+        or _venue_words(a) == _venue_words(b)
+        or _abbreviates(a, b)
+        or _abbreviates(b, a)
+        or fuzz.ratio(a, b) >= VENUE_TYPO
+    )
 
 
 def _absent(name: str, candidate: object) -> FieldComparison:
@@ -110,7 +242,7 @@ def _title(cited: str | None, found: str | None, venue: str | None = None) -> Fi
         return _absent("title", found)
     if not found:
         return _unconfirmed("title", cited)
-    a, b = fold(TAGS.sub("", cited)), fold(TAGS.sub("", found))
+    a, b = _title_form(cited), _title_form(found)
     if venue and a.startswith(b + " ") and fold(venue).startswith(a[len(b) + 1 :]):
         # The start of a venue with a period inside ("Acta Radiologica. Diagnosis") was read as
         # the end of the title: the record shows where the title ends.

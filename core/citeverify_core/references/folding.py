@@ -8,6 +8,7 @@ dropped, so it has its own fold here, next to the parser, index and comparisons 
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -18,8 +19,20 @@ __all__ = ["TAGS", "fold"]
 TAGS = re.compile(r"</?[A-Za-z][\w:-]{0,20}(?:\s[^<>]{0,80})?>")
 
 
+#: Control characters (C0 and C1, but not whitespace): dropped, not word separators. A UTF-8
+#: en dash read as Latin-1 leaves "Carbonâ\x80\x93Hydrogen" in a deposit, and the same title
+#: in a reference string that lost the controls reads "CarbonâHydrogen".
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
 def fold(text: str) -> str:
-    """Casefolded, accents and punctuation removed, whitespace collapsed."""
+    """Casefolded, accents, control characters and punctuation removed, whitespace collapsed.
+
+    Character references are decoded first, as the parser decodes them in reference strings.
+    """
+    text = _CONTROLS.sub("", text)
+    if "&" in text and ";" in text:
+        text = html.unescape(text)  # "Soci&#233;t&#233;" in a deposit is "Société"
     text = unicodedata.normalize("NFKD", text.casefold())
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     return " ".join(re.findall(r"[^\W_]+", text))

@@ -19,7 +19,11 @@ from citeverify_core.references.compare import CANDIDATE_MIN_TITLE, compare, dec
 from citeverify_core.references.folding import fold
 from citeverify_core.references.index import LocalIndex
 from citeverify_core.references.model import LONE_SURROGATE, ParsedReference, Record
-from citeverify_core.references.parse import MAX_REFERENCE_CHARS, parse_reference
+from citeverify_core.references.parse import (
+    MAX_REFERENCE_CHARS,
+    alternative_reading,
+    parse_reference,
+)
 from citeverify_core.references.result import ReferenceResult, build_result
 from citeverify_core.references.sources import make_sources
 from citeverify_core.sync import run_sync
@@ -107,6 +111,20 @@ class ReferenceVerifier:
         failures = [failure for _, failure in answers if failure]
         comparisons = [compare(ref, r) for r in records]
         status, best, reasoning = decide(ref, comparisons)
+        if status == "unverified" and (other := alternative_reading(ref)) is not None:
+            # APA without authors puts the title first ("Title. (2017). Venue."): the first
+            # reading took it for the authors. Tried only when that reading finds nothing, and
+            # kept only when it is verified.
+            again = await asyncio.gather(*(_ask(s, other, self.candidates) for s in self.sources))
+            other_records = _merge(other, [r for found, _ in again for r in found])
+            other_comparisons = [compare(other, r) for r in other_records]
+            found = decide(other, other_comparisons)
+            if found[0] == "verified":
+                # Only when every field agrees: a guessed reading that half fits (the title
+                # of another work, its venue contradicted) is no evidence of the work.
+                ref, records, comparisons = other, other_records, other_comparisons
+                status, best, reasoning = found
+                failures = [failure for _, failure in again if failure]
         if failures and status == "unverified":
             # "Not found" is only said on the word of sources that answered.
             status = "needs-human"

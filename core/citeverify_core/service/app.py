@@ -17,24 +17,30 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from fastapi import FastAPI
 
 import citeverify_core
+from citeverify_core.references.document import MAX_DOCUMENT_BYTES
 from citeverify_core.service.decisions import DEFAULT_RETENTION_DAYS, DecisionLog, DurableDecisions
 from citeverify_core.service.gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
 from citeverify_core.service.jobs import JobStore
-from citeverify_core.service.limits import VerificationSlots
+from citeverify_core.service.limits import EXTRACTION_TIMEOUT, ExtractionSlots, VerificationSlots
 from citeverify_core.service.metrics import Metrics
-from citeverify_core.service.middleware import BodyLimit
 from citeverify_core.service.policies import PolicyPacks
 from citeverify_core.service.responses import handle_errors
 from citeverify_core.service.routes import (
     account,
     check,
     decisions,
+    documents,
     health,
     history,
     references,
     split,
 )
 from citeverify_core.service.routes.dependencies import ServiceState
+from citeverify_core.service.routes.documents import (
+    MULTIPART_OVERHEAD,
+    DocumentBodyLimit,
+    DocumentSettings,
+)
 from citeverify_core.service.web import web_router
 from citeverify_core.service.workers import Workers
 
@@ -63,6 +69,9 @@ def create_app(
     log_retention_days: float = DEFAULT_RETENTION_DAYS,
     slots: VerificationSlots | None = None,
     check_timeout: float = CHECK_TIMEOUT,
+    max_document_bytes: int = MAX_DOCUMENT_BYTES,
+    extraction_timeout: float = EXTRACTION_TIMEOUT,
+    extraction_slots: ExtractionSlots | None = None,
     on_shutdown: Sequence[Callable[[], None]] = (),
 ) -> FastAPI:
     """The service around ``store``.
@@ -85,6 +94,11 @@ def create_app(
             ``POST /api/check`` runs under (default: a new :class:`VerificationSlots`); the app
             exposes it as ``app.state.slots`` for other routes of the process to share.
         check_timeout: Seconds ``POST /api/check`` waits for a verification (504 after).
+        max_document_bytes: The largest document ``POST /api/verify-document`` accepts (at most
+            ``MAX_DOCUMENT_BYTES``, 50 MB); its body may have 64 KiB more (multipart headers).
+        extraction_timeout: Seconds a document's reading may take (422 ``timeout`` after).
+        extraction_slots: The bounds on documents read at once (default: 2 per process, 1 per
+            key; 429 beyond).
         on_shutdown: Called when the app stops, after the workers and the log (closes what the
             caller opened for it, such as the store).
     """
@@ -100,6 +114,9 @@ def create_app(
     elif gateway is not None:
         gateway.slots = slots
     bounds = slots
+    document_settings = DocumentSettings.checked(
+        max_document_bytes, extraction_timeout, extraction_slots
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -116,6 +133,7 @@ def create_app(
             if gateway is not None:
                 await gateway.aclose()
             bounds.close()
+            document_settings.slots.close()
             for close in on_shutdown:
                 await asyncio.to_thread(close)
 
@@ -143,11 +161,12 @@ def create_app(
     app.state.decisions = log  # the decision log (tests, embedding applications)
     app.state.policies = policies
     app.state.slots = slots  # one bound for every verification of this process
+    app.state.documents = document_settings  # POST /api/verify-document's limits
     # No trailing-slash redirects: Starlette builds their Location from the Host header, so a
     # request could make the service redirect to any host. A wrong path is a 404.
     app.router.redirect_slashes = False
     handle_errors(app)
-    for routes in (references, account, history, check, decisions, split, health):
+    for routes in (references, documents, account, history, check, decisions, split, health):
         app.include_router(routes.router)
     if gateway is not None:
         # A key guessed on the guard counts against the same window as on the REST API.
@@ -157,8 +176,14 @@ def create_app(
         app.include_router(gateway_router(gateway, store=store, log=log, limiter=limiter))
     # The review page at / (docs/web.md): public HTML/JS/CSS; its data comes from the API above.
     app.include_router(web_router())
-    # The guard endpoints carry context documents: a larger limit there.
-    app.add_middleware(BodyLimit, limit=max_body_bytes, gateway_limit=GATEWAY_MAX_BODY)
+    # The guard endpoints carry context documents, the upload a whole document: larger limits
+    # there, each enforced before the body is read.
+    app.add_middleware(
+        DocumentBodyLimit,
+        limit=max_body_bytes,
+        gateway_limit=GATEWAY_MAX_BODY,
+        document_limit=document_settings.max_bytes + MULTIPART_OVERHEAD,
+    )
     # A response starts only once the decisions it logged are committed (kill -9 loses none).
     app.add_middleware(DurableDecisions)
     return app

@@ -44,11 +44,13 @@ from typing import Any
 import sqlalchemy as sa
 
 from citeverify_core.errors import InputError, ServiceError
+from citeverify_core.references.document.model import ExtractedDocument
 from citeverify_core.references.index import encodable
 from citeverify_core.references.parse import MAX_REFERENCE_CHARS
 from citeverify_core.references.verify import ReferenceVerifier, _is_list, check_reference
 from citeverify_core.service import idempotency, store
 from citeverify_core.service.schema import (
+    MAX_DOCUMENT_REFERENCES,
     MAX_HISTORY,
     MAX_POLL_IDS,
     MAX_REFERENCES,
@@ -135,23 +137,21 @@ class JobStore(TenantStore):
             PermissionDeniedError: the tenant's key was revoked meanwhile.
         """
         _check_references(references)
-        if title is not None:
-            if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS:
-                msg = f"title must be a string of at most {MAX_TITLE_CHARS} characters"
-                raise InputError(msg, path="title")
-            if not encodable(title) or "\x00" in title:
-                msg = "title must be valid Unicode text without NUL characters"
-                raise InputError(msg, path="title")
+        _check_title(title)
         if idempotency_key is None or tenant is None:
             return self._submit(references, title, tenant, None)
         idem = (idempotency.check_key(idempotency_key), idempotency.body_hash(references, title))
+        return self._idempotent(lambda: self._submit(references, title, tenant, idem))
+
+    def _idempotent(self, submit: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run a submission under its idempotency key: the first answer, or a replay of it."""
         if store.clock() - self._idempotency_pruned > 3600:  # expired keys go once an hour
             self._idempotency_pruned = store.clock()
             with self.transaction() as db:
                 idempotency.forget_expired(db)
         for _ in range(3):
             try:
-                return self._submit(references, title, tenant, idem)
+                return submit()
             except idempotency.SameKeyMeanwhile:
                 continue  # another request with this key committed first: replay its answer
         raise ServiceError(
@@ -209,6 +209,205 @@ class JobStore(TenantStore):
             if idem is not None and tenant is not None:
                 idempotency.remember(db, tenant, *idem, answer)
         return {**answer, "replayed": False} if idem is not None else answer
+
+    def submit_document(
+        self,
+        document: ExtractedDocument,
+        *,
+        title: str | None = None,
+        tenant: int | None = None,
+        idempotency_key: str | None = None,
+        fingerprint: str = "",
+    ) -> dict[str, Any]:
+        """Queue every reference of a whole document: one job (and one token) each.
+
+        The document is kept with its jobs: its file name, format and what was extracted
+        (``document.to_dict()``: locations, labels, citations, findings), so that
+        :meth:`document` can show it again. A reference the verifier cannot take (longer than
+        1,200 characters, or not text) gets a job that is already ``failed`` with the reason,
+        costing nothing. Answers ``documentId``, ``jobIds`` (in the references' order),
+        ``references`` (each with its ``jobId``), ``document``, ``counts``, ``title``,
+        ``fileName``, ``format``, ``message`` and, with a tenant, ``tokensAvailable``.
+
+        ``fingerprint`` names the submitted bytes for ``idempotency_key`` (a hash of the file):
+        the same key with the same file and title within 24 hours replays the first answer.
+
+        Raises:
+            InputError: no reference, more than :data:`MAX_DOCUMENT_REFERENCES`, a bad title or
+                idempotency key.
+            InsufficientTokensError: fewer tokens than verifiable references (nothing queued).
+            ServiceError: as :meth:`submit` for idempotency keys.
+        """
+        count = len(document.references)
+        if not 1 <= count <= MAX_DOCUMENT_REFERENCES:
+            msg = (
+                f"a document may have 1 to {MAX_DOCUMENT_REFERENCES:,} references; "
+                f"{document.name} has {count:,}"
+            )
+            raise InputError(msg, path="references")
+        _check_title(title)
+        if idempotency_key is None or tenant is None:
+            return self._submit_document(document, title, tenant, None)
+        idem = (
+            idempotency.check_key(idempotency_key),
+            idempotency.body_hash(["verify-document", fingerprint, document.name], title),
+        )
+        return self._idempotent(lambda: self._submit_document(document, title, tenant, idem))
+
+    def _submit_document(
+        self,
+        document: ExtractedDocument,
+        title: str | None,
+        tenant: int | None,
+        idem: tuple[str, str] | None,
+    ) -> dict[str, Any]:
+        document_id = uuid.uuid4().hex
+        # Text from a file may hold NUL or lone surrogates: neither is kept, nor sent back.
+        extracted: dict[str, Any] = _storable_json(document.to_dict())
+        rows: list[dict[str, Any]] = []
+        for i, ref in enumerate(document.references):
+            refusal = _refusal(ref.text)
+            rows.append(
+                {
+                    "document_id": document_id,
+                    "position": i,
+                    # What cannot be stored is stored cleaned (its job fails anyway).
+                    "raw_text": ref.text if storable(ref.text) else _cleaned(ref.text),
+                    "state": "waiting" if refusal is None else "failed",
+                    "error": None if refusal is None else f"not verified: {refusal}",
+                    "api_key_id": tenant,
+                    "tokens": 1 if tenant is not None and refusal is None else 0,
+                }
+            )
+        queued = sum(1 for r in rows if r["state"] == "waiting")
+        name = _cleaned(document.name)[:255]
+        with self.transaction() as db:
+            if idem is not None and tenant is not None:
+                replay = idempotency.replay(db, tenant, *idem)
+                if replay is not None:
+                    return replay
+            available = None
+            if tenant is not None:
+                available = reserve(db, tenant, queued)
+            db.execute(
+                DOCUMENTS.insert().values(
+                    id=document_id,
+                    title=title,
+                    created_at=now_iso(),
+                    api_key_id=tenant,
+                    name=name,
+                    format=document.format,
+                    extracted=json.dumps(extracted),
+                )
+            )
+            # One statement for the lot (a thesis has hundreds), then their ids in order.
+            db.execute(JOBS.insert(), rows)
+            ids = [
+                str(i)
+                for i in db.execute(
+                    sa.select(JOBS.c.id)
+                    .where(JOBS.c.document_id == document_id)
+                    .order_by(JOBS.c.position)
+                ).scalars()
+            ]
+            findings = len(extracted["findings"])
+            answer: dict[str, Any] = {
+                "documentId": document_id,
+                "jobIds": ids,
+                "title": title,
+                "fileName": name,
+                "format": document.format,
+                "references": [
+                    {**ref, "jobId": job_id}
+                    for ref, job_id in zip(extracted["references"], ids, strict=True)
+                ],
+                "document": extracted,
+                "counts": {
+                    "references": len(rows),
+                    "queued": queued,
+                    "notVerifiable": len(rows) - queued,
+                    "citations": len(extracted["citations"]),
+                    "findings": findings,
+                },
+                "message": (
+                    f"{queued} of {len(rows)} reference(s) queued for verification; "
+                    f"{findings} consistency finding(s)"
+                ),
+            }
+            if available is not None:
+                answer["tokensAvailable"] = available
+            if idem is not None and tenant is not None:
+                idempotency.remember(db, tenant, *idem, answer)
+        return {**answer, "replayed": False} if idem is not None else answer
+
+    def document(self, document_id: str, *, tenant: int | None = None) -> dict[str, Any] | None:
+        """A document with its references and their jobs' states; None when there is none.
+
+        Another tenant's document is None, as one that does not exist. A document submitted
+        as a list (``POST /api/verify-reference``) has its references without locations and an
+        empty ``document``.
+        """
+        if not isinstance(document_id, str) or not storable(document_id):
+            return None
+        with self.transaction() as db:
+            doc = db.execute(
+                sa.select(
+                    DOCUMENTS.c.id,
+                    DOCUMENTS.c.title,
+                    DOCUMENTS.c.created_at,
+                    DOCUMENTS.c.name,
+                    DOCUMENTS.c.format,
+                    DOCUMENTS.c.extracted,
+                ).where(DOCUMENTS.c.id == document_id, *owned(DOCUMENTS, tenant))
+            ).first()
+            if doc is None:
+                return None
+            jobs = db.execute(
+                sa.select(
+                    JOBS.c.id,
+                    JOBS.c.position,
+                    JOBS.c.raw_text,
+                    JOBS.c.state,
+                    JOBS.c.error,
+                    JOBS.c.result,
+                )
+                .where(JOBS.c.document_id == document_id)
+                .order_by(JOBS.c.position)
+            ).all()
+        extracted: dict[str, Any] = json.loads(doc.extracted) if doc.extracted else {}
+        found = extracted.get("references") or []
+        references = []
+        for job in jobs:
+            ref = found[job.position] if job.position < len(found) else {}
+            references.append(
+                {
+                    "number": ref.get("number", job.position + 1),
+                    "text": ref.get("text", job.raw_text),
+                    "label": ref.get("label"),
+                    "key": ref.get("key"),
+                    "location": ref.get("location"),
+                    "end": ref.get("end"),
+                    "jobId": str(job.id),
+                    "state": job.state,
+                    "error": job.error,
+                    "result": (
+                        json.loads(job.result)
+                        if job.state == "completed" and job.result is not None
+                        else None
+                    ),
+                }
+            )
+        return {
+            "documentId": doc.id,
+            "title": doc.title,
+            "fileName": doc.name,
+            "format": doc.format,
+            "createdAt": doc.created_at,
+            "status": _status_of([j.state for j in jobs]),
+            "referenceCount": len(jobs),
+            "references": references,
+            "document": extracted,
+        }
 
     # --- work ------------------------------------------------------------------------------------
 
@@ -597,7 +796,13 @@ class JobStore(TenantStore):
                 sa.select(sa.func.count()).select_from(DOCUMENTS).where(*own)
             ).scalar_one()
             docs = db.execute(
-                sa.select(DOCUMENTS.c.id, DOCUMENTS.c.title, DOCUMENTS.c.created_at)
+                sa.select(
+                    DOCUMENTS.c.id,
+                    DOCUMENTS.c.title,
+                    DOCUMENTS.c.created_at,
+                    DOCUMENTS.c.name,
+                    DOCUMENTS.c.format,
+                )
                 .where(*own)
                 # Newest first; documents of the same millisecond in submission order (their
                 # first job id: ids only grow), never by their random ids.
@@ -621,7 +826,7 @@ class JobStore(TenantStore):
                 ):
                     by_document[row.document_id].append(row)
         documents = []
-        for doc_id, title, created in docs:
+        for doc_id, title, created, file_name, file_format in docs:
             rows = by_document[doc_id]
             references = []
             for row in rows:
@@ -641,11 +846,13 @@ class JobStore(TenantStore):
             documents.append(
                 {
                     "id": doc_id,
-                    "title": title or f"{len(rows)} reference(s)",
+                    "title": title or file_name or f"{len(rows)} reference(s)",
                     "status": _status_of([r.state for r in rows]),
                     "referenceCount": len(rows),
                     "createdAt": created,
                     "references": references,
+                    "fileName": file_name,
+                    "format": file_format,
                 }
             )
         return {
@@ -680,6 +887,48 @@ def _status_of(states: Sequence[str]) -> str | None:
     if any(s in {"waiting", "active"} for s in states):
         return "PROCESSING" if any(s != "waiting" for s in states) else "PENDING"
     return "COMPLETED" if "completed" in states else "FAILED"
+
+
+def _check_title(title: object) -> None:
+    if title is None:
+        return
+    if not isinstance(title, str) or len(title) > MAX_TITLE_CHARS:
+        msg = f"title must be a string of at most {MAX_TITLE_CHARS} characters"
+        raise InputError(msg, path="title")
+    if not encodable(title) or "\x00" in title:
+        msg = "title must be valid Unicode text without NUL characters"
+        raise InputError(msg, path="title")
+
+
+def _refusal(text: str) -> str | None:
+    """Why the verifier cannot take one reference of a document (None: it can)."""
+    if len(text) > MAX_REFERENCE_CHARS:
+        return f"{len(text):,} characters; a reference may have {MAX_REFERENCE_CHARS:,}"
+    if not text.strip():
+        return "empty"
+    if not storable(text):
+        return "not valid Unicode text"
+    try:
+        check_reference(text, path="reference")
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def _cleaned(text: str) -> str:
+    """``text`` without what neither dialect stores (NUL, lone surrogates)."""
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def _storable_json(value: Any) -> Any:
+    """``value`` with its strings cleaned: no NUL, no lone surrogate (rows hold none)."""
+    if isinstance(value, str):
+        return value if storable(value) else _cleaned(value)
+    if isinstance(value, list):
+        return [_storable_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _storable_json(v) for k, v in value.items()}
+    return value
 
 
 def _check_references(references: object) -> None:

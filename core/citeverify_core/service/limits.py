@@ -25,12 +25,27 @@ from typing import TypeVar
 
 from citeverify_core.errors import InputError, RateLimitError
 
-__all__ = ["DEFAULT_PER_INSTANCE", "DEFAULT_PER_KEY", "VerificationSlots"]
+__all__ = [
+    "DEFAULT_PER_INSTANCE",
+    "DEFAULT_PER_KEY",
+    "EXTRACTIONS_PER_INSTANCE",
+    "EXTRACTIONS_PER_KEY",
+    "EXTRACTION_TIMEOUT",
+    "ExtractionSlots",
+    "VerificationSlots",
+]
 
 #: Verifications running at once in one process (guard requests and ``POST /api/check``).
 DEFAULT_PER_INSTANCE = 64
 #: Verifications running at once for one caller (an API key, or a client address without one).
 DEFAULT_PER_KEY = 8
+#: Documents read at once in one process (``POST /api/verify-document``): reading a 50 MB PDF
+#: takes a core and a few hundred MB, so few run at once; more are refused (429), not queued.
+EXTRACTIONS_PER_INSTANCE = 2
+#: Documents read at once for one API key.
+EXTRACTIONS_PER_KEY = 1
+#: Seconds a document's reading may take before the request is answered 422 ``timeout``.
+EXTRACTION_TIMEOUT = 60.0
 #: Seconds a refused caller is told to wait (verifications take about a lookup timeout at most).
 RETRY_AFTER = 1.0
 
@@ -119,3 +134,27 @@ class VerificationSlots:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+class ExtractionSlots(VerificationSlots):
+    """The bounds on documents read at once, on a pool of their own (never a verification's).
+
+    Args:
+        per_instance: Most documents read at once in this process.
+        per_key: Most documents read at once for one caller.
+    """
+
+    def __init__(
+        self, *, per_instance: int = EXTRACTIONS_PER_INSTANCE, per_key: int = EXTRACTIONS_PER_KEY
+    ) -> None:
+        super().__init__(per_instance=per_instance, per_key=per_key)
+
+    def _refusal(self, caller: Hashable) -> int:
+        held = self._by_key.get(caller, 0)
+        if self.running >= self.per_instance:
+            msg = f"the service is reading {self.per_instance} documents at once; retry shortly"
+            raise RateLimitError(msg, retry_after=RETRY_AFTER)
+        if held >= self.per_key:
+            msg = f"more than {self.per_key} document(s) read at once for this caller"
+            raise RateLimitError(msg, retry_after=RETRY_AFTER)
+        return held

@@ -20,6 +20,8 @@ from citeverify_core.references.parse import MAX_REFERENCE_CHARS
 from citeverify_core.references.result import ReferenceResult
 
 __all__ = [
+    "DOCUMENT_TEXT_FORMATS",
+    "MAX_DOCUMENT_REFERENCES",
     "MAX_HISTORY",
     "MAX_POLL_IDS",
     "MAX_REFERENCES",
@@ -32,6 +34,13 @@ __all__ = [
     "DailyCounts",
     "Decision",
     "Decisions",
+    "DocumentBody",
+    "DocumentCounts",
+    "DocumentJob",
+    "DocumentLimits",
+    "DocumentReference",
+    "DocumentSubmission",
+    "DocumentView",
     "ErrorBody",
     "ErrorDetail",
     "History",
@@ -57,6 +66,12 @@ MAX_POLL_IDS = 50
 MAX_HISTORY = 50
 #: A document title is a label, not a document.
 MAX_TITLE_CHARS = 500
+#: References of one whole document (``POST /api/verify-document``): a document is one
+#: submission however many references it has (a thesis has a few hundred), up to this many.
+MAX_DOCUMENT_REFERENCES = 2000
+#: The formats a JSON body's ``text`` may be (by its ``name``'s suffix); PDF and Word files
+#: come as a multipart upload.
+DOCUMENT_TEXT_FORMATS = ("md", "markdown", "html", "htm", "txt", "text", "tex", "bbl", "bib")
 
 #: A job's state as the API names it.
 JobState = Literal["waiting", "active", "completed", "failed", "not-found"]
@@ -94,6 +109,15 @@ class CancelBody(BaseModel):
     jobIds: list[Annotated[str, Field(max_length=40)]] | None = Field(
         default=None, max_length=MAX_POLL_IDS
     )
+
+
+class DocumentBody(BaseModel):
+    """``POST /api/verify-document`` as JSON: a text format's content (the upload is multipart)."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(min_length=1)
+    name: Annotated[str, Field(min_length=1, max_length=255)] = "document.txt"
+    title: Annotated[str, Field(max_length=MAX_TITLE_CHARS)] | None = None
 
 
 class CheckBody(BaseModel):
@@ -265,7 +289,7 @@ class HistoryReference(BaseModel):
 
 
 class HistoryDocument(BaseModel):
-    """One past document."""
+    """One past document (``fileName`` and ``format``: a document submitted whole)."""
 
     id: str
     title: str
@@ -273,6 +297,8 @@ class HistoryDocument(BaseModel):
     referenceCount: int
     createdAt: str
     references: list[HistoryReference]
+    fileName: str | None = None
+    format: str | None = None
 
 
 class Pagination(BaseModel):
@@ -363,3 +389,87 @@ class Cancellation(BaseModel):
     refundedTokens: int
     documentId: str | None
     documentStatus: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED"] | None
+
+
+# --- whole documents (POST /api/verify-document, GET /api/documents/{documentId}) -----------------
+
+
+class DocumentReference(BaseModel):
+    """One reference found in a document, and the job verifying it.
+
+    ``number``, ``text``, ``label``, ``key``, ``location`` and ``end`` are the extractor's
+    (:class:`~citeverify_core.references.document.ExtractedReference`); ``location`` is
+    ``{"page": ..., "line": ...}`` (``page`` null for formats without pages; the whole
+    location null for a list submitted to ``POST /api/verify-reference``).
+    """
+
+    model_config = ConfigDict(extra="allow")
+    number: int
+    text: str
+    label: str | None = None
+    key: str | None = None
+    location: dict[str, int | None] | None = None
+    end: dict[str, int | None] | None = None
+    jobId: str
+
+
+class DocumentCounts(BaseModel):
+    """How much was found and queued."""
+
+    references: int
+    queued: int
+    notVerifiable: int
+    citations: int
+    findings: int
+
+
+class DocumentSubmission(BaseModel):
+    """The answer to ``POST /api/verify-document``: the document as extracted and its jobs.
+
+    ``jobIds[i]`` verifies ``references[i]``; a reference the verifier cannot take (longer than
+    1,200 characters) has a job that is already ``failed`` and costs nothing. ``document`` is
+    :meth:`~citeverify_core.references.document.ExtractedDocument.to_dict`: the references with
+    their locations and labels, the in-text ``citations`` and the consistency ``findings``.
+    """
+
+    documentId: str
+    jobIds: list[str]
+    title: str | None
+    fileName: str
+    format: str
+    references: list[DocumentReference]
+    document: dict[str, Any]
+    counts: DocumentCounts
+    message: str
+    tokensAvailable: int | None = None
+
+
+class DocumentJob(DocumentReference):
+    """A document's reference with its job's current state (and result once completed)."""
+
+    state: JobState
+    error: str | None = None
+    result: dict[str, Any] | None = None
+
+
+class DocumentLimits(BaseModel):
+    """``GET /api/verify-document/limits``: what an upload may be."""
+
+    maxBytes: int
+    maxReferences: int
+    formats: list[str]
+    textFormats: list[str]
+
+
+class DocumentView(BaseModel):
+    """``GET /api/documents/{documentId}``: a past document, its references and their jobs."""
+
+    documentId: str
+    title: str | None
+    fileName: str | None
+    format: str | None
+    createdAt: str
+    status: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED"] | None
+    referenceCount: int
+    references: list[DocumentJob]
+    document: dict[str, Any]

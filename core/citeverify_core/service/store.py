@@ -49,8 +49,9 @@ __all__ = [
 #: Ids are signed 64-bit integers in both dialects: a larger id cannot name a row.
 MAX_ID = 2**63 - 1
 #: The schema this code writes: 1 the first, 2 job leases, 3 tenants and tokens, 4 the guard's
-#: decision log, 5 shared rate-limit hits and idempotency keys.
-SCHEMA_VERSION = 5
+#: decision log, 5 shared rate-limit hits and idempotency keys, 6 whole documents (a document's
+#: file name, format and what was extracted from it: locations, citations, findings).
+SCHEMA_VERSION = 6
 
 _META = sa.MetaData()
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid is INTEGER
@@ -61,6 +62,12 @@ DOCUMENTS = sa.Table(
     sa.Column("title", sa.Text),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("api_key_id", _ID),  # the tenant; NULL for jobs submitted through the library
+    # Schema 6: a document submitted whole (POST /api/verify-document); NULL for a list.
+    sa.Column("name", sa.Text),  # the file's name
+    sa.Column("format", sa.Text),  # the format it was read as (pdf, docx, md, ...)
+    # JSON: ExtractedDocument.to_dict(), the references' locations and labels, the in-text
+    # citations and the consistency findings; reference i is the job at position i.
+    sa.Column("extracted", sa.Text),
 )
 JOBS = sa.Table(
     "jobs",

@@ -28,6 +28,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable
 from html.parser import HTMLParser
+from itertools import islice
 from pathlib import PurePosixPath
 
 from citeverify_core.errors import DocumentError
@@ -172,6 +173,7 @@ _CITE = re.compile(
 )
 _TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|\n", re.S)
 _MAX_CITE_CHARS = 600
+_BRACE = re.compile(r"\\.|[{}]", re.S)
 
 
 def _group_end(s: str, i: int, limit: int | None = None) -> int:
@@ -182,19 +184,19 @@ def _group_end(s: str, i: int, limit: int | None = None) -> int:
     depth = 0
     n = len(s) if limit is None else min(len(s), i + limit)
     j = i
-    while j < n:
-        c = s[j]
-        if c == "\\":
-            j += 2
-            continue
+    while True:
+        m = _BRACE.search(s, j, n)
+        if m is None:
+            return n
+        c = m.group(0)
+        j = m.end()
         if c == "{":
             depth += 1
         elif c == "}":
             depth -= 1
             if depth == 0:
-                return j + 1
-        j += 1
-    return n
+                return j
+        # "\{", "\}", "\\" are skipped whole by the pattern
 
 
 def _skip_space(s: str, i: int) -> int:
@@ -560,7 +562,7 @@ def _bbl_entries(text: str) -> list[ExtractedReference]:
 
 
 def _braced(text: str, open_brace: int) -> str:
-    end = _group_end(text, open_brace, 20_000)
+    end = _group_end(text, open_brace, 5_000)
     return text[open_brace + 1 : end - 1]
 
 
@@ -569,18 +571,20 @@ def _biblatex_entries(text: str, starts: list[int]) -> list[ExtractedReference]:
     for m in _ENTRY.finditer(text):
         stop = text.find("\\endentry", m.end())
         stop = len(text) if stop < 0 else stop
-        chunk = text[m.end() : stop]
+        # An entry is a few hundred characters: what is past 50,000 is not read, and at most
+        # 200 fields of each kind (a hostile .bbl must not cost quadratic time).
+        chunk = text[m.end() : min(stop, m.end() + 50_000)]
         fields: dict[str, str] = {}
-        for f in _FIELD.finditer(chunk):
+        for f in islice(_FIELD.finditer(chunk), 100):
             fields.setdefault(f.group("name").lower(), _clean(_braced(chunk, f.end() - 1)))
-        for v in _VERB.finditer(chunk):
+        for v in islice(_VERB.finditer(chunk), 200):
             fields.setdefault(v.group("name").lower(), v.group("value").strip())
-        for lst in _LIST.finditer(chunk):
+        for lst in islice(_LIST.finditer(chunk), 200):
             items = _braced(chunk, lst.end() - 1)
             values = [_clean(x) for x in re.findall(r"\{([^{}]{0,500})\}", items)]
             fields.setdefault(lst.group("name").lower(), "; ".join(v for v in values if v))
         names: dict[str, list[str]] = {}
-        for nl in _NAME_LIST.finditer(chunk):
+        for nl in islice(_NAME_LIST.finditer(chunk), 20):
             names.setdefault(
                 nl.group("role").lower(), _biblatex_names(_braced(chunk, nl.end() - 1))
             )
@@ -609,9 +613,9 @@ def _clean(value: str) -> str:
 def _biblatex_names(block: str) -> list[str]:
     """'Family, G.' for each name of a biblatex name list."""
     out: list[str] = []
-    for person in re.split(r"\}\}%?\s*\{\{", block):
+    for person in re.split(r"\}\}%?\s*\{\{", block, maxsplit=2000):
         parts: dict[str, str] = {}
-        for p in _NAME_PART.finditer(person):
+        for p in islice(_NAME_PART.finditer(person), 8):
             parts.setdefault(p.group("part"), _clean(_braced(person, p.end() - 1)))
         family = parts.get("family")
         if not family:
@@ -735,12 +739,18 @@ def _markdown_inline(text: str) -> str:
             return label
         return f"{label} {url}" if label else url
 
-    text = _MD_CODE.sub(r"\1", text)
-    text = _MD_LINK.sub(link, text)
-    text = _MD_AUTOLINK.sub(r"\1", text)
-    text = _MD_EMPHASIS.sub(r"\2", text)
-    text = _HTML_TAG.sub("", text)
-    text = _MD_ESCAPE.sub(r"\1", text)
+    # Functions, not templates: a template is expanded per match, ten times slower.
+    if "`" in text:
+        text = _MD_CODE.sub(lambda m: m.group(1), text)
+    if "](" in text:
+        text = _MD_LINK.sub(link, text)
+    if "<" in text:
+        text = _MD_AUTOLINK.sub(lambda m: m.group(1), text)
+        text = _HTML_TAG.sub("", text)
+    if "*" in text or "_" in text:
+        text = _MD_EMPHASIS.sub(lambda m: m.group(2), text)
+    if "\\" in text:
+        text = _MD_ESCAPE.sub(lambda m: m.group(1), text)
     return " ".join(text.split())
 
 
@@ -916,20 +926,56 @@ class _HtmlLines(HTMLParser):
             return
         if self.in_title:
             if sum(len(p) for p in self.title_parts) < 2000:
-                self.title_parts.append(data)
+                self.title_parts.append(data.replace(_LT, "<"))
             return
         if not self.parts:
             self.line_no = self.getpos()[0]
         if self.size + len(data) > _MAX_LINE_CHARS:
-            self.parts.append(data[: max(0, _MAX_LINE_CHARS - self.size)])
+            self.parts.append(data[: max(0, _MAX_LINE_CHARS - self.size)].replace(_LT, "<"))
             self.size = _MAX_LINE_CHARS
             self._flush()
             return
-        self.parts.append(data)
+        self.parts.append(data.replace(_LT, "<"))
         self.size += len(data)
 
 
+_STRAY_LT = re.compile(r"<(?![A-Za-z/!?])")
+_LT = "\ue000"  # a stray "<", put back in the text (an entity would cost a decode each)
+_TAG_START = re.compile(r"<[A-Za-z/!?]")
+_MAX_TAGS = 200_000
+_UNCLOSED_TAG = re.compile(r"<(?=[A-Za-z/!?][^<>]*(?:<|$))")
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without its ``<!-- -->`` comments; an unclosed one hides the rest (as in HTML)."""
+    out: list[str] = []
+    i = 0
+    while True:
+        start = text.find("<!--", i)
+        if start < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        i = end + 3
+    return "".join(out)
+
+
 def _read_html(text: str) -> DocumentText:
+    notes: list[str] = []
+    # html.parser spends a Python step on every "<": a "<" that opens no tag is made text in
+    # one pass, and a document is read up to its 400,000th tag (a paper has far fewer).
+    text = _STRAY_LT.sub(_LT, _without_comments(text))
+    # A "<" whose tag never closes (another "<" or the end comes first) is text: html.parser
+    # would rescan to the end from each one.
+    text = _UNCLOSED_TAG.sub(_LT, text)
+    for count, m in enumerate(_TAG_START.finditer(text), 1):
+        if count > _MAX_TAGS:
+            text = text[: m.start()]
+            notes.append(f"the HTML is read up to its {_MAX_TAGS:,}th tag")
+            break
     parser = _HtmlLines()
     try:
         # Fed in pieces: html.parser keeps unparsed text between feeds, so an unclosed "<"
@@ -943,4 +989,4 @@ def _read_html(text: str) -> DocumentText:
     title = " ".join("".join(parser.title_parts).split()) or None
     if title is None:
         title = next((ln.text for ln in parser.lines if ln.heading), None)
-    return DocumentText(format="html", lines=parser.lines, title=title and _nfc(title))
+    return DocumentText(format="html", lines=parser.lines, title=title and _nfc(title), notes=notes)

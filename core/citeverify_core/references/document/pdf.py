@@ -182,10 +182,15 @@ def extract_pdf(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
 
     # pdfminer logs every oddity of a malformed file as a warning: not the user's concern.
     logging.getLogger("pdfminer").setLevel(logging.CRITICAL)
+    if options.get("sandboxed"):
+        _quiet_pdfminer()
     max_pages = int(options.get("max_pages", MAX_PDF_PAGES))
     max_chars = int(options.get("max_chars", MAX_PDF_CHARACTERS))
     pages, info = _read_words(data, max_pages=max_pages, max_chars=max_chars)
     lines, notes = _layout(pages)
+    broken = info.pop("__broken__", [])
+    if broken:
+        notes.append(f"unreadable and left out: {', '.join(broken[:10])}")
     if not lines:
         images = sum(p.images for p in pages)
         undefined = sum(p.undefined for p in pages)
@@ -206,6 +211,32 @@ def extract_pdf(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
         "pages": len(pages),
         "notes": notes,
     }
+
+
+class _Quiet:
+    """A logger that does nothing, as cheaply as possible."""
+
+    def _nothing(self, *args: object, **kwargs: object) -> None:
+        return None
+
+    debug = info = warning = error = exception = critical = _nothing
+
+
+def _quiet_pdfminer() -> None:
+    """Replace pdfminer's module loggers by :class:`_Quiet` (in the parsing child only).
+
+    pdfminer calls ``log.debug`` for every token and operator: with logging off, the calls
+    alone are 7% of the reading (a disabled logger still costs a call and a level check).
+    Only the child process does this: it reads one document and exits. Benchmark if changing.
+    """
+    import sys  # noqa: PLC0415
+
+    import pdfminer.pdfinterp  # noqa: PLC0415 - imported first, so that its log is set
+    import pdfminer.pdfpage  # noqa: PLC0415, F401
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("pdfminer.") and hasattr(module, "log"):
+            setattr(module, "log", _Quiet())  # noqa: B010 - a module attribute mypy cannot see
 
 
 # --- step 1: words ---------------------------------------------------------------------------
@@ -657,11 +688,19 @@ def _layout(pages: list[_Page]) -> tuple[list[_Line], list[str]]:
     notes: list[str] = []
     rows_by_page: list[list[_Row]] = []
     numbered = 0
+    kept_words: list[list[_Word]] = []
+    margins: set[tuple[str, int, float]] = set()
     for page in pages:
         words = _dedupe(page.words)
-        words, removed = _drop_line_numbers(words)
+        words, removed = _drop_line_numbers(words, margins)
         numbered += removed > 0
-        rows_by_page.append(_rows(words))
+        kept_words.append(words)
+    if margins:
+        # A page with only a few lines (the end of a list) has too short a stack to be told
+        # from labels: it loses the numbers that stand where other pages' line numbers stand.
+        for i, words in enumerate(kept_words):
+            kept_words[i] = _drop_numbers_at(words, margins)
+    rows_by_page.extend(_rows(words) for words in kept_words)
     if numbered:
         notes.append(f"line numbers of a review copy removed on {numbered} pages")
     removed_edges = _drop_running_text(pages, rows_by_page)
@@ -739,7 +778,9 @@ def _row_size(row: Iterable[_Word]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
-def _drop_line_numbers(words: list[_Word]) -> tuple[list[_Word], int]:
+def _drop_line_numbers(
+    words: list[_Word], margins: set[tuple[str, int, float]]
+) -> tuple[list[_Word], int]:
     """Without the line numbers of a review copy, and how many were removed.
 
     Line numbers are bare numbers (no bracket, no dot) stacked in a margin: aligned on one edge,
@@ -776,9 +817,32 @@ def _drop_line_numbers(words: list[_Word]) -> tuple[list[_Word], int]:
         )
         if smaller or (per_row and len(stack) >= 10):
             drop.update(id(w) for w in stack)
+            edge = (
+                "right"
+                if len({round(w.x1) for w in stack}) <= len({round(w.x0) for w in stack})
+                else "left"
+            )
+            at = statistics.median(w.x1 if edge == "right" else w.x0 for w in stack)
+            margins.add((edge, round(at), round(statistics.median(w.size for w in stack), 1)))
     if not drop:
         return words, 0
     return [w for w in words if id(w) not in drop], len(drop)
+
+
+def _drop_numbers_at(words: list[_Word], margins: set[tuple[str, int, float]]) -> list[_Word]:
+    """Without the bare numbers standing where line numbers stand on other pages."""
+    body = [w for w in words if not w.text.isdigit()]
+
+    def line_number(word: _Word) -> bool:
+        if not word.text.isdigit() or len(word.text) > 4:
+            return False
+        for edge, at, size in margins:
+            x = word.x1 if edge == "right" else word.x0
+            if abs(x - at) <= 2 and abs(word.size - size) <= 0.5:
+                return _outside_text(word, body)
+        return False
+
+    return [w for w in words if not line_number(w)]
 
 
 def _outside_text(number: _Word, body: list[_Word]) -> bool:
@@ -884,8 +948,9 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
 
     Words are merged into fragments where they are less than half a font size apart (words of
     a justified line, not two columns). The gutter is the x in the middle 40% of the text's
-    width that the fewest rows cover, widened while as few rows cover it. Two columns need rows
-    with text on both sides of a strip at least 5 points wide.
+    width that the fewest rows cover, widened while as few rows cover it. Two columns need a
+    strip at least 5 points wide that at most half the rows cross, and text right of it on at
+    least two rows.
     """
     if len(rows) < 6:
         return None
@@ -925,6 +990,17 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
     if g1 - g0 < 5:
         return None
     gl, gr = left + g0, left + g1 + 1
+    # The right column starts at the leftmost x where several rows' right part starts: with
+    # hanging indents the strip above also spans the indent (only first lines start left of
+    # it); one over-long left line reaching into the strip does not count.
+    starts = Counter(
+        round(next(w.x0 for w in row if w.x0 > gl + 1))
+        for row in rows
+        if any(w.x0 > gl + 1 for w in row)
+    )
+    frequent = [x for x, n in starts.items() if n >= 2 and x < gr]
+    if frequent:
+        gr = max(min(frequent), gl + 5)
     both = sum(
         1
         for row in rows
@@ -938,7 +1014,9 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
         if not any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row)
         and (any(w.x0 >= gr - 1 for w in row))
     )
-    if sides < 3 or both < 2:
+    # Text right of a clean strip on a few rows is a second column, even a short one (the
+    # last lines of a reference list) or one whose baselines are not the left one's.
+    if sides < 2 or sides + both < 3:
         return None
     return gl, gr
 
@@ -949,7 +1027,6 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     if gutter is None:
         return [_line(page, row) for row in rows]
     gl, gr = gutter
-    middle = (gl + gr) / 2
     spanning = [any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row) for row in rows]
     # A lone crossing row between column rows (an over-long URL running into the gutter) is a
     # column row: only a band of full-width rows, or one apart from the columns, spans.
@@ -967,8 +1044,10 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     band: list[_Row] = []
 
     def flush() -> None:
-        lefts = [[w for w in row if (w.x0 + w.x1) / 2 < middle] for row in band]
-        rights = [[w for w in row if (w.x0 + w.x1) / 2 >= middle] for row in band]
+        # A word belongs to the right column when it starts where that column starts: a left
+        # line that runs over into the gutter (an overfull justified line) stays left.
+        lefts = [[w for w in row if w.x0 < gr - 1] for row in band]
+        rights = [[w for w in row if w.x0 >= gr - 1] for row in band]
         lines.extend(_line(page, part) for part in lefts if part)
         lines.extend(_line(page, part) for part in rights if part)
         band.clear()

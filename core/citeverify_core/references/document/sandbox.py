@@ -66,7 +66,8 @@ def run_isolated(
 
     Args:
         target: ``"package.module:function"``; the function takes ``(data, options)``, returns
-            JSON-able data and raises :class:`DocumentError` for a document it refuses.
+            JSON-able data and raises :class:`DocumentError` for a document it refuses. In the
+            child, ``options["sandboxed"]`` is true.
         data: The document's bytes.
         options: JSON-able options passed on.
         preload: Modules a warm spare imports while it waits (the target's heavy imports).
@@ -87,18 +88,41 @@ def run_isolated(
         }
     ).encode()
     with _slots:
-        child = _take_spare(preload) or _start(preload)
+        spare = _take_spare(preload)
         try:
-            out, _ = child.communicate(request + b"\n" + data, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            msg = f"reading took longer than {timeout:g} s and was stopped"
-            raise DocumentError(msg, code="timeout") from None
-        except OSError:  # the child died before reading its input (a broken pipe)
-            out = b""
-        finally:
-            _reap(child)
+            child = spare or _start(preload)
+        except OSError:
+            # No child can be started (no interpreter at sys.executable, no processes left):
+            # read here, bounded by the target's own page and character caps only.
+            return _in_process(target, data, options or {})
+        out, returncode = _run_child(child, request + b"\n" + data, timeout)
+        if not out and spare is not None:
+            # A spare that died while it waited (killed by someone, out of memory): not this
+            # document's fault. Once more with a fresh child.
+            out, returncode = _run_child(_start(preload), request + b"\n" + data, timeout)
     _keep_spare(preload)
-    return _answer(out, child.returncode)
+    return _answer(out, returncode)
+
+
+def _in_process(target: str, data: bytes, options: dict[str, Any]) -> Any:
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)(data, options)
+
+
+def _run_child(
+    child: subprocess.Popen[bytes], message: bytes, timeout: float
+) -> tuple[bytes, int | None]:
+    """Send ``message`` to ``child``, wait for its answer; kill it when ``timeout`` expires."""
+    try:
+        out, _ = child.communicate(message, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        msg = f"reading took longer than {timeout:g} s and was stopped"
+        raise DocumentError(msg, code="timeout") from None
+    except OSError:  # the child died before reading its input (a broken pipe)
+        out = b""
+    finally:
+        _reap(child)
+    return out, child.returncode
 
 
 def _answer(out: bytes, returncode: int | None) -> Any:
@@ -214,7 +238,9 @@ def _child_main() -> None:  # pragma: no cover - runs in the child (tests exerci
     try:
         data = stdin.read()
         module, _, function = request["target"].partition(":")
-        result = getattr(importlib.import_module(module), function)(data, request["options"])
+        # The target may do what only a throwaway process should (pdfminer's loggers quieted).
+        options = {**request["options"], "sandboxed": True}
+        result = getattr(importlib.import_module(module), function)(data, options)
         answer: dict[str, Any] = {"ok": result}
     except DocumentError as exc:
         answer = {"error": [exc.code, str(exc)]}

@@ -108,7 +108,7 @@ _CAPTION = re.compile(
 _YEAR = re.compile(r"(?<![\d/.])(?:1[6-9]|20)\d\d[a-z]?(?!\d)|\b(?:n\.d\.|in press|forthcoming)")
 # A label at the start of a line: "[12]", "[Smi20]", "(12)", "12.", "12)", or "12" before a word.
 _LABEL = re.compile(
-    r"^\s*(?:\[(?P<b>[^\[\]\s]{1,14})\]|\((?P<p>\d{1,4})\)|(?P<n>\d{1,4})[.)](?![\d.])"
+    r"^\s*(?:\[(?P<b>[^\[\]\s]{1,14})\]|\((?P<p>\d{1,3})\)|(?P<n>\d{1,3})[.)](?![\d.])"
     r"|(?P<bare>\d{1,3})(?=\s+[^\W\d_]))\s*"
 )
 _LABEL_ONLY = re.compile(r"^\s*(?:\[[^\[\]\s]{1,14}\]|\(\d{1,3}\)|\d{1,3}[.)]?)\s*$")
@@ -121,6 +121,8 @@ _PARTICLE = (
 _AUTHOR_START = re.compile(
     rf"^{_PARTICLE}{{0,3}}[^\W\d_a-z][\w'’\-]{{0,30}}(?:\s[^\W\d_a-z][\w'’\-]{{0,30}}){{0,2}}"
     r"(?:,\s?[^\W\d_]|\s[^\W\d_a-z]{1,3}[,.](?:\s|$)|\s(?:[^\W\d_a-z]\.\s?){1,3}[,\s(])"
+    # "S.G. Zhirov," / "A. Tarantino and" / "J.-P. Smith,": initials first.
+    r"|^(?:[^\W\d_a-z]\.\s?-?){1,3}\s?[^\W\d_a-z][\w'’\-]{1,30}(?:,|\s(?:and|&|et)\s)"
 )
 _URL_TAIL = re.compile(r"(?:https?://|www\.|doi:\s?|\b10\.\d{4,9}/)\S*$", re.I)
 _PAGE_NUMBER = re.compile(
@@ -204,6 +206,9 @@ def reference_heading(text: str) -> str | None:
     line = text.strip()
     if not line or len(line) > _MAX_HEADING_CHARS:
         return None
+    first = next((c for c in line if c.isalpha()), "")
+    if first.islower():
+        return None  # "literature." ending a sentence or a reference, not a heading
     if m := _HEADING.match(line):
         return m.group("word")
     if line.upper() == line and (m := _HEADING.match(_SPLIT_CAPS.sub(r"\1", line))):
@@ -406,27 +411,33 @@ def _label_number(text: str) -> int | None:
 
 def _numbered_list_at_end(lines: Sequence[DocumentLine], furniture: set[int]) -> int | None:
     """The index of "[1]"/"1." that starts the last numbered list with reference-like items."""
+    numbers = [None if i in furniture else _line_number(line) for i, line in enumerate(lines)]
+    ones = [i for i, number in enumerate(numbers) if number == 1][-50:]
     best: int | None = None
     best_count = 0
-    for i, line in enumerate(lines):
-        if i in furniture or _label_number(line.text) != 1:
-            continue
-        expected, count, years, last = 2, 1, int(bool(_YEAR.search(line.text[:400]))), i
+    for i in ones:
+        expected, count, last = 2, 1, i
+        years = int(bool(_YEAR.search(lines[i].text[:400])))
         for j in range(i + 1, len(lines)):
-            number = _label_number(lines[j].text)
-            if number == expected:
+            if numbers[j] == expected:
                 expected += 1
                 count += 1
                 last = j
-                years += bool(
-                    _YEAR.search(lines[j].text[:400])
-                    or _YEAR.search(lines[j + 1].text[:400] if j + 1 < len(lines) else "")
-                )
+                after = lines[j + 1].text[:400] if j + 1 < len(lines) else ""
+                years += bool(_YEAR.search(lines[j].text[:400]) or _YEAR.search(after))
             elif j - last > _MAX_REFERENCE_LINES:
                 break
         if count >= 2 and years * 2 >= count >= best_count:
             best, best_count = i, count
     return best
+
+
+def _line_number(line: DocumentLine) -> int | None:
+    """The number a line is labelled with (Word's or Markdown's, or its text's)."""
+    if line.label:
+        label = _label_text(line.label)
+        return int(label) if label.isdigit() and len(label) < 6 else None
+    return _label_number(line.text)
 
 
 def _whole_document_is_a_list(lines: Sequence[DocumentLine], furniture: set[int]) -> bool:
@@ -528,6 +539,7 @@ class _Splitter:
             if m := _LABEL.match(ln.text[:40]):
                 kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
                 kinds[kind] += 1
+        window = [ln for ln in window if not _SUBHEADING.match(ln.text.strip()[:120])] or window
         first_text = window[0].text
         if m := _LABEL.match(first_text[:40]):
             kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
@@ -539,7 +551,10 @@ class _Splitter:
             return "margin"
         if kinds:
             kind, count = kinds.most_common(1)[0]
-            if count >= 3 and kind != "bare":
+            # Labels after an unlabelled start count when they run in sequence ("(1973):" at a
+            # line's start is a year, not a label).
+            numbers = {n for ln in window if (n := _label_number(ln.text)) is not None}
+            if count >= 3 and kind != "bare" and sum(1 for n in numbers if n + 1 in numbers) >= 2:
                 return {"b": "bracket", "p": "paren", "n": "dot"}[kind]
         return "none"
 
@@ -643,7 +658,9 @@ class _Splitter:
                 end = i
                 end_note = f"the list ends before {text[:60]!r} ({line.location})"
                 break
-            if line.heading and _SUBHEADING.match(text[:120]):
+            if _SUBHEADING.match(text[:120]) and (
+                line.heading or not groups or _ended(self._previous_text(groups))
+            ):
                 i += 1
                 blank_before = True
                 continue
@@ -720,7 +737,11 @@ class _Splitter:
                     ):
                         return True, value
             return False, None
-        # Unlabelled (author-date) lists, or labels read apart in a margin column.
+        # Unlabelled (author-date) lists, or labels read apart in a margin column. A labelled
+        # line after a finished reference still starts one (a reader lost the earlier labels).
+        m = _LABEL.match(text[:40])
+        if m and _ended(prev) and (m.group("b") or m.group("p") or m.group("n")):
+            return True, None
         layout = self._layout_start(i)
         if layout is not None:
             return layout, None
@@ -826,14 +847,13 @@ class _Splitter:
             if m and (label is None or _label_text(m.group(0)) == label):
                 label = _label_text(m.group(0))
                 head = head[m.end() :]
-        elif (
-            self.mode in {"none", "margin"}
-            and label is None
-            and (m := _LABEL.match(head[:40]))
-            and m.group("b") is not None
-        ):
-            label = m.group("b")
-            head = head[m.end() :]
+        elif self.mode in {"none", "margin"} and label is None and (m := _LABEL.match(head[:40])):
+            # A list whose labels a reader lost in part: a label is taken when it is bracketed
+            # or is this entry's place in the list.
+            value = m.group("b") or m.group("p") or m.group("n") or m.group("bare")
+            if m.group("b") is not None or value == str(number):
+                label = value
+                head = head[m.end() :]
         texts[0] = head
         joined = join_lines(texts, self.words, self.compounds)
         last = self.lines[group.indices[-1]]

@@ -12,12 +12,14 @@ Hot path: ``bench/bench_references.py`` measures it (benchmark if changing).
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
+from dataclasses import replace
 
 from citeverify_core.engine.extract import extract_academic, extract_urls
 from citeverify_core.errors import InputError
-from citeverify_core.references.folding import TAGS
+from citeverify_core.references.folding import TAGS, fold
 from citeverify_core.references.parse.authors import _authors, _namey
 from citeverify_core.references.parse.bibtex import (
     bibtex_entries,
@@ -28,6 +30,7 @@ from citeverify_core.references.parse.clues import (
     _DOI_TAIL,
     _NUMBERING,
     _QUOTED,
+    _YEAR_PAREN,
     MAX_BIBTEX_CHARS,
     MAX_REFERENCE_CHARS,
     ParsedCitation,
@@ -54,6 +57,7 @@ __all__ = [
     "MAX_BIBTEX_CHARS",
     "MAX_REFERENCE_CHARS",
     "ParsedCitation",
+    "alternative_reading",
     "bibtex_entries",
     "junk_line",
     "parse_bibtex",
@@ -89,10 +93,32 @@ def parse_reference(text: str) -> ParsedCitation:
     return _parse_text(raw, text)
 
 
+#: Crossref's "not available" placeholder ("&NA; 1992. “Oral Contraceptives.” Reactions Weekly
+#: &NA; (383)"), with the comma or semicolon after it.
+_NOT_AVAILABLE = re.compile(r"&NA;[,;]?\s*")
+
+
+#: A quoted title whose closing quote follows its comma or period (IEEE, MLA, Chicago), with
+#: quotes inside it.
+_QUOTED_NESTED = re.compile(
+    r"(?:^|(?<=[\s,.:;(\]]))[\"“](?P<title>[^\"“”]{1,300}[\"“”‘’][^\n]{0,300}?)[,.?!][\"”](?=\s|$)"
+)
+
+
+def _entities(text: str) -> str:
+    """HTML and XML character references decoded ("&amp;", "&#8211;"), "&NA;" removed."""
+    text = _NOT_AVAILABLE.sub("", text)
+    if "&" in text and ";" in text:
+        text = " ".join(html.unescape(text).split())
+    return text
+
+
 def _parse_text(raw: str, text: str) -> ParsedCitation:
     text = _NUMBERING.sub("", text, count=1)
     if "<" in text:
         text = TAGS.sub("", text)  # JATS and HTML markup: "<italic>", "<title>"
+    if "&" in text:
+        text = _entities(text)
     doi = url = None
     for found in extract_academic(text):
         if found.kind == "doi":
@@ -112,6 +138,16 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         not _title_position(body[: quoted.start()]) or not _quote_ends_title(body, quoted.end())
     ):
         quoted = None  # quotes inside a title ("... “Qidian” in Ming Dynasty")
+    if quoted is None and ("“" in body or '"' in body):
+        # A quoted title with a quote inside, closed by its punctuation: “Alan Sokal’s
+        # “transgressing boundaries,” Venue (the inner quote is never closed, or is).
+        nested = _QUOTED_NESTED.search(body)
+        if (
+            nested is not None
+            and _title_position(body[: nested.start()])
+            and _quote_ends_title(body, nested.end())
+        ):
+            quoted = nested
     titleless = _titleless(body) if quoted is None else None
     head = None if titleless is not None else _author_date_head(body)
     title: str | None
@@ -188,3 +224,55 @@ def _parse_text(raw: str, text: str) -> ParsedCitation:
         pages=pages,
         elided=elided,
     )
+
+
+#: Names with initials, "&", "et al.": an author list, never a title read first.
+_NAMES_WITH_INITIALS = re.compile(r",\s*[^\W\d_]\.|\s&\s|\bet al\b|^[^\W\d_]+,\s[^\W\d_]+,")
+
+
+def alternative_reading(ref: ParsedCitation) -> ParsedCitation | None:
+    """The other reading of an APA reference without authors, or None.
+
+    APA puts the title first when there are no authors: "Frontmatter. (2017). Messtechnik.",
+    "Seasonal cycle of mean sea-level. (1986). Deep Sea Research Part B. Oceanographic
+    Literature Review, 33(3), 207." The first reading takes what precedes the year for the
+    authors (an organisation looks the same: "World Health Organization. (2010). Title."), so
+    the verifier tries this one when the first finds nothing. Never for names with initials.
+    """
+    if ref.style != "author-date" or not ref.raw or len(ref.raw) > MAX_REFERENCE_CHARS:
+        return None
+    text = _NUMBERING.sub("", " ".join(ref.raw.split()), count=1)
+    if "<" in text:
+        text = TAGS.sub("", text)
+    if "&" in text:
+        text = _entities(text)
+    body = _DOI_TAIL.sub("", text).strip(" ,;") if (ref.doi or ref.url) else text
+    paren = _YEAR_PAREN.search(body)
+    if paren is None or not paren.group("year"):
+        return None
+    before = body[: paren.start()].strip(" .")
+    after = body[paren.end() :].strip(" .,:")
+    if not before or not after or _NAMES_WITH_INITIALS.search(body[: paren.start()]):
+        return None
+    title = _clean_title(before)
+    venue, tail = _split_tail(after)
+    if title is None or fold_equal(title, ref.title):
+        return None
+    volume, issue, pages = _numbers(tail)
+    return replace(
+        ref,
+        title=title,
+        authors=(),
+        et_al=False,
+        elided=False,
+        venue=_clean_venue(venue),
+        volume=volume,
+        issue=issue,
+        pages=pages,
+        unsure=ref.unsure | {"title", "authors"},
+    )
+
+
+def fold_equal(a: str | None, b: str | None) -> bool:
+    """Whether two optional strings are the same once folded."""
+    return a is not None and b is not None and fold(a) == fold(b)

@@ -99,7 +99,11 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
         text = _ELISION.sub(" & ", text)
     text = _EDITORS.sub(" ", text).strip(" ,;&")
     text = re.sub(r",?\s+eds?\.?$", "", text)
-    if text.endswith(".") and not _initial(text.split()[-1] if text.split() else ""):
+    # "Sayagués, M.., Hutchison, J..": a doubled period after an initial (not an ellipsis).
+    text = re.sub(r"(?<=[^\W\d_])\.\.(?!\.)", ".", text)
+    if text.endswith(".") and (
+        not _initial(text.split()[-1] if text.split() else "") or _short_family_at_end(text)
+    ):
         text = text[:-1]
     if not text or text.lower() in _ANONYMOUS:
         return (), et_al, elided
@@ -112,6 +116,10 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
         # A corporate author ("World Health Organization", "WHO", "ASTM"): one name, whole.
         return (Author(text.strip(" .")),), et_al, elided
     # Chunks between separators; after ";", "&" or "and" a new author starts for sure.
+    # Whether the names end with their initials ("Jones RW, Staley RH"): only then is a
+    # trailing word in capitals initials; elsewhere it is a family name in capitals, as some
+    # deposits write them ("SATO, Takao, and Hideo ODA", "Standiford H. COX").
+    vancouver = _vancouver_list(text)
     chunks: list[tuple[str, bool]] = []
     for part, sep in _split_keep(text):
         if part.strip(" .,"):
@@ -135,17 +143,76 @@ def _authors(text: str | None) -> tuple[tuple[Author, ...], bool, bool]:
             and (
                 _is_initials(nxt[0])
                 or (i == 0 and "&" not in text and _family_like(words) and _is_given(nxt[0]))
+                or (i == 0 and "&" not in text and _compound_family(words, nxt[0]))
+                or _lowercase_given(nxt[0])
             )
         ):
             # "Jones, R. W." (APA, Harvard), "Jones, Roger W." (first author in MLA, Chicago)
             out.append(Author(chunk, nxt[0]))
             i += 2
             continue
-        author = _one_name(words)
+        author = _one_name(words, vancouver=vancouver)
         if author is not None:
             out.append(author)
         i += 1
     return tuple(out), et_al, elided
+
+
+def _short_family_at_end(text: str) -> bool:
+    """Whether the list ends with a two-letter family after a given name ("Dong-Lei Xu.").
+
+    The final period closes the list (MLA, Chicago), it does not make "Xu." an initial like
+    "Th." (an initial follows a family and a comma, or another initial).
+    """
+    words = text.split()
+    return (
+        len(words) >= 2
+        and re.fullmatch(r"[^\W\d_a-z][a-z]\.", words[-1]) is not None
+        and words[-1].lower() not in _SUFFIXES  # "Martin Luther King Jr."
+        and not _initial(words[-2])
+        and not words[-2].endswith(",")
+        and _NAME_WORD.match(words[-2]) is not None
+    )
+
+
+def _compound_family(words: list[str], given: str) -> bool:
+    """A first author inverted with a family of two words: "Vaz Fragoso, Carlos A".
+
+    Only before a given name that cannot be a whole name itself: one word ("Sonia") or names
+    ending with an initial, with or without its period ("Carlos A", "Mary J."). "Jian Pan, Wei
+    Li" and "Jongseon Park, Dosik An" (given names first) are two authors.
+    """
+    if len(words) != 2 or not all(w[:1].isupper() and _NAME_WORD.match(w) for w in words):
+        return False
+    if any(_initial(w) or _VANCOUVER_INITIALS.match(w) for w in words):
+        return False
+    parts = given.split()
+    if not _is_given(given) and not (
+        parts and all(_initial(w) or _initial(w + ".") or _NAME_WORD.match(w) for w in parts)
+    ):
+        return False
+    if len(parts) == 1:
+        return not _VANCOUVER_INITIALS.fullmatch(parts[0]) or _initial(parts[0])
+    last = parts[-1]
+    # An initial with its period, or a capital alone ("Carlos A"); "Dosik An" is a whole name.
+    return 1 <= len(parts) <= 3 and (
+        _initial(last) or re.fullmatch(r"[^\W\d_a-z]", last) is not None
+    )
+
+
+def _lowercase_given(chunk: str) -> bool:
+    """Whether a chunk is a given name deposited in lowercase ("Keshel, tyler").
+
+    One word, not a particle nor a connector: no family name is a lone lowercase word.
+    """
+    return (
+        chunk.isalpha()
+        and chunk.islower()
+        and len(chunk) >= 2
+        and chunk not in _PARTICLES
+        and chunk not in _CONNECTOR_WORDS
+        and chunk not in _SUFFIXES
+    )
 
 
 def _family_like(words: list[str]) -> bool:
@@ -167,8 +234,12 @@ def _split_keep(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _one_name(words: list[str]) -> Author | None:
-    """One name without a comma: "R. W. Jones", "Ralph H. Staley", "Jones RW", "Jian Pan"."""
+def _one_name(words: list[str], *, vancouver: bool = True) -> Author | None:
+    """One name without a comma: "R. W. Jones", "Ralph H. Staley", "Jones RW", "Jian Pan".
+
+    ``vancouver``: whether the list is one of "Family INITIALS" names; if not, a last word in
+    capitals is a family name ("Hideo ODA"), not initials.
+    """
     while words and words[-1].lower() in _SUFFIXES:
         words = words[:-1]
     words = [w for w in words if w.lower() not in _CONNECTOR_WORDS]
@@ -179,7 +250,7 @@ def _one_name(words: list[str]) -> Author | None:
         if not w or _initial(words[0]) or w.lower() in _ANONYMOUS:
             return None
         return Author(w) if w[0].isalpha() else None
-    if _VANCOUVER_INITIALS.match(words[-1]) and not _initial(words[0]):
+    if vancouver and _VANCOUVER_INITIALS.match(words[-1]) and not _initial(words[0]):
         # Vancouver "Jones RW", "OWEN WJB", "de Reuck J"
         return Author(" ".join(words[:-1]), words[-1])
     k = len(words)

@@ -159,9 +159,10 @@ def _author_date_head(body: str) -> tuple[str, int | None, int] | None:
             return before, year, paren.end()
     # "Jones, R.W. & Staley, R.H., 1982. Title" (Harvard), "Jones, Roger. 1982. Title" (Chicago)
     # "Smith, J. (2005. Title" (an unclosed parenthesis) is read the same way.
-    for m in re.finditer(r",?\s+\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,]\s+", body[:900]):
+    for m in re.finditer(r"(?:^|,?\s+)\(?((?:1[5-9]|20)\d{2})[a-z]?\)?[.,]\s+", body[:900]):
         before = body[: m.start()]
-        if _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
+        if not before or _namey(before) or before.strip(" .").lower() in _ANONYMOUS:
+            # (Nothing before the year: no authors, "1992. Oral contraceptives. Venue, 3, 10.")
             return before, int(m.group(1)), m.end()
         if len(before) > 600:
             break
@@ -205,8 +206,12 @@ def _segments(text: str) -> list[tuple[int, int]]:
 def _title_position(before: str) -> bool:
     """Whether a quoted passage after ``before`` is the title.
 
-    The names, a year or nothing come before it, or the end of a sentence.
+    The names, a year or nothing come before it, or the end of a sentence. A year closed by a
+    period ("... Sauers. 2016. “Title.”", Chicago) ends a sentence even when the names before it
+    cannot be read ("tyler Keshel", "Rydygier. 1881.").
     """
+    if re.search(r"(?:^|[.,]\s)(?:1[5-9]|20)\d{2}[a-z]?\.$", before.strip()):
+        return True
     before = _strip_trailing_year(before.strip())
     if before.endswith((".", ",")):
         return True
@@ -297,11 +302,23 @@ def _split_tail(rest: str) -> tuple[str | None, str]:
     return rest[: m.start()] or None, rest[m.start() :]
 
 
+#: A designator in brackets at the end of a title, not part of it: "[Internet]", "[Doctoral
+#: dissertation, Harvard University]", "[Data set]", "[Abstract]" (up to 3 words, or opening
+#: with a designator word). A longer bracket is a translated title and stays ("Cotinin
+#: [Biomonitoring methods in German language, 2002]"): a typo in it is a typo of the title.
+TITLE_DESIGNATOR = re.compile(
+    r"\s*\[(?:[^\[\]\s]+(?:\s[^\[\]\s]+){0,2}|(?:doctoral|master|dissertation|thesis|internet"
+    r"|data|computer|video|audio|podcast|editorial|letter|abstract|review|preprint|online|poster"
+    r"|film|lecture|unpublished|conference|paper|in\s)[^\[\]]*)\]\.?$",
+    re.I,
+)
+
+
 def _clean_title(title: str | None) -> str | None:
     if title is None:
         return None
     title = title.strip(' ,;:"“”‘’')
-    title = re.sub(r"\s*\[[^\]]*\]\.?$", "", title)  # "[Doctoral dissertation]", "[Internet]"
+    title = TITLE_DESIGNATOR.sub("", title)  # "[Doctoral dissertation]", "[Internet]"
     title = title.rstrip(" .,;:")
     return title or None
 
@@ -325,8 +342,8 @@ def _years(text: str) -> list[int]:
     out = []
     for m in _YEAR.finditer(text):
         before = text[max(0, m.start() - 6) : m.start()]
-        if re.search(r"(?:\bpp?|\b[Vv]ol|\b[Nn]o|\b[Nn]r|\b[Aa]rt)\.?\s*$", before):
-            continue  # "pp. 1735", "p. 2001", "vol. 1999", "no. 2004"
+        if re.search(r"(?:\bpp?|\b[Vv]ol|\b[Nn]o|\b[Nn]r|\b[Aa]rt)\.?\s*$|\):\s?$", before):
+            continue  # "pp. 1735", "p. 2001", "vol. 1999", "no. 2004", MLA's "(2004): 2094"
         after = text[m.end() : m.end() + 4]
         if re.match(r"\s?\(\s?\d", after):  # "1502 (1)": a volume and its issue
             continue
@@ -346,7 +363,12 @@ def _pick_year(text: str, *, prefer_last: bool) -> int | None:
 
 def _strip_trailing_year(text: str) -> str:
     text = _YEAR_PAREN.sub("", text)
-    return re.sub(r"[.,]?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$", "", text.strip())
+    # The period of a last initial stays: "Mayo Robson, A.W. 1887." -> "Mayo Robson, A.W."
+    return re.sub(
+        r"(?:(?<!\b[^\W\d_])[.,]|(?<=\b[^\W\d_]),)?\s*(?:1[5-9]|20)\d{2}[a-z]?\.?\s*$",
+        "",
+        text.strip(),
+    )
 
 
 _VOLUME_PATTERNS = (

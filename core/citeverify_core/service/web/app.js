@@ -118,16 +118,18 @@
     policiesLoaded = false;
     loadedLogged = false;
     offset = 0;
-    for (const id of ["check-result", "refs-results", "refs-skipped", "decisions-body", "daily-chart", "logged-select"]) {
+    for (const id of ["check-result", "refs-results", "refs-skipped", "doc-result", "decisions-body", "daily-chart", "logged-select"]) {
       $(id).replaceChildren();
     }
-    for (const id of ["check-status", "refs-status", "logged-status", "decisions-status", "page-info"]) {
+    for (const id of ["check-status", "refs-status", "doc-status", "logged-status", "decisions-status", "page-info"]) {
       setStatus($(id), "");
     }
     $("answer-input").value = "";
     $("refs-input").value = "";
     $("refs-title").value = "";
     clearBib();
+    clearDocumentFile();
+    $("doc-title").value = "";
     setDocuments([""]);
   }
 
@@ -136,7 +138,9 @@
     if (!used) throw new ApiError(401, "no_api_key", "no API key");
     const headers = { Accept: "application/json", Authorization: "Bearer " + used };
     const init = { method, headers, cache: "no-store", credentials: "omit" };
-    if (body !== undefined) {
+    if (body instanceof FormData) {
+      init.body = body; // multipart: the browser writes the Content-Type with its boundary
+    } else if (body !== undefined) {
       headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
@@ -194,6 +198,7 @@
     $("key-label").textContent = `Key ${key.slice(0, 12)}…${tokens}`;
     loadPolicies();
     loadLogged();
+    loadDocumentLimits();
     if (currentTab() === "decisions") loadDecisions();
   }
 
@@ -621,6 +626,7 @@
       const jobs = [];
       const list = $("refs-results");
       list.replaceChildren();
+      $("doc-result").replaceChildren(); // a document shown before is not this list's
       for (let i = 0; i < refs.length; i += BATCH) {
         const batch = refs.slice(i, i + BATCH);
         setStatus(status, `Submitting ${i + batch.length} of ${refs.length}…`);
@@ -654,13 +660,17 @@
         s.text ? el("code", {}, " " + s.text) : null)))));
   }
 
-  function referenceItem(n, text, id) {
+  // `where`: a document's reference: its label and location ({label, location}).
+  function referenceItem(n, text, id, where) {
     const state = el("span", { class: "badge state-waiting" }, "waiting");
     const progress = el("span", { class: "progress" }, "");
     const body = el("div", { class: "ref-body" });
     const node = el("li", { class: "ref card", "data-job": id },
       el("div", { class: "ref-head" },
-        el("span", { class: "ref-n" }, `#${n}`), state, progress),
+        el("span", { class: "ref-n" }, `#${n}`),
+        where && where.label ? el("span", { class: "ref-label" }, `[${where.label}]`) : null,
+        where && where.location ? el("span", { class: "ref-where" }, placeText(where.location)) : null,
+        state, progress),
       el("p", { class: "ref-raw" }, text),
       body);
     return { id, text, node, state, progress, body, done: false };
@@ -700,6 +710,161 @@
       job.done = true;
       job.body.replaceChildren(el("p", { class: "error" }, info.error || info.state));
     }
+  }
+
+  // --- References: a whole document ------------------------------------------------------
+
+  let documentFile = null; // a File
+  let documentLimits = { maxBytes: 50 * 1024 * 1024, formats: [".pdf", ".docx", ".tex", ".bbl", ".bib", ".md", ".html", ".txt"] };
+
+  // What a person can do about a document the service cannot read, by its error code.
+  const DOCUMENT_ERRORS = {
+    "no-text-layer": "No text layer: run OCR first, then upload the result.",
+    "no-reference-list": "No reference list found: the document has no References / Bibliography section or numbered list at its end.",
+    "encrypted": "The document is encrypted: save a copy without a password and upload that.",
+    "corrupt": "The file is damaged, or not the kind of file its name says.",
+    "unsupported-format": "This kind of file is not read here.",
+    "too-large": "The document is too large.",
+    "body_too_large": "The file is too large.",
+    "timeout": "Reading the document took too long.",
+    "too-many-references": "The document has more references than one upload may have.",
+    "insufficient_tokens": "Not enough tokens: each reference costs one.",
+  };
+
+  const FINDING_TEXT = {
+    "missing-entry": "Citation with no entry",
+    "uncited-entry": "Entry never cited",
+    "out-of-order": "Out of order",
+    "duplicate-entry": "Duplicate entry",
+  };
+
+  function megabytes(bytes) {
+    if (bytes < 100_000) return Math.max(1, Math.round(bytes / 1000)).toLocaleString("en") + " KB";
+    return (bytes / 1e6).toLocaleString("en", { maximumFractionDigits: 1 }) + " MB";
+  }
+
+  function placeText(location) {
+    if (!location || typeof location !== "object") return "";
+    const line = Number.isFinite(location.line) ? `line ${location.line}` : "";
+    return Number.isFinite(location.page) ? `page ${location.page}, ${line}` : line;
+  }
+
+  async function loadDocumentLimits() {
+    try {
+      const limits = await api("GET", "api/verify-document/limits");
+      if (limits && Number.isFinite(limits.maxBytes)) documentLimits = limits;
+    } catch (err) {
+      /* an older service: the defaults stand */
+    }
+    $("doc-accepts").textContent =
+      `Accepted: ${(documentLimits.formats || []).join(" ")}; up to ${megabytes(documentLimits.maxBytes)}.`;
+    $("doc-input").setAttribute("accept", (documentLimits.formats || []).join(","));
+  }
+
+  function chooseDocument(file) {
+    showDocumentError("");
+    if (!file) return;
+    documentFile = file;
+    $("doc-name").textContent = `${file.name} (${megabytes(file.size)})`;
+  }
+
+  function clearDocumentFile() {
+    documentFile = null;
+    $("doc-input").value = "";
+    $("doc-name").textContent = "";
+    showDocumentError("");
+  }
+
+  function showDocumentError(text) {
+    const box = $("doc-error");
+    box.textContent = text || "";
+    show(box, Boolean(text));
+  }
+
+  function documentErrorText(err) {
+    const known = err instanceof ApiError ? DOCUMENT_ERRORS[err.code] : null;
+    if (!known) return "Cannot check the document: " + describe(err);
+    return `${known} (${err.message})`;
+  }
+
+  async function submitDocument(event) {
+    event.preventDefault();
+    const status = $("doc-status");
+    const file = documentFile;
+    showDocumentError("");
+    if (!file) {
+      setStatus(status, "Choose a file first.", "error");
+      return;
+    }
+    if (file.size > documentLimits.maxBytes) {
+      showDocumentError(`${DOCUMENT_ERRORS["too-large"]} ${file.name} has ${megabytes(file.size)}; the limit is ${megabytes(documentLimits.maxBytes)}.`);
+      return;
+    }
+    const form = new FormData();
+    form.append("file", file, file.name);
+    const title = $("doc-title").value.trim();
+    if (title) form.append("title", title);
+    $("doc-submit").disabled = true;
+    setStatus(status, `Reading ${file.name}…`);
+    $("doc-result").replaceChildren();
+    $("refs-skipped").replaceChildren();
+    $("refs-results").replaceChildren();
+    try {
+      const sub = await api("POST", "api/verify-document", form);
+      $("doc-result").replaceChildren(renderDocumentSummary(sub));
+      const jobs = [];
+      const list = $("refs-results");
+      (sub.references || []).forEach((ref, i) => {
+        const item = referenceItem(ref.number ?? i + 1, ref.text, ref.jobId, ref);
+        list.append(item.node);
+        jobs.push(item);
+      });
+      const n = jobs.length;
+      setStatus(status, `${n} reference${n === 1 ? "" : "s"} found; verifying…`);
+      refreshBalance();
+      await poll(jobs, status);
+      refreshBalance();
+    } catch (err) {
+      setStatus(status, "");
+      showDocumentError(documentErrorText(err));
+    } finally {
+      $("doc-submit").disabled = false;
+    }
+  }
+
+  function renderDocumentSummary(sub) {
+    const doc = sub.document || {};
+    const counts = sub.counts || {};
+    const findings = Array.isArray(doc.findings) ? doc.findings : [];
+    const facts = [
+      ["Title", sub.title || doc.title || "–"],
+      ["File", `${sub.fileName || doc.name || ""} (${sub.format || doc.format || "?"})`],
+      ["Pages", doc.pages ?? "–"],
+      ["Reference list", doc.heading || "–"],
+      ["References", `${counts.references ?? (sub.references || []).length} found, ${counts.queued ?? "?"} queued`
+        + (counts.notVerifiable ? `, ${counts.notVerifiable} too long to verify` : "")],
+      ["Citations in the text", counts.citations ?? (doc.citations || []).length],
+    ];
+    const parts = [
+      el("h3", {}, "Document"),
+      el("dl", {}, facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, String(v))])),
+      el("h4", { id: "findings-heading" }, `Consistency findings (${findings.length})`),
+    ];
+    if (!findings.length) {
+      parts.push(el("p", { class: "empty", id: "no-findings" }, "The citations in the text and the reference list agree: no finding."));
+    } else {
+      parts.push(el("ul", { class: "findings", "aria-labelledby": "findings-heading" }, findings.map((f) =>
+        el("li", { class: "finding", "data-kind": token(f.kind) },
+          el("span", { class: "badge kind-" + token(f.kind) }, FINDING_TEXT[f.kind] || String(f.kind)), " ",
+          el("span", { class: "finding-message" }, String(f.message ?? "")),
+          f.location ? el("span", { class: "finding-where" }, ` (${placeText(f.location)})`) : null))));
+    }
+    const notes = Array.isArray(doc.notes) ? doc.notes : [];
+    if (notes.length) {
+      parts.push(el("details", { class: "notes" }, el("summary", {}, `Notes on the reading (${notes.length})`),
+        el("ul", {}, notes.map((x) => el("li", {}, String(x))))));
+    }
+    return el("section", { class: "card doc-summary", "aria-label": "The document" }, parts);
   }
 
   const LABEL_TEXT = {
@@ -1057,6 +1222,20 @@
     $("bib-input").addEventListener("change", chooseBib);
     $("bib-clear").addEventListener("click", clearBib);
     $("refs-form").addEventListener("submit", submitReferences);
+    $("doc-input").addEventListener("change", () => chooseDocument($("doc-input").files && $("doc-input").files[0]));
+    $("doc-form").addEventListener("submit", submitDocument);
+    const drop = $("doc-drop");
+    drop.addEventListener("dragover", (event) => {
+      event.preventDefault();
+      drop.classList.add("dragging");
+    });
+    drop.addEventListener("dragleave", () => drop.classList.remove("dragging"));
+    drop.addEventListener("drop", (event) => {
+      event.preventDefault();
+      drop.classList.remove("dragging");
+      const files = event.dataTransfer && event.dataTransfer.files;
+      if (files && files.length) chooseDocument(files[0]);
+    });
 
     $("decisions-filter").addEventListener("submit", (event) => {
       event.preventDefault();

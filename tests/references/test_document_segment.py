@@ -1,0 +1,274 @@
+"""Finding the reference list among a document's lines and splitting it (issue 26).
+
+The lines are built as the readers make them: a PDF's with their page, line and left edge
+(``x0``), a Word document's paragraphs with their automatic numbers, text files' lines.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from citeverify_core.references.document.model import DocumentLine, DocumentText, Location
+from citeverify_core.references.document.segment import (
+    find_references,
+    join_lines,
+    reference_heading,
+)
+
+Row = tuple[str, float] | tuple[str, float, int] | str
+
+
+def pdf(rows: list[Row], *, first_page: int = 1) -> DocumentText:
+    """Lines of a PDF: (text, x0) on the current page, or (text, x0, page)."""
+    lines: list[DocumentLine] = []
+    numbers: dict[int, int] = {}
+    for row in rows:
+        if isinstance(row, str):
+            text, x0, page = row, 72.0, first_page
+        elif len(row) == 2:
+            text, x0, page = row[0], row[1], first_page
+        else:
+            text, x0, page = row
+        numbers[page] = numbers.get(page, 0) + 1
+        lines.append(DocumentLine(text, Location(line=numbers[page], page=page), x0=x0, size=10.0))
+    return DocumentText(format="pdf", lines=lines, pages=max(numbers))
+
+
+def plain(text: str) -> DocumentText:
+    lines = [
+        DocumentLine(t, Location(line=n)) for n, t in enumerate(text.splitlines(), 1) if t.strip()
+    ]
+    return DocumentText(format="txt", lines=lines)
+
+
+def texts(doc: DocumentText) -> list[str]:
+    return [r.text for r in find_references(doc).references]
+
+
+def test_numbered_list_across_a_page_break_with_page_furniture() -> None:
+    doc = pdf(
+        [
+            ("Intro citing [1] and [2].", 72, 1),
+            ("A running title", 72, 1),
+            ("References", 72, 1),
+            ("[1] A. Smith and B. Jones, “A study of", 72, 1),
+            ("things,” Nature, vol. 3, pp. 1–10, 2020.", 90, 1),
+            ("[2] C. Doe, “Another study that goes on", 72, 1),
+            ("7", 300, 1),
+            ("A running title", 72, 2),
+            ("over the page,” Science, 2019.", 90, 2),
+            ("[3] E. Roe, “Third,” Cell, 2018.", 72, 2),
+            ("8", 300, 2),
+            ("A running title", 72, 3),
+            ("Appendix A: Proofs", 72, 3),
+            ("We prove Theorem 1 [3] in 2020.", 72, 3),
+        ]
+    )
+    found = find_references(doc)
+    assert [r.text for r in found.references] == [
+        "A. Smith and B. Jones, “A study of things,” Nature, vol. 3, pp. 1–10, 2020.",
+        "C. Doe, “Another study that goes on over the page,” Science, 2019.",
+        "E. Roe, “Third,” Cell, 2018.",
+    ]
+    second = found.references[1]
+    assert second.label == "2"
+    assert second.location == Location(line=6, page=1)
+    assert second.end == Location(line=2, page=2)
+    assert found.heading == "References"
+    # The body is what is outside the list: the introduction and the appendix.
+    body = [line.text for line in found.body]
+    assert "Intro citing [1] and [2]." in body and "We prove Theorem 1 [3] in 2020." in body
+    assert not any("Smith" in t for t in body)
+
+
+def test_author_date_list_with_hanging_indents_in_two_columns() -> None:
+    doc = pdf(
+        [
+            ("Body text of the left column.", 54, 1),
+            ("References", 310, 1),
+            ("Adams, J. (2001). A title that runs on to", 310, 1),
+            ("a second line. Journal, 3(2), 1–9.", 322, 1),
+            ("Baker, K., & Cole, L. (2010). Short.", 310, 1),
+            ("Journal of Things, 4, 5–6.", 322, 1),
+            ("Dunn, M. (2015). Carried over the", 310, 1),
+            ("column break. Press.", 66, 2),
+            ("Evans, P. (2016). Last one. Press.", 54, 2),
+            ("Fox, Q. (2017). Really the last, cut", 54, 2),
+            ("over two lines. Press.", 66, 2),
+        ]
+    )
+    assert texts(doc) == [
+        "Adams, J. (2001). A title that runs on to a second line. Journal, 3(2), 1–9.",
+        "Baker, K., & Cole, L. (2010). Short. Journal of Things, 4, 5–6.",
+        "Dunn, M. (2015). Carried over the column break. Press.",
+        "Evans, P. (2016). Last one. Press.",
+        "Fox, Q. (2017). Really the last, cut over two lines. Press.",
+    ]
+
+
+def test_labels_in_a_margin_column() -> None:
+    doc = pdf(
+        [
+            ("REFERENCES", 72),
+            ("[1]", 54),
+            ("A. Smith, “One,” J. Things, 2001.", 80),
+            ("[2]", 54),
+            ("B. Jones, “Two, with a title long", 80),
+            ("enough to wrap,” J. Things, 2002.", 80),
+        ]
+    )
+    found = find_references(doc)
+    assert [(r.label, r.text) for r in found.references] == [
+        ("1", "A. Smith, “One,” J. Things, 2001."),
+        ("2", "B. Jones, “Two, with a title long enough to wrap,” J. Things, 2002."),
+    ]
+
+
+def test_word_automatic_numbers_are_labels() -> None:
+    lines = [
+        DocumentLine("Text [1].", Location(line=1), starts_paragraph=True),
+        DocumentLine("Bibliography", Location(line=2), heading=True, starts_paragraph=True),
+        DocumentLine("Smith J. One. 2001.", Location(line=3), label="[1]", starts_paragraph=True),
+        DocumentLine("Doe J. Two. 2002.", Location(line=4), label="[2]", starts_paragraph=True),
+        DocumentLine("Acknowledgements", Location(line=5), heading=True, starts_paragraph=True),
+        DocumentLine("We thank 2020 funders.", Location(line=6), starts_paragraph=True),
+    ]
+    found = find_references(DocumentText(format="docx", lines=lines))
+    assert [(r.label, r.text) for r in found.references] == [
+        ("1", "Smith J. One. 2001."),
+        ("2", "Doe J. Two. 2002."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "joined"),
+    [
+        (["Bio-", "logy of cells."], "Biology of cells."),
+        (["Smith-", "Jones, A."], "Smith-Jones, A."),
+        (["a self-", "assessment."], "a self-assessment."),
+        (["COVID-", "19 cases."], "COVID-19 cases."),
+        (["pp. 123–", "145."], "pp. 123–145."),
+        (["state-of-the-", "art models."], "state-of-the-art models."),
+        (["https://doi.org/10.1000/", "abc.123"], "https://doi.org/10.1000/abc.123"),
+    ],
+)
+def test_line_end_hyphens(lines: list[str], joined: str) -> None:
+    assert join_lines(lines) == joined
+
+
+def test_hyphens_follow_how_the_document_writes_the_word() -> None:
+    doc = plain(
+        "We use multi-task models and nonlinear maps.\n"
+        "References\n"
+        "[1] A. Smith, “Multi-\ntask and non-\nlinear,” 2020.\n"
+    )
+    assert texts(doc) == ["A. Smith, “Multi-task and nonlinear,” 2020."]
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "References", "REFERENCES", "7 References", "VII. REFERENCES", "R EFERENCES",
+        "Bibliography", "Works Cited", "Literature Cited", "Reference List", "Literatur",
+        "Literaturverzeichnis", "Références", "Bibliographie", "Referencias", "Bibliografía",
+        "Riferimenti bibliografici", "Referências", "Literatuur", "参考文献", "Список литературы",
+    ],
+)  # fmt: skip
+def test_headings_in_several_languages(heading: str) -> None:
+    assert reference_heading(heading)
+    doc = plain(f"Body.\n{heading}\n[1] A. Smith, One, 2001.\n[2] B. Doe, Two, 2002.\n")
+    assert texts(doc) == ["A. Smith, One, 2001.", "B. Doe, Two, 2002."]
+
+
+@pytest.mark.parametrize(
+    "line", ["see the references below", "literature.", "References are cited as [1]."]
+)
+def test_running_text_is_not_a_heading(line: str) -> None:
+    assert reference_heading(line) is None
+
+
+def test_a_table_of_contents_does_not_win() -> None:
+    doc = plain(
+        "Contents\n1 Introduction\nReferences\nAppendix A\n"
+        "1 Introduction\nAs Smith (2020) showed.\n"
+        "References\n"
+        "Smith, J. (2020). A title. Journal, 1, 2–3.\n"
+        "Zhou, K. (2019). Another. Journal, 4, 5–6.\n"
+    )
+    found = find_references(doc)
+    assert [r.text for r in found.references] == [
+        "Smith, J. (2020). A title. Journal, 1, 2–3.",
+        "Zhou, K. (2019). Another. Journal, 4, 5–6.",
+    ]
+    assert found.references[0].location.line == 8
+
+
+def test_numbered_list_at_the_end_without_a_heading() -> None:
+    doc = plain(
+        "Some text cites [1].\nA list of contributions:\n1. We do this.\n2. And that.\n"
+        "More text.\n"
+        "[1] A. Smith, One, 2001.\n[2] B. Doe, Two,\ncontinued, 2002.\n"
+    )
+    found = find_references(doc)
+    assert found.heading == "numbered list at the end"
+    assert [r.text for r in found.references] == [
+        "A. Smith, One, 2001.",
+        "B. Doe, Two, continued, 2002.",
+    ]
+
+
+def test_list_ends_at_a_caption_a_new_section_or_biographies() -> None:
+    for closing in ("Figure 3: Results of the runs.", "8 Discussion", "Author Biographies"):
+        doc = plain(
+            f"References\n[1] A. Smith, One, 2001.\n[2] B. Doe, Two, 2002.\n{closing}\n"
+            "Running text of the next part goes on here in 2021.\n"
+        )
+        assert texts(doc) == ["A. Smith, One, 2001.", "B. Doe, Two, 2002."], closing
+
+
+def test_a_numbered_list_goes_on_after_a_heading_looking_line() -> None:
+    doc = plain(
+        "References\n[1] A. Smith, One, 2001.\n"
+        "[2] B. Doe, Theory of Everything,\nAppendix\n[3] C. Roe, Three, 2003.\n"
+    )
+    assert [t[:8] for t in texts(doc)] == ["A. Smith", "B. Doe, ", "C. Roe, "]
+
+
+def test_author_date_text_list_splits_on_author_starts() -> None:
+    doc = plain(
+        "References\n"
+        "Adams, J. (2001). A title. Journal, 3, 1–9.\n"
+        "van der Berg, K. (2010). Short. Journal of\n"
+        "Things, 4, 5–6.\n"
+        "WHO, A. (2015). Report. Geneva.\n"
+    )
+    assert texts(doc) == [
+        "Adams, J. (2001). A title. Journal, 3, 1–9.",
+        "van der Berg, K. (2010). Short. Journal of Things, 4, 5–6.",
+        "WHO, A. (2015). Report. Geneva.",
+    ]
+
+
+def test_no_list_and_no_spurious_entries_from_headings() -> None:
+    assert find_references(plain("Just a note.\nNothing cited here.\n")).references == []
+    found = find_references(
+        plain("References\nPrimary sources\n[1] A. Smith, One, 2001.\nReferences\n")
+    )
+    assert [r.text for r in found.references] == ["A. Smith, One, 2001."]
+
+
+def test_hostile_lines_are_read_in_bounded_time() -> None:
+    start = time.monotonic()
+    big = "x" * 5_000_000
+    for rows in (
+        ["References", big],
+        ["References", "[1] " + "Smith, J. " * 500_000],
+        ["References", *(["1."] * 20_000)],
+        ["References", *(["Bio-"] * 20_000)],
+    ):
+        find_references(
+            DocumentText("txt", [DocumentLine(t, Location(line=n)) for n, t in enumerate(rows, 1)])
+        )
+    assert time.monotonic() - start < 30
