@@ -123,19 +123,7 @@ SAMPLE = [
     ("IEEE", "reportlab", "one-column", False, 1.0),
     ("APA", "fpdf2", "hanging", True, 1.0),
     ("Vancouver", "fpdf2", "justified", False, 0.9),
-    pytest.param(
-        "Harvard",
-        "reportlab",
-        "headers",
-        True,
-        0.9,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="segment.py (main e39390b) takes a reference's last line 'literature.' "
-            "(…peer review of the biomedical / literature.) for a 'Literatur' heading and starts "
-            "the list there: remove this mark when it is fixed",
-        ),
-    ),
+    ("Harvard", "reportlab", "headers", True, 0.9),
     ("Elsevier", "docx", "margin-labels", True, 1.0),
     ("Chicago", "docx", "hanging", False, 1.0),
     ("MLA", "platypus", "two-column", False, 1.0),
