@@ -653,6 +653,84 @@ def test_any_text_gives_citations_without_raising(texts):
         assert all(f.message.endswith(".") for f in findings)
 
 
+# --- MLA: author and page ---------------------------------------------------------------------
+
+MLA = [
+    "Seitz, Anna, et al. “Pressure Fluctuations in Gas-Fluidized Beds.” Chemical Engineering "
+    "Science 61.2 (2006): 1701-1745.",
+    "Shadmi, Yehuda. “A Few Remarks on Teacher Training.” AIP Conference Proceedings (1988): "
+    "n. pag.",
+    "Katou, Ken’ichi, and Yukio Takahashi. “A Queueing Model for Customers.” Journal of the "
+    "Operations Research Society 23.1 (1980): 140-160.",
+    "Wohlfarth, Christian. “Viscosity of the Mixture.” Landolt-Börnstein 25 (2009): 1320-1322.",
+    "Odom, Leslie, and Roger Adams. “Design and Fabrication of Gratings.” Applied Optics 12.4 "
+    "(1994): 55-61.",
+    "Cherif, Samir. “A Listed Work Nobody Cites.” Journal of Examples 3.1 (2016): 4-9.",
+]
+
+
+def test_mla_author_page_citations_are_matched_by_name_even_when_the_page_looks_like_a_year():
+    # "(Seitz et al. 1738)": MLA cites a page, here one that looks like a year; no finding.
+    citations, findings = check_consistency(
+        body(
+            "Pressure was studied before (Seitz et al. 1738). Teachers were trained (Shadmi;",
+            "Katou and Takahashi 147). As Wohlfarth (1321) showed, viscosity matters, and as",
+            "Odom and Adams showed, gratings do too. The last work is cited (Cherif 5).",
+        ),
+        author_date(MLA),
+    )
+    assert findings == []
+    matched = {t: e for c in citations for t, e in zip(c.targets, c.entries, strict=True)}
+    assert matched == {
+        "Seitz et al. 1738": 1,
+        "Shadmi": 2,
+        "Katou and Takahashi 147": 3,
+        "Wohlfarth 1321": 4,
+        "Cherif 5": 6,
+    }
+
+
+def test_planted_missing_and_uncited_mla_entries_are_found():
+    _, findings = check_consistency(
+        body(
+            "Pressure was studied before (Seitz et al. 1738). Teachers were trained (Shadmi;",
+            "Katou and Takahashi 147). As Wohlfarth (1321) showed, viscosity matters, and as",
+            "Odom and Adams showed, gratings do too. A last study is mentioned (Frank 411).",
+        ),
+        author_date(MLA),
+    )
+    assert [(f.kind, f.target) for f in findings] == [
+        ("missing-entry", "Frank 411"),
+        ("uncited-entry", "Cherif 2016"),
+    ]
+    assert findings[0].location == Location(line=3, page=1)
+    assert findings[1].entry == 6
+
+
+def test_mla_parentheses_without_a_page_or_naming_no_surname_are_not_findings():
+    # "(Fourier)" alone, "(Table 3)", "(see Figure 2)" may be anything: only a name and a
+    # page that names no entry is reported.
+    _, findings = check_consistency(
+        body(
+            "Transforms (Fourier) were applied (Table 3; see Figure 2). Pressure (Seitz et al.",
+            "1738), teachers (Shadmi 3), queues (Katou and Takahashi 147), viscosity (Wohlfarth",
+            "1321), gratings (Odom and Adams 56) and an uncited work (Cherif 4) are cited.",
+        ),
+        author_date(MLA),
+    )
+    assert findings == []
+
+
+def test_an_apa_list_is_not_read_as_mla():
+    # Years right after the authors: "(Smith 42)" is no citation there, "(Smith, 2021)" is
+    # one that names no entry.
+    _, findings = check_consistency(
+        body("As shown (Smith 42) and (Smith, 2021), groups learn (Smith & Jones, 2020)."),
+        author_date(APA[:1]),
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Smith 2021")]
+
+
 N = 5_000_000
 HOSTILE = {
     "brackets": "[" * N,
