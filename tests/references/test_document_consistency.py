@@ -731,6 +731,57 @@ def test_an_apa_list_is_not_read_as_mla():
     assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Smith 2021")]
 
 
+def _dated_list(n: int) -> list[str]:
+    surnames = ["Abel", "Baker", "Cohen", "Dunn", "Evans", "Fox", "Gray", "Hill", "Ito", "Jain"]
+    return [
+        f"{surnames[i]}, A. ({2000 + i}). Work number {i} on a topic. Journal of Things, {i}, 1-9."
+        for i in range(n)
+    ]
+
+
+def test_a_yearless_tail_of_a_split_entry_is_not_called_uncited():
+    # A page break split an entry in two (the segmenter's error): the tail has no year and
+    # cannot be cited "(Name, year)"; the dated entries cited are all there is to check.
+    texts = _dated_list(10)
+    refs = author_date([*texts[:5], "Physical Review B, 40(8), 5774-5779.", *texts[5:]])
+    cited = "; ".join(f"{t.split(',')[0]}, {2000 + i}" for i, t in enumerate(texts))
+    _, findings = check_consistency(body(f"Many have studied this ({cited})."), refs)
+    assert findings == []
+    # An uncited dated entry is still reported.
+    _, findings = check_consistency(body(f"Some have ({cited.rsplit(';', 1)[0]})."), refs)
+    assert [(f.kind, f.target) for f in findings] == [("uncited-entry", "Jain 2009")]
+
+
+def test_an_entry_whose_year_cannot_be_read_is_matched_by_its_first_author():
+    # "Jedrich, ..., " lost its year to the next entry when the list was split wrongly.
+    refs = author_date(
+        [
+            "Jedrich, Nicholas M., Teri Gregory, Darrell F. Zimbelman,",
+            "Buchko, Marc, and Francis X. Dolan. 2003. Attitude control. Journal of Space, 4.",
+        ]
+    )
+    _, findings = check_consistency(
+        body("Jedrich et al. (2003) and Buchko and Dolan (2003) built it."), refs
+    )
+    assert findings == []
+    _, findings = check_consistency(
+        body("Jedrich et al. (2003), Buchko and Dolan (2003) and Zoller (2003) built it."), refs
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Zoller 2003")]
+
+
+def test_mla_citation_with_et_al_and_no_page_naming_no_entry_is_missing():
+    _, findings = check_consistency(
+        body(
+            "Pressure (Seitz et al. 1738), teachers (Shadmi 3), queues (Katou and Takahashi",
+            "147), viscosity (Wohlfarth 1321), gratings (Odom and Adams 56), a work (Cherif",
+            "4), and one more (Ramabadran et al.).",
+        ),
+        author_date(MLA),
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Ramabadran et al.")]
+
+
 N = 5_000_000
 HOSTILE = {
     "brackets": "[" * N,

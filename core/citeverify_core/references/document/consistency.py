@@ -717,6 +717,14 @@ class _AuthorDate:
                 for e in self.entries
                 if _initials(e.first_display) == cited and self._year_fits(e, year)
             ]
+        if not candidates and year.year is not None:
+            # An entry in which no year can be read (one split in two by a page break, the
+            # year gone with its second half) is matched by its first author alone.
+            candidates = [
+                e
+                for e in self.by_name.get(first.split()[-1] if first else "", [])
+                if e.year is None and e.names and _same_name(first, e.names[0])
+            ]
         result: tuple[int | None, frozenset[int]] = (None, frozenset())
         if candidates:
             result = self._choose(candidates, keys, names.et_al, year)
@@ -902,8 +910,8 @@ def _mla_citation(
     """MLA's ``(Smith 42)``, ``(Smith and Lee 3-5; Kim et al.)``, ``(Smith)``, ``Smith (42)``.
 
     The number is a page (it may look like a year: "(Seitz et al. 1738)"): an entry is matched
-    by its first author alone. A work that names no entry is reported only with a page, so in
-    the unmistakable form "(Smith 42)"; "(Fourier)" or "(Patient)" alone may be anything.
+    by its first author alone. A work that names no entry is reported only in an unmistakable
+    form, "(Smith 42)" or "(Smith et al.)"; "(Fourier)" or "(Patient)" alone may be anything.
     """
     only = _MLA_ONLY_PAGES.match(inner)
     if only is not None:
@@ -925,8 +933,10 @@ def _mla_citation(
             continue  # "(the model of Smith 42)": words, not a citation
         if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
             continue
-        if None in numbers and (not page or not all(_surname_shaped(n) for n in names.names)):
-            continue
+        if None in numbers and (
+            not (page or names.et_al) or not all(_surname_shaped(n) for n in names.names)
+        ):
+            continue  # "(Smith 42)" and "(Smith et al.)" cite; "(Fourier)" may be anything
         targets.extend(matcher.target(names, year) for year in years)
         found.extend(numbers)
         also |= more
@@ -1235,6 +1245,12 @@ def _uncited_findings(
         candidates = [e for e in entries if e.ref.key]
     else:
         candidates = entries
+        dated = sum(1 for e in entries if e.years)
+        if dated * 10 >= len(entries) * 9:
+            # Almost every entry has a year, this one none: it cannot be cited "(Name, year)";
+            # it is most likely the tail of an entry split in two ("Physical Review B, 40(8),
+            # 5774-5779."), not an uncited work.
+            candidates = [e for e in entries if e.years]
     # Citations in a form not read (superscripts, footnotes) or a body read in part would make
     # every entry look uncited: say nothing unless at least half the entries are cited.
     if not candidates or len(cited) < math.ceil(len(candidates) / 2):
