@@ -782,6 +782,23 @@ def test_mla_citation_with_et_al_and_no_page_naming_no_entry_is_missing():
     assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Ramabadran et al.")]
 
 
+def test_author_page_citations_are_read_as_mla_when_the_list_is_not_recognised_as_mla():
+    # Each title holds a year before the entry's own, so the list does not look like MLA; the
+    # citations' numbers are no year of any entry of their authors: they are pages.
+    refs = author_date(
+        [
+            "Seitz, Anna, et al. “The 1962 Floods Revisited.” Hydrology 61.2 (2006): 1701-1745.",
+            "Shadmi, Yehuda. “Teacher Training after 1948.” AIP Conference Proceedings (1988).",
+            "Katou, Ken’ichi, and Yukio Takahashi. “Queues in 1970.” Operations 23.1 (1980): 140.",
+        ]
+    )
+    _, findings = check_consistency(
+        body("Floods (Seitz et al. 1738), teachers (Shadmi 3), queues (Katou and Takahashi 140)."),
+        refs,
+    )
+    assert findings == []
+
+
 N = 5_000_000
 HOSTILE = {
     "brackets": "[" * N,

@@ -979,6 +979,22 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
 _WORD = re.compile(r"(?<![\w’'-])[^\W\d_][^\W\d_'’-]+")
 
 
+def _numbers_are_pages(cites: list[_Cite], entries: list[_Entry]) -> bool:
+    """Whether most author-date citations name a listed first author with a year it lacks.
+
+    Then the numbers are MLA's pages and the list was not recognised as MLA (its titles not
+    read): more such citations than matched ones.
+    """
+    matched = sum(1 for c in cites for x in c.entries if x is not None)
+    unmatched = list(
+        dict.fromkeys(
+            t for c in cites for t, x in zip(c.targets, c.entries, strict=True) if x is None
+        )
+    )
+    near = sum(1 for t in unmatched[:200] if _near_hint(t, entries))
+    return near > matched
+
+
 def _mla_like(entries: list[_Entry]) -> bool:
     """Whether most entries with a year have it after their title, as MLA's have."""
     dated = [e for e in entries if e.year is not None and len(e.title) >= 8]
@@ -1315,6 +1331,9 @@ def check_consistency(
     else:
         mla = _mla_like(entries)
         cites, capped = _author_date(joined, entries, mla=mla)
+        if not mla and _numbers_are_pages(cites, entries):
+            mla = True  # "(Seitz et al. 1738)" with Seitz 2006 listed: MLA's pages, not years
+            cites, capped = _author_date(joined, entries, mla=True)
         if mla:
             # MLA names an author in running text without parentheses ("As Odom and Adams
             # showed"): an entry whose first author's surname the body has is not reported.
