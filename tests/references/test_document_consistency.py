@@ -1,5 +1,6 @@
 """Citation consistency (issue 26): in-text citations matched to the reference list, findings."""
 
+import itertools
 import json
 import random
 import re
@@ -812,6 +813,15 @@ HOSTILE = {
     "cite options": "\\cite[" * (N // 6),
     "dashes": "[1" + "-" * N,
     "one long word": "(" + "A" * N + ", 2020)",
+    # Distinct capitalised words: each is looked up among the surnames once (MLA's names
+    # in running text).
+    "distinct capitals": " ".join(
+        f"S{a}{b}{c}{d}h"
+        for a, b, c, d in itertools.islice(
+            itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=4), N // 7
+        )
+    )
+    + " (12)",
 }
 
 

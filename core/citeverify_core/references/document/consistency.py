@@ -1016,7 +1016,8 @@ def _named_in(text: str, entries: list[_Entry]) -> set[int]:
         if word in seen or not word[0].isupper() or len(word) not in lengths:
             continue
         seen.add(word)
-        if numbers := wanted.get(fold(word)):
+        # An ASCII word of letters folds to its lowercase; fold() is for the others.
+        if numbers := wanted.get(word.lower() if word.isascii() else fold(word)):
             named.update(numbers)
     return named
 
