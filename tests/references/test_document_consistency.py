@@ -1,5 +1,6 @@
 """Citation consistency (issue 26): in-text citations matched to the reference list, findings."""
 
+import itertools
 import json
 import random
 import re
@@ -653,6 +654,152 @@ def test_any_text_gives_citations_without_raising(texts):
         assert all(f.message.endswith(".") for f in findings)
 
 
+# --- MLA: author and page ---------------------------------------------------------------------
+
+MLA = [
+    "Seitz, Anna, et al. “Pressure Fluctuations in Gas-Fluidized Beds.” Chemical Engineering "
+    "Science 61.2 (2006): 1701-1745.",
+    "Shadmi, Yehuda. “A Few Remarks on Teacher Training.” AIP Conference Proceedings (1988): "
+    "n. pag.",
+    "Katou, Ken’ichi, and Yukio Takahashi. “A Queueing Model for Customers.” Journal of the "
+    "Operations Research Society 23.1 (1980): 140-160.",
+    "Wohlfarth, Christian. “Viscosity of the Mixture.” Landolt-Börnstein 25 (2009): 1320-1322.",
+    "Odom, Leslie, and Roger Adams. “Design and Fabrication of Gratings.” Applied Optics 12.4 "
+    "(1994): 55-61.",
+    "Cherif, Samir. “A Listed Work Nobody Cites.” Journal of Examples 3.1 (2016): 4-9.",
+]
+
+
+def test_mla_author_page_citations_are_matched_by_name_even_when_the_page_looks_like_a_year():
+    # "(Seitz et al. 1738)": MLA cites a page, here one that looks like a year; no finding.
+    citations, findings = check_consistency(
+        body(
+            "Pressure was studied before (Seitz et al. 1738). Teachers were trained (Shadmi;",
+            "Katou and Takahashi 147). As Wohlfarth (1321) showed, viscosity matters, and as",
+            "Odom and Adams showed, gratings do too. The last work is cited (Cherif 5).",
+        ),
+        author_date(MLA),
+    )
+    assert findings == []
+    matched = {t: e for c in citations for t, e in zip(c.targets, c.entries, strict=True)}
+    assert matched == {
+        "Seitz et al. 1738": 1,
+        "Shadmi": 2,
+        "Katou and Takahashi 147": 3,
+        "Wohlfarth 1321": 4,
+        "Cherif 5": 6,
+    }
+
+
+def test_planted_missing_and_uncited_mla_entries_are_found():
+    _, findings = check_consistency(
+        body(
+            "Pressure was studied before (Seitz et al. 1738). Teachers were trained (Shadmi;",
+            "Katou and Takahashi 147). As Wohlfarth (1321) showed, viscosity matters, and as",
+            "Odom and Adams showed, gratings do too. A last study is mentioned (Frank 411).",
+        ),
+        author_date(MLA),
+    )
+    assert [(f.kind, f.target) for f in findings] == [
+        ("missing-entry", "Frank 411"),
+        ("uncited-entry", "Cherif 2016"),
+    ]
+    assert findings[0].location == Location(line=3, page=1)
+    assert findings[1].entry == 6
+
+
+def test_mla_parentheses_without_a_page_or_naming_no_surname_are_not_findings():
+    # "(Fourier)" alone, "(Table 3)", "(see Figure 2)" may be anything: only a name and a
+    # page that names no entry is reported.
+    _, findings = check_consistency(
+        body(
+            "Transforms (Fourier) were applied (Table 3; see Figure 2). Pressure (Seitz et al.",
+            "1738), teachers (Shadmi 3), queues (Katou and Takahashi 147), viscosity (Wohlfarth",
+            "1321), gratings (Odom and Adams 56) and an uncited work (Cherif 4) are cited.",
+        ),
+        author_date(MLA),
+    )
+    assert findings == []
+
+
+def test_an_apa_list_is_not_read_as_mla():
+    # Years right after the authors: "(Smith 42)" is no citation there, "(Smith, 2021)" is
+    # one that names no entry.
+    _, findings = check_consistency(
+        body("As shown (Smith 42) and (Smith, 2021), groups learn (Smith & Jones, 2020)."),
+        author_date(APA[:1]),
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Smith 2021")]
+
+
+def _dated_list(n: int) -> list[str]:
+    surnames = ["Abel", "Baker", "Cohen", "Dunn", "Evans", "Fox", "Gray", "Hill", "Ito", "Jain"]
+    return [
+        f"{surnames[i]}, A. ({2000 + i}). Work number {i} on a topic. Journal of Things, {i}, 1-9."
+        for i in range(n)
+    ]
+
+
+def test_a_yearless_tail_of_a_split_entry_is_not_called_uncited():
+    # A page break split an entry in two (the segmenter's error): the tail has no year and
+    # cannot be cited "(Name, year)"; the dated entries cited are all there is to check.
+    texts = _dated_list(10)
+    refs = author_date([*texts[:5], "Physical Review B, 40(8), 5774-5779.", *texts[5:]])
+    cited = "; ".join(f"{t.split(',')[0]}, {2000 + i}" for i, t in enumerate(texts))
+    _, findings = check_consistency(body(f"Many have studied this ({cited})."), refs)
+    assert findings == []
+    # An uncited dated entry is still reported.
+    _, findings = check_consistency(body(f"Some have ({cited.rsplit(';', 1)[0]})."), refs)
+    assert [(f.kind, f.target) for f in findings] == [("uncited-entry", "Jain 2009")]
+
+
+def test_an_entry_whose_year_cannot_be_read_is_matched_by_its_first_author():
+    # "Jedrich, ..., " lost its year to the next entry when the list was split wrongly.
+    refs = author_date(
+        [
+            "Jedrich, Nicholas M., Teri Gregory, Darrell F. Zimbelman,",
+            "Buchko, Marc, and Francis X. Dolan. 2003. Attitude control. Journal of Space, 4.",
+        ]
+    )
+    _, findings = check_consistency(
+        body("Jedrich et al. (2003) and Buchko and Dolan (2003) built it."), refs
+    )
+    assert findings == []
+    _, findings = check_consistency(
+        body("Jedrich et al. (2003), Buchko and Dolan (2003) and Zoller (2003) built it."), refs
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Zoller 2003")]
+
+
+def test_mla_citation_with_et_al_and_no_page_naming_no_entry_is_missing():
+    _, findings = check_consistency(
+        body(
+            "Pressure (Seitz et al. 1738), teachers (Shadmi 3), queues (Katou and Takahashi",
+            "147), viscosity (Wohlfarth 1321), gratings (Odom and Adams 56), a work (Cherif",
+            "4), and one more (Ramabadran et al.).",
+        ),
+        author_date(MLA),
+    )
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Ramabadran et al.")]
+
+
+def test_author_page_citations_are_read_as_mla_when_the_list_is_not_recognised_as_mla():
+    # Each title holds a year before the entry's own, so the list does not look like MLA; the
+    # citations' numbers are no year of any entry of their authors: they are pages.
+    refs = author_date(
+        [
+            "Seitz, Anna, et al. “The 1962 Floods Revisited.” Hydrology 61.2 (2006): 1701-1745.",
+            "Shadmi, Yehuda. “Teacher Training after 1948.” AIP Conference Proceedings (1988).",
+            "Katou, Ken’ichi, and Yukio Takahashi. “Queues in 1970.” Operations 23.1 (1980): 140.",
+        ]
+    )
+    _, findings = check_consistency(
+        body("Floods (Seitz et al. 1738), teachers (Shadmi 3), queues (Katou and Takahashi 140)."),
+        refs,
+    )
+    assert findings == []
+
+
 N = 5_000_000
 HOSTILE = {
     "brackets": "[" * N,
@@ -666,6 +813,15 @@ HOSTILE = {
     "cite options": "\\cite[" * (N // 6),
     "dashes": "[1" + "-" * N,
     "one long word": "(" + "A" * N + ", 2020)",
+    # Distinct capitalised words: each is looked up among the surnames once (MLA's names
+    # in running text).
+    "distinct capitals": " ".join(
+        f"S{a}{b}{c}{d}h"
+        for a, b, c, d in itertools.islice(
+            itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=4), N // 7
+        )
+    )
+    + " (12)",
 }
 
 

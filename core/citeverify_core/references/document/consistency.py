@@ -102,6 +102,12 @@ _LOC = (
     r"(?P<loc>\s?[,:]\s?(?:(?:pp?|para|paras|chap|ch|sec|fig|vol|no|art|ll?)\.?\s?)?"
     rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?)?"
 )
+_MLA_PAGES = (
+    rf"(?P<pages>(?:(?:pp?|para|paras|ch|chap|sec|ll?)\.?\s?)?\d{{1,5}}[a-z]?"
+    rf"(?:\s?[{_DASHES}]\s?\d{{1,5}})?(?:\s?,\s?\d{{1,5}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?){{0,5}})"
+)
+_MLA_ONLY_PAGES = re.compile(rf"^\s*{_MLA_PAGES}\s*$")
+_MLA_SEGMENT = re.compile(rf"^(?P<names>[^\d]{{1,200}}?)(?:[\s,]+{_MLA_PAGES})?[\s.,]*$", re.S)
 _PARENS = re.compile(r"\(([^()\n]{1,400})\)")
 _SEGMENT = re.compile(rf"^(?P<names>.{{1,200}}?)[\s,]+{_YEARS}{_LOC}[\s.,]*$", re.S)
 _ONLY_YEARS = re.compile(rf"^\s*{_YEARS}{_LOC}\s*$")
@@ -188,6 +194,7 @@ class _Entry:
     head: str  # folded text before its first year: where its authors are
     title: str
     first_display: str
+    year_late: bool = False  # its year comes after its title (MLA, Chicago notes)
 
     @property
     def number(self) -> int:
@@ -244,6 +251,9 @@ def _entry(ref: ExtractedReference) -> _Entry:
         head=f" {head} ",
         title=title or fold(text[:300]),
         first_display=display or (names[0] if names else ""),
+        # MLA puts the year at the end ("... Placenta 29 (2008): 12-19."), APA right after the
+        # authors: the title before the first year tells them apart.
+        year_late=first_year is not None and len(title) >= 8 and title[:25] in head,
     )
 
 
@@ -650,6 +660,8 @@ class _Year:
 
 def _years(text: str) -> list[_Year]:
     """The years of "2020a, b, 2021": 2020a, 2020b, 2021."""
+    if not text.strip():
+        return [_Year(None, None, "")]  # MLA's "(Smith)": a name and no page
     found: list[_Year] = []
     for part in _COMMA.split(text):
         item = part.strip()
@@ -665,8 +677,9 @@ def _years(text: str) -> list[_Year]:
 class _AuthorDate:
     """Author-date citations found and matched against the list."""
 
-    def __init__(self, entries: list[_Entry]) -> None:
+    def __init__(self, entries: list[_Entry], *, mla: bool = False) -> None:
         self.entries = entries
+        self.mla = mla  # MLA cites "(Smith 42)": the number is a page, the name alone matches
         self.by_name: dict[str, list[_Entry]] = {}
         for e in entries:
             if e.names:
@@ -704,14 +717,23 @@ class _AuthorDate:
                 for e in self.entries
                 if _initials(e.first_display) == cited and self._year_fits(e, year)
             ]
+        if not candidates and year.year is not None:
+            # An entry in which no year can be read (one split in two by a page break, the
+            # year gone with its second half) is matched by its first author alone.
+            candidates = [
+                e
+                for e in self.by_name.get(first.split()[-1] if first else "", [])
+                if e.year is None and e.names and _same_name(first, e.names[0])
+            ]
         result: tuple[int | None, frozenset[int]] = (None, frozenset())
         if candidates:
             result = self._choose(candidates, keys, names.et_al, year)
         self.cache[cache_key] = result
         return result
 
-    @staticmethod
-    def _year_fits(e: _Entry, year: _Year, *, loose: bool = False) -> bool:
+    def _year_fits(self, e: _Entry, year: _Year, *, loose: bool = False) -> bool:
+        if self.mla:
+            return True
         if year.year is None:
             return e.year is None or year.label.casefold() in e.ref.text.casefold()
         return e.year == year.year or (loose and year.year in e.years)
@@ -762,10 +784,12 @@ class _AuthorDate:
             who = f"{names.names[0]} et al."
         else:
             who = names.names[0]
-        return f"{who} {year.label}"
+        return f"{who} {year.label}".strip()
 
 
-def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
+def _author_date(
+    body: _Body, entries: list[_Entry], *, mla: bool = False
+) -> tuple[list[_Cite], bool]:
     """Parenthetical ``(Smith, 2020; Lee, 2019a)`` and narrative ``Smith et al. (2020)``.
 
     Inside parentheses, each work (split at ";" and at ", " after a year) must end with a year
@@ -779,16 +803,22 @@ def _author_date(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]
     preceded by another capitalised word ("Project Apollo (1969)" is no citation; "Smith
     (2020)" is). Numbers in brackets are not citations in an author-date document.
     """
-    matcher = _AuthorDate(entries)
+    matcher = _AuthorDate(entries, mla=mla)
     text = body.text
     cites: list[_Cite] = []
     sites = 0
-    for pattern in (_PARENS, _BRACKET):  # "[Smith et al. 2020]", "Smith et al. [2020]" (ACM)
+    # "[Smith et al. 2020]", "Smith et al. [2020]" (ACM); MLA cites in parentheses only.
+    for pattern in (_PARENS,) if mla else (_PARENS, _BRACKET):
         for m in pattern.finditer(text):
             sites += 1
             if sites > MAX_CITATION_SITES:
                 return sorted(cites, key=lambda c: c.start), True
             inner = text[m.start() + 1 : m.end() - 1]
+            if mla:
+                cite = _mla_citation(text, m.start(), m.end(), inner, matcher)
+                if cite is not None:
+                    cites.append(cite)
+                continue
             only = _ONLY_YEARS.match(inner)
             if only is not None:
                 cite = _narrative(text, m.start(), m.end(), only.group("years"), matcher)
@@ -874,6 +904,47 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
     return _Cite(start, written, "author-date", targets, found, also)
 
 
+def _mla_citation(
+    text: str, start: int, end: int, inner: str, matcher: _AuthorDate
+) -> _Cite | None:
+    """MLA's ``(Smith 42)``, ``(Smith and Lee 3-5; Kim et al.)``, ``(Smith)``, ``Smith (42)``.
+
+    The number is a page (it may look like a year: "(Seitz et al. 1738)"): an entry is matched
+    by its first author alone. A work that names no entry is reported only in an unmistakable
+    form, "(Smith 42)" or "(Smith et al.)"; "(Fourier)" or "(Patient)" alone may be anything.
+    """
+    only = _MLA_ONLY_PAGES.match(inner)
+    if only is not None:
+        return _narrative(text, start, end, only.group("pages"), matcher)
+    targets: list[str] = []
+    found: list[int | None] = []
+    also: set[int] = set()
+    for work in inner.split(";"):
+        m = _MLA_SEGMENT.match(work.strip())
+        if m is None:
+            continue
+        page = m.group("pages") or ""
+        tokens = _TOKEN.findall(m.group("names"))
+        resolved = _resolve(tokens, page, matcher)
+        if resolved is None:
+            continue
+        names, years, numbers, more, _ = resolved
+        if names.remainder and names.remainder[-1].casefold() not in _PREFIX_END:
+            continue  # "(the model of Smith 42)": words, not a citation
+        if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
+            continue
+        if None in numbers and (
+            not (page or names.et_al) or not all(_surname_shaped(n) for n in names.names)
+        ):
+            continue  # "(Smith 42)" and "(Smith et al.)" cite; "(Fourier)" may be anything
+        targets.extend(matcher.target(names, year) for year in years)
+        found.extend(numbers)
+        also |= more
+    if not targets:
+        return None
+    return _Cite(start, text[start:end], "author-date", targets, found, also)
+
+
 def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate) -> _Cite | None:
     before = text[max(0, start - _LOOK_BACK) : start]
     if not before or not (before[-1].isalpha() or before[-1] in " .’'"):
@@ -903,6 +974,52 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
             found = [x for x in found if x is not None]
     offset = max(0, start - _LOOK_BACK) + max(first_at, 0)
     return _Cite(offset, text[offset:end], "author-date", targets, found, also)
+
+
+_WORD = re.compile(r"(?<![\w’'-])[^\W\d_][^\W\d_'’-]+")
+
+
+def _numbers_are_pages(cites: list[_Cite], entries: list[_Entry]) -> bool:
+    """Whether most author-date citations name a listed first author with a year it lacks.
+
+    Then the numbers are MLA's pages and the list was not recognised as MLA (its titles not
+    read): more such citations than matched ones.
+    """
+    matched = sum(1 for c in cites for x in c.entries if x is not None)
+    unmatched = list(
+        dict.fromkeys(
+            t for c in cites for t, x in zip(c.targets, c.entries, strict=True) if x is None
+        )
+    )
+    near = sum(1 for t in unmatched[:200] if _near_hint(t, entries))
+    return near > matched
+
+
+def _mla_like(entries: list[_Entry]) -> bool:
+    """Whether most entries with a year have it after their title, as MLA's have."""
+    dated = [e for e in entries if e.year is not None and len(e.title) >= 8]
+    return bool(dated) and sum(e.year_late for e in dated) * 3 >= len(dated) * 2
+
+
+def _named_in(text: str, entries: list[_Entry]) -> set[int]:
+    """The entries whose first author's surname is a capitalised word of ``text`` (one pass)."""
+    wanted: dict[str, list[int]] = {}
+    for e in entries:
+        if e.names:
+            wanted.setdefault(e.names[0].split()[-1], []).append(e.number)
+    lengths = {len(key) for key in wanted}
+    named: set[int] = set()
+    seen: set[str] = set()
+    # Words of two letters or more; each distinct word folded once (a text of "A A A ...").
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        if word in seen or not word[0].isupper() or len(word) not in lengths:
+            continue
+        seen.add(word)
+        # An ASCII word of letters folds to its lowercase; fold() is for the others.
+        if numbers := wanted.get(word.lower() if word.isascii() else fold(word)):
+            named.update(numbers)
+    return named
 
 
 # --- the list -----------------------------------------------------------------------------------
@@ -1145,6 +1262,12 @@ def _uncited_findings(
         candidates = [e for e in entries if e.ref.key]
     else:
         candidates = entries
+        dated = sum(1 for e in entries if e.years)
+        if dated * 10 >= len(entries) * 9:
+            # Almost every entry has a year, this one none: it cannot be cited "(Name, year)";
+            # it is most likely the tail of an entry split in two ("Physical Review B, 40(8),
+            # 5774-5779."), not an uncited work.
+            candidates = [e for e in entries if e.years]
     # Citations in a form not read (superscripts, footnotes) or a body read in part would make
     # every entry look uncited: say nothing unless at least half the entries are cited.
     if not candidates or len(cited) < math.ceil(len(candidates) / 2):
@@ -1207,10 +1330,20 @@ def check_consistency(
     elif kind == "alpha":
         cites, capped = _alpha(joined, entries)
     else:
-        cites, capped = _author_date(joined, entries)
+        mla = _mla_like(entries)
+        cites, capped = _author_date(joined, entries, mla=mla)
+        if not mla and _numbers_are_pages(cites, entries):
+            mla = True  # "(Seitz et al. 1738)" with Seitz 2006 listed: MLA's pages, not years
+            cites, capped = _author_date(joined, entries, mla=True)
+        if mla:
+            # MLA names an author in running text without parentheses ("As Odom and Adams
+            # showed"): an entry whose first author's surname the body has is not reported.
+            named = _named_in(joined.text, entries)
+            cites.append(_Cite(0, "", "author-date", [], [], named))
     findings = _missing_findings(cites, kind, entries, joined)
     if not cite_all and not capped:
         findings += _uncited_findings(cites, entries, kind)
+    cites = [c for c in cites if c.targets]
     findings += _order_findings(references)
     findings += _duplicate_findings(entries)
     citations = [
