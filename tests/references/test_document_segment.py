@@ -272,3 +272,26 @@ def test_hostile_lines_are_read_in_bounded_time() -> None:
             DocumentText("txt", [DocumentLine(t, Location(line=n)) for n, t in enumerate(rows, 1)])
         )
     assert time.monotonic() - start < 30
+
+
+def test_mla_list_with_years_at_the_entries_ends_is_found() -> None:
+    # MLA puts the year last, so the first lines under the heading hold one year between them:
+    # the author-first lines are what says this is a list.
+    doc = pdf(
+        [
+            ("We follow the usual protocol (Caan 12).", 72),
+            ("References", 72),
+            ("Achig, M et al. “Heritage Building’s Condition at Maintenance", 72),
+            ("Campaign in San Roque.” Structural Analysis of Historical", 86),
+            ("Constructions (2016): n. pag.", 86),
+            ("Caan, Michael N., Robert L. McPherron, and Christopher T. Russell.", 72),
+            ("“Age-specific angulation of unerupted human third molar teeth", 86),
+            ("in a cross-sectional sample.” Journal of Geophysical Research", 86),
+            ("78.34 (1973): 8087–8096.", 86),
+            ("Calvez, Jean-Yves. “Force et Fragilité.” Droit (1986): 125.", 72),
+        ]
+    )
+    got = texts(doc)
+    assert len(got) == 3
+    assert got[0].startswith("Achig, M et al.") and got[0].endswith("(2016): n. pag.")
+    assert got[1].endswith("78.34 (1973): 8087–8096.")

@@ -381,6 +381,11 @@ def _reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: 
         return True
     if years >= 2 or (years and len(following) <= 2):
         return True
+    # MLA puts the year at an entry's end, often on its second or third line: one year and
+    # lines that start with an author ("Caan, Michael N., ...") are a list too.
+    authors = sum(1 for t in following if _AUTHOR_START.match(t[:200]))
+    if years and authors >= 2:
+        return True
     # Only labels and no years yet (a margin column of labels read before the text).
     return sum(1 for t in following if _LABEL_ONLY.match(t)) >= 3
 
