@@ -152,6 +152,18 @@ def test_word_automatic_numbers_are_labels() -> None:
         (["pp. 123–", "145."], "pp. 123–145."),
         (["state-of-the-", "art models."], "state-of-the-art models."),
         (["https://doi.org/10.1000/", "abc.123"], "https://doi.org/10.1000/abc.123"),
+        # Real hyphens the document does not decide: two parts meeting vowel to vowel, a
+        # Greek letter before a long name, a whole adjective before another.
+        (["neo-", "angiogenesis by"], "neo-angiogenesis by"),
+        (["alpha-", "difluoromethylornithine."], "alpha-difluoromethylornithine."),
+        (["analytical-", "methodological."], "analytical-methodological."),
+        # Soft breaks a syllable makes, also where a vowel meets a vowel.
+        (["Phy-", "siological"], "Physiological"),
+        (["situ-", "ational"], "situational"),
+        (["evalu-", "ation."], "evaluation."),
+        (["individu-", "ally"], "individually"),
+        (["Alpha-", "betical"], "Alphabetical"),
+        (["histor-", "ical"], "historical"),
     ],
 )
 def test_line_end_hyphens(lines: list[str], joined: str) -> None:
@@ -295,3 +307,33 @@ def test_mla_list_with_years_at_the_entries_ends_is_found() -> None:
     assert len(got) == 3
     assert got[0].startswith("Achig, M et al.") and got[0].endswith("(2016): n. pag.")
     assert got[1].endswith("78.34 (1973): 8087–8096.")
+
+
+def test_hanging_indents_beat_name_like_continuations_in_each_column() -> None:
+    # Continuation lines that begin like a name ("Gender, Work and ...", "Matthews, R. W.")
+    # stay in their entry, because the list's hanging indents say so; in the second column
+    # the indents are judged from that column's own edge (307/321, not 66/80).
+    doc = pdf(
+        [
+            ("Intro text (Matthews 2013).", 72),
+            ("References", 66),
+            ("Acker, J. (2005). Gendered organizations. Work and", 66),
+            ("Gender, Work and Organization, 12(1), 1–13.", 80),
+            ("Baker, T., A. Matthews, and L. Long (2013). A study by", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. More text.", 80),
+            ("Cole, B. (2001). A third work on the topic at hand,", 66),
+            ("and its continuation. Journal 3, 4–5.", 80),
+            ("Dunn, C. (2002). A fourth work that runs into the", 66),
+            ("next column. Journal 4, 5–6.", 321),
+            ("Evans, D. (2003). A fifth work in the second column", 307),
+            ("goes on here. Journal 5, 6–7.", 321),
+            ("Gray, F. (2005). A sixth work that has two lines", 307),
+            ("Harris, G. and more. Journal 7, 8–9.", 321),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Acker", "Baker", "Cole", "Dunn", "Evans", "Gray"]
+    assert got[0].endswith("Gender, Work and Organization, 12(1), 1–13.")
+    assert got[1].endswith("Matthews, R. W. Johnstone, et al. 2013. More text.")
+    assert got[3].endswith("next column. Journal 4, 5–6.")
+    assert got[5].endswith("Harris, G. and more. Journal 7, 8–9.")

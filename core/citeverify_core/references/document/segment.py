@@ -161,6 +161,43 @@ _WORD_ENDINGS = frozenset(
 # Fragments that prefixes such as "re", "pre", "co", "sub" only join with a real hyphen when the
 # document says so: these prefixes are only trusted before a word of the document.
 _WEAK_PREFIXES = frozenset({"re", "pre", "co", "sub", "post", "anti", "ex", "mid", "intra", "meta"})
+# Greek letters and chemical prefixes before a long tail name a compound or a term with a
+# hyphen ("alpha-difluoromethylornithine", "gamma-aminobutyric"). Not "bio", "photo", "iso",
+# "neo", "ultra": "bio-" + "logical", "iso-" + "lation" are soft breaks as often as not.
+_LONG_TAIL_PREFIXES = frozenset(
+    {"alpha", "beta", "gamma", "delta", "kappa", "omega", "sigma", "theta", "lambda", "tert",
+     "cis"}
+)  # fmt: skip
+# Endings of a whole adjective ("analytical-" + "methodological", "social-" + "ecological"): a
+# syllable break leaves a word's first part, which seldom ends so.
+_ADJECTIVE_ENDINGS = ("ical", "ial", "ional", "ive", "ous", "ary", "ful", "less", "ic")
+_VOWELS = frozenset("aeiouy")
+# How a word's ending starts after a vowel ("situ-" + "ational", "individu-" + "ally").
+_SUFFIX_STARTS = (
+    "ation",
+    "ition",
+    "ution",
+    "ual",
+    "ous",
+    "enc",
+    "anc",
+    "abl",
+    "ibl",
+    "ate",
+    "ati",
+    "ity",
+    "ic",
+    "al",
+    "ing",
+    "ed",
+    "er",
+    "es",
+    "ion",
+    "ism",
+    "ist",
+    "iz",
+    "is",
+)
 _HYPHEN_SUFFIXES = frozenset(
     {"based", "driven", "aware", "free", "level", "scale", "specific", "oriented", "agnostic",
      "invariant", "dependent", "independent", "grained", "shot", "trained", "tuned", "wise",
@@ -1004,4 +1041,32 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
         if low_a in _WEAK_PREFIXES:
             return words.get(low_b, 0) > 0  # "re-" + "search" is "research"
         return True  # "self-" + "assessment", "multi-" + "task"
-    return False
+    if (
+        low_a in _LONG_TAIL_PREFIXES
+        and len(low_b) >= 6
+        and low_b not in _WORD_ENDINGS
+        and not (low_a == "alpha" and low_b.startswith("bet"))  # "alpha-" + "betical"
+    ):
+        return True  # "neo-" + "angiogenesis", "alpha-" + "difluoromethylornithine"
+    if (
+        len(low_a) >= 6
+        and low_a.endswith(_ADJECTIVE_ENDINGS)
+        and len(low_b) >= 6
+        and not _ends_like_a_suffix(low_b)
+    ):
+        return True  # "analytical-" + "methodological"
+    # A syllable break puts a consonant at the start of the next line ("docu-" + "ment"); a
+    # vowel meeting a vowel is a joint of two parts ("neo-" + "angiogenesis").
+    return (
+        len(low_a) >= 3
+        and low_a[-1] in _VOWELS
+        and low_b[0] in _VOWELS
+        and len(low_b) >= 6
+        and not _ends_like_a_suffix(low_b)
+        and not low_b.startswith(_SUFFIX_STARTS)
+    )
+
+
+def _ends_like_a_suffix(tail: str) -> bool:
+    """``tail`` is a word ending or little more ("ation", "ically"): a word's end, not a word."""
+    return any(tail.endswith(e) and len(tail) - len(e) < 3 for e in _WORD_ENDINGS)
