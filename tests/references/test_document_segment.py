@@ -337,3 +337,26 @@ def test_hanging_indents_beat_name_like_continuations_in_each_column() -> None:
     assert got[1].endswith("Matthews, R. W. Johnstone, et al. 2013. More text.")
     assert got[3].endswith("next column. Journal 4, 5–6.")
     assert got[5].endswith("Harris, G. and more. Journal 7, 8–9.")
+
+
+def test_a_reference_ending_in_a_heading_word_on_its_own_line_is_no_heading() -> None:
+    # "Literature." finishes the entry above it (same size, hanging indent, full stop): the
+    # list starts at "REFERENCES", and the word stays in its entry.
+    doc = pdf(
+        [
+            ("Body text citing (Birge, 1981) and (Eichenbaum, 2003).", 66, 1),
+            ("REFERENCES", 66, 1),
+            ("Birge, S. J. (1981). Intestinal phosphate transport. Calcium and", 66, 1),
+            ("Phosphate Transport Across Biomembranes, 181–184.", 80, 1),
+            (
+                "Eichenbaum, H. (2003). Faculty of 1000 evaluation. Peer Review of the Biomedical",
+                66,
+            ),
+            ("Literature.", 80, 1),
+            ("Getoff, N. (1986). Radiation induced decomposition of biological", 66, 1),
+            ("compounds. Applied Radiation, 37(2), 1–5.", 80, 1),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Birge", "Eichenbaum", "Getoff"]
+    assert got[1].endswith("Peer Review of the Biomedical Literature.")

@@ -336,7 +336,11 @@ def _find_start(
 ) -> tuple[int, int | None, str] | None:
     """(index of the list's first line, index of its heading or None, how it was found)."""
     candidates = [
-        i for i, line in enumerate(lines) if i not in furniture and reference_heading(line.text)
+        i
+        for i, line in enumerate(lines)
+        if i not in furniture
+        and reference_heading(line.text)
+        and not _ends_a_sentence(lines, i, furniture)
     ]
     chosen: int | None = None
     for i in reversed(candidates):
@@ -364,6 +368,29 @@ def _find_start(
     if _whole_document_is_a_list(lines, furniture):
         return 0, None, "the whole document (a list without a heading)"
     return None
+
+
+def _ends_a_sentence(lines: Sequence[DocumentLine], i: int, furniture: set[int]) -> bool:
+    """Line ``i`` ("Literature.") is the last word of the line before, not a heading.
+
+    That is: the line before runs on (ends in a letter, a comma or a hyphen), is set in the
+    same size, and line ``i`` ends with a full stop or is indented from it (a hanging indent).
+    """
+    j = i - 1
+    while j >= 0 and (j in furniture or not lines[j].text.strip()):
+        j -= 1
+    if j < 0 or lines[j].location.page != lines[i].location.page:
+        return False
+    prev, line = lines[j], lines[i]
+    tail = prev.text.rstrip()[-1:]
+    if not (tail.isalpha() or tail in {",", "-", "‐"}):
+        return False
+    if prev.size is not None and line.size is not None and abs(prev.size - line.size) > 0.2:
+        return False
+    if line.heading:
+        return False
+    indented = prev.x0 is not None and line.x0 is not None and 2.0 < line.x0 - prev.x0 < 60
+    return line.text.rstrip().endswith(".") or indented
 
 
 def _top_of_page(lines: Sequence[DocumentLine], i: int) -> bool:
@@ -691,7 +718,7 @@ class _Splitter:
                 self.dropped += 1
                 i += 1
                 continue
-            if reference_heading(text):
+            if reference_heading(text) and not _ends_a_sentence(lines, i, self.furniture):
                 # A running header repeating the heading, or a sub-list: never an entry.
                 i += 1
                 blank_before = True
