@@ -360,3 +360,20 @@ def test_a_reference_ending_in_a_heading_word_on_its_own_line_is_no_heading() ->
     got = texts(doc)
     assert [t.split(",")[0] for t in got] == ["Birge", "Eichenbaum", "Getoff"]
     assert got[1].endswith("Peer Review of the Biomedical Literature.")
+
+
+def test_a_line_ending_in_an_initial_goes_on_with_the_next_author() -> None:
+    # No hanging indent: the text decides, and ", G." is an author list cut by the line end.
+    doc = pdf(
+        [
+            ("References", 66),
+            ("Roberts, Michael C., and David A. Layfield. 1987. “Promoting", 66),
+            ("Child Passenger Safety.” Journal of Pediatric Psychology 12 (2): 257–271.", 66),
+            ("Tanno, T., Y. Lim, Q. Wang, M. Chesi, P. L. Bergsagel, G.", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. “Growth Factor.” Blood 123: 1–5.", 66),
+            ("Thone, F. 1933. “Nature Ramblings.” Science News-Letter 23: 2–3.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Roberts", "Tanno", "Thone"]
+    assert "Bergsagel, G. Matthews, R. W. Johnstone" in got[1]

@@ -130,6 +130,9 @@ _PAGE_NUMBER = re.compile(
     r"(?:\s*(?:of|/|von|de|di)\s*\d{1,4})?[\s\-–—|]*$",
     re.I,
 )
+# A line ending in a first name's initial after a comma or another initial ("Bergsagel, G.",
+# "P. L."): a list of authors cut by the line end ("Series A." may end a reference).
+_TRAILING_INITIAL = re.compile(r"(?:,|\b[A-Z]\.)\s[A-Z]\.$")
 _RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
 _WORD = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
@@ -953,6 +956,8 @@ def _ended(text: str) -> bool:
     t = text.rstrip()
     if not t:
         return True
+    if _TRAILING_INITIAL.search(t[-40:]):
+        return False  # "..., P. L. Bergsagel, G." + "Matthews, R. W.": the author list goes on
     if t.endswith((".", ")", "]", "”", '"')):
         return True
     return bool(_URL_TAIL.search(t[-200:]))
