@@ -377,3 +377,23 @@ def test_a_line_ending_in_an_initial_goes_on_with_the_next_author() -> None:
     got = texts(doc)
     assert [t.split(",")[0] for t in got] == ["Roberts", "Tanno", "Thone"]
     assert "Bergsagel, G. Matthews, R. W. Johnstone" in got[1]
+
+
+def test_a_name_like_line_without_a_year_before_the_next_entry_continues() -> None:
+    # Flush-left author-date list: "Business, Economics, ..." looks like "Surname, X." after a
+    # full stop, but no year comes before the next entry, so it ends the entry above.
+    doc = pdf(
+        [
+            ("References", 66),
+            ("Jia, Z., Chen, M. & Wu, C., 2012. A Distributed Estimation Algorithm.", 66),
+            ("Business, Economics, Financial Sciences, and Management, pp.691–698.", 66),
+            ("Magnus, M.C.M., 2018. Modelagem matemática. Cadernos CIMEAC, 8(1), p.391.", 66),
+            ("Tanno, T., Y. Lim, Q. Wang, M. Chesi, P. L. Bergsagel, G.", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. “Growth Factor.” Blood 123: 1–5.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Jia", "Magnus", "Tanno"]
+    assert got[0].endswith(
+        "Algorithm. Business, Economics, Financial Sciences, and Management, pp.691–698."
+    )

@@ -823,7 +823,28 @@ class _Splitter:
             return _ended(prev) and bool(_AUTHOR_START.match(text[:120])), None
         if line.starts_paragraph or blank_before:
             return True, None
-        return _ended(prev) and bool(_AUTHOR_START.match(text[:120])), None
+        return (
+            _ended(prev) and bool(_AUTHOR_START.match(text[:120])) and self._year_follows(i)
+        ), None
+
+    def _year_follows(self, i: int) -> bool:
+        """A year comes in line ``i`` or the next two, before another author-like start.
+
+        "Business, Economics, ..., pp.691–698." looks like an author but holds no year before
+        the next entry: it is the end of the entry before (an author-date list only).
+        """
+        if not any(_YEAR.search(self.lines[j].text[:400]) for j in self._window(i, 60)):
+            return True  # a list without years: the year says nothing
+        for j in range(i, min(len(self.lines), i + 3)):
+            text = self.lines[j].text.strip()
+            if j > i and _ended(self.lines[j - 1].text) and _AUTHOR_START.match(text[:120]):
+                return False  # the next entry starts before any year
+            if _YEAR.search(text[:400]):
+                return True
+        return False
+
+    def _window(self, i: int, size: int) -> range:
+        return range(max(self.first, i - size // 2), min(len(self.lines), i + size // 2))
 
     def _layout_start(self, i: int) -> bool | None:
         """What the indent says: a first line (True), a continuation (False), nothing (None)."""
