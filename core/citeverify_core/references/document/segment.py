@@ -450,8 +450,10 @@ def _reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: 
         return True
     # MLA puts the year at an entry's end, often on its second or third line: one year and
     # lines that start with an author ("Caan, Michael N., ...") are a list too.
-    authors = sum(1 for t in following if _AUTHOR_START.match(t[:200]))
-    if years and authors >= 2:
+    # A first entry of six lines or more: look at ten.
+    longer = _next_lines(lines, start, furniture, 10)
+    authors = sum(1 for t in longer if _AUTHOR_START.match(t[:200]))
+    if authors >= 2 and any(_YEAR.search(t[:400]) for t in longer):
         return True
     # Only labels and no years yet (a margin column of labels read before the text).
     return sum(1 for t in following if _LABEL_ONLY.match(t)) >= 3
