@@ -478,3 +478,21 @@ def test_a_short_right_column_with_hanging_indents_is_read_after_the_left_one() 
     ]
     assert doc.lines[30].x0 is not None and doc.lines[31].x0 is not None
     assert doc.lines[30].x0 < doc.lines[31].x0
+
+
+def test_bare_labels_of_a_list_set_smaller_than_the_body_are_kept() -> None:
+    # The list's font is smaller than the page's body text, and its labels (same size as the
+    # list's text) stand a label column apart from it: they are labels, not line numbers.
+    body = Column(72, 740, leading=12, size=10)
+    runs = body.runs([sentence(i) for i in range(20)])
+    y = 740 - 20 * 12 - 10
+    for i in range(9):
+        runs.append((72, y, str(i + 1), 8, "Times-Roman"))
+        runs.append((88, y, f"A. Author{i} and B. Other, J. Things 3,", 8, "Times-Roman"))
+        runs.append((88, y - 9.5, f"10{i} (2001).", 8, "Times-Roman"))
+        y -= 19
+    doc = read_pdf(canvas_pdf([runs]), name="small-list.pdf")
+    got = texts(doc)
+    assert got[20] == "1 A. Author0 and B. Other, J. Things 3,"
+    assert got[36] == "9 A. Author8 and B. Other, J. Things 3,"
+    assert not any("line numbers" in note for note in doc.notes)

@@ -152,6 +152,18 @@ def test_word_automatic_numbers_are_labels() -> None:
         (["pp. 123–", "145."], "pp. 123–145."),
         (["state-of-the-", "art models."], "state-of-the-art models."),
         (["https://doi.org/10.1000/", "abc.123"], "https://doi.org/10.1000/abc.123"),
+        # Real hyphens the document does not decide: two parts meeting vowel to vowel, a
+        # Greek letter before a long name, a whole adjective before another.
+        (["neo-", "angiogenesis by"], "neo-angiogenesis by"),
+        (["alpha-", "difluoromethylornithine."], "alpha-difluoromethylornithine."),
+        (["analytical-", "methodological."], "analytical-methodological."),
+        # Soft breaks a syllable makes, also where a vowel meets a vowel.
+        (["Phy-", "siological"], "Physiological"),
+        (["situ-", "ational"], "situational"),
+        (["evalu-", "ation."], "evaluation."),
+        (["individu-", "ally"], "individually"),
+        (["Alpha-", "betical"], "Alphabetical"),
+        (["histor-", "ical"], "historical"),
     ],
 )
 def test_line_end_hyphens(lines: list[str], joined: str) -> None:
@@ -272,3 +284,119 @@ def test_hostile_lines_are_read_in_bounded_time() -> None:
             DocumentText("txt", [DocumentLine(t, Location(line=n)) for n, t in enumerate(rows, 1)])
         )
     assert time.monotonic() - start < 30
+
+
+def test_mla_list_with_years_at_the_entries_ends_is_found() -> None:
+    # MLA puts the year last, so the first lines under the heading hold one year between them:
+    # the author-first lines are what says this is a list.
+    doc = pdf(
+        [
+            ("We follow the usual protocol (Caan 12).", 72),
+            ("References", 72),
+            ("Achig, M et al. “Heritage Building’s Condition at Maintenance", 72),
+            ("Campaign in San Roque, Cuenca, Ecuador: A Long Title That", 86),
+            ("Runs Over Several Lines of the Narrow Column of This", 86),
+            ("Rather Small and Crowded Conference", 86),
+            ("Journal.” Structural Analysis of Historical", 86),
+            ("Constructions (2016): n. pag.", 86),
+            ("Caan, Michael N., Robert L. McPherron, and Christopher T. Russell.", 72),
+            ("“Age-specific angulation of unerupted human third molar teeth", 86),
+            ("in a cross-sectional sample.” Journal of Geophysical Research", 86),
+            ("78.34 (1973): 8087–8096.", 86),
+            ("Calvez, Jean-Yves. “Force et Fragilité.” Droit (1986): 125.", 72),
+        ]
+    )
+    got = texts(doc)
+    assert len(got) == 3
+    assert got[0].startswith("Achig, M et al.") and got[0].endswith("(2016): n. pag.")
+    assert got[1].endswith("78.34 (1973): 8087–8096.")
+
+
+def test_hanging_indents_beat_name_like_continuations_in_each_column() -> None:
+    # Continuation lines that begin like a name ("Gender, Work and ...", "Matthews, R. W.")
+    # stay in their entry, because the list's hanging indents say so; in the second column
+    # the indents are judged from that column's own edge (307/321, not 66/80).
+    doc = pdf(
+        [
+            ("Intro text (Matthews 2013).", 72),
+            ("References", 66),
+            ("Acker, J. (2005). Gendered organizations. Work and", 66),
+            ("Gender, Work and Organization, 12(1), 1–13.", 80),
+            ("Baker, T., A. Matthews, and L. Long (2013). A study by", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. More text.", 80),
+            ("Cole, B. (2001). A third work on the topic at hand,", 66),
+            ("and its continuation. Journal 3, 4–5.", 80),
+            ("Dunn, C. (2002). A fourth work that runs into the", 66),
+            ("next column. Journal 4, 5–6.", 321),
+            ("Evans, D. (2003). A fifth work in the second column", 307),
+            ("goes on here. Journal 5, 6–7.", 321),
+            ("Gray, F. (2005). A sixth work that has two lines", 307),
+            ("Harris, G. and more. Journal 7, 8–9.", 321),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Acker", "Baker", "Cole", "Dunn", "Evans", "Gray"]
+    assert got[0].endswith("Gender, Work and Organization, 12(1), 1–13.")
+    assert got[1].endswith("Matthews, R. W. Johnstone, et al. 2013. More text.")
+    assert got[3].endswith("next column. Journal 4, 5–6.")
+    assert got[5].endswith("Harris, G. and more. Journal 7, 8–9.")
+
+
+def test_a_reference_ending_in_a_heading_word_on_its_own_line_is_no_heading() -> None:
+    # "Literature." finishes the entry above it (same size, hanging indent, full stop): the
+    # list starts at "REFERENCES", and the word stays in its entry.
+    doc = pdf(
+        [
+            ("Body text citing (Birge, 1981) and (Eichenbaum, 2003).", 66, 1),
+            ("REFERENCES", 66, 1),
+            ("Birge, S. J. (1981). Intestinal phosphate transport. Calcium and", 66, 1),
+            ("Phosphate Transport Across Biomembranes, 181–184.", 80, 1),
+            (
+                "Eichenbaum, H. (2003). Faculty of 1000 evaluation. Peer Review of the Biomedical",
+                66,
+            ),
+            ("Literature.", 80, 1),
+            ("Getoff, N. (1986). Radiation induced decomposition of biological", 66, 1),
+            ("compounds. Applied Radiation, 37(2), 1–5.", 80, 1),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Birge", "Eichenbaum", "Getoff"]
+    assert got[1].endswith("Peer Review of the Biomedical Literature.")
+
+
+def test_a_line_ending_in_an_initial_goes_on_with_the_next_author() -> None:
+    # No hanging indent: the text decides, and ", G." is an author list cut by the line end.
+    doc = pdf(
+        [
+            ("References", 66),
+            ("Roberts, Michael C., and David A. Layfield. 1987. “Promoting", 66),
+            ("Child Passenger Safety.” Journal of Pediatric Psychology 12 (2): 257–271.", 66),
+            ("Tanno, T., Y. Lim, Q. Wang, M. Chesi, P. L. Bergsagel, G.", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. “Growth Factor.” Blood 123: 1–5.", 66),
+            ("Thone, F. 1933. “Nature Ramblings.” Science News-Letter 23: 2–3.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Roberts", "Tanno", "Thone"]
+    assert "Bergsagel, G. Matthews, R. W. Johnstone" in got[1]
+
+
+def test_a_name_like_line_without_a_year_before_the_next_entry_continues() -> None:
+    # Flush-left author-date list: "Business, Economics, ..." looks like "Surname, X." after a
+    # full stop, but no year comes before the next entry, so it ends the entry above.
+    doc = pdf(
+        [
+            ("References", 66),
+            ("Jia, Z., Chen, M. & Wu, C., 2012. A Distributed Estimation Algorithm.", 66),
+            ("Business, Economics, Financial Sciences, and Management, pp.691–698.", 66),
+            ("Magnus, M.C.M., 2018. Modelagem matemática. Cadernos CIMEAC, 8(1), p.391.", 66),
+            ("Tanno, T., Y. Lim, Q. Wang, M. Chesi, P. L. Bergsagel, G.", 66),
+            ("Matthews, R. W. Johnstone, et al. 2013. “Growth Factor.” Blood 123: 1–5.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Jia", "Magnus", "Tanno"]
+    assert got[0].endswith(
+        "Algorithm. Business, Economics, Financial Sciences, and Management, pp.691–698."
+    )

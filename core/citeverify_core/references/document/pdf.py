@@ -24,6 +24,7 @@ they are: the segmenter joins lines and needs to see the breaks.
 
 from __future__ import annotations
 
+import bisect
 import io
 import math
 import re
@@ -809,7 +810,10 @@ def _drop_line_numbers(
         in_margin = all(_outside_text(w, body) for w in stack)
         if not in_margin:
             continue
-        smaller = body_size and statistics.median(w.size for w in stack) < 0.9 * body_size
+        # Smaller than the text of the numbers' own rows: a reference list set in a smaller
+        # font than the page's body has labels smaller than the body, not than their rows.
+        row_size = _rows_size(stack, body) or body_size
+        smaller = row_size and statistics.median(w.size for w in stack) < 0.9 * row_size
         gaps = [a.y - b.y for a, b in pairwise(stack)]
         pitch = min(gaps) if gaps else 0.0
         per_row = pitch > 0 and all(
@@ -827,6 +831,18 @@ def _drop_line_numbers(
     if not drop:
         return words, 0
     return [w for w in words if id(w) not in drop], len(drop)
+
+
+def _rows_size(stack: list[_Word], body: list[_Word]) -> float:
+    """The median size of the words on the rows of ``stack`` (0.0 when there are none)."""
+    ys = sorted(w.y for w in stack)
+    sizes = [
+        w.size
+        for w in body
+        if (k := bisect.bisect_left(ys, w.y - 0.5 * w.size)) < len(ys)
+        and ys[k] <= w.y + 0.5 * w.size
+    ]
+    return statistics.median(sizes) if sizes else 0.0
 
 
 def _drop_numbers_at(words: list[_Word], margins: set[tuple[str, int, float]]) -> list[_Word]:

@@ -130,6 +130,9 @@ _PAGE_NUMBER = re.compile(
     r"(?:\s*(?:of|/|von|de|di)\s*\d{1,4})?[\s\-–—|]*$",
     re.I,
 )
+# A line ending in a first name's initial after a comma or another initial ("Bergsagel, G.",
+# "P. L."): a list of authors cut by the line end ("Series A." may end a reference).
+_TRAILING_INITIAL = re.compile(r"(?:,|\b[A-Z]\.)\s[A-Z]\.$")
 _RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
 _WORD = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
@@ -161,6 +164,43 @@ _WORD_ENDINGS = frozenset(
 # Fragments that prefixes such as "re", "pre", "co", "sub" only join with a real hyphen when the
 # document says so: these prefixes are only trusted before a word of the document.
 _WEAK_PREFIXES = frozenset({"re", "pre", "co", "sub", "post", "anti", "ex", "mid", "intra", "meta"})
+# Greek letters and chemical prefixes before a long tail name a compound or a term with a
+# hyphen ("alpha-difluoromethylornithine", "gamma-aminobutyric"). Not "bio", "photo", "iso",
+# "neo", "ultra": "bio-" + "logical", "iso-" + "lation" are soft breaks as often as not.
+_LONG_TAIL_PREFIXES = frozenset(
+    {"alpha", "beta", "gamma", "delta", "kappa", "omega", "sigma", "theta", "lambda", "tert",
+     "cis"}
+)  # fmt: skip
+# Endings of a whole adjective ("analytical-" + "methodological", "social-" + "ecological"): a
+# syllable break leaves a word's first part, which seldom ends so.
+_ADJECTIVE_ENDINGS = ("ical", "ial", "ional", "ive", "ous", "ary", "ful", "less", "ic")
+_VOWELS = frozenset("aeiouy")
+# How a word's ending starts after a vowel ("situ-" + "ational", "individu-" + "ally").
+_SUFFIX_STARTS = (
+    "ation",
+    "ition",
+    "ution",
+    "ual",
+    "ous",
+    "enc",
+    "anc",
+    "abl",
+    "ibl",
+    "ate",
+    "ati",
+    "ity",
+    "ic",
+    "al",
+    "ing",
+    "ed",
+    "er",
+    "es",
+    "ion",
+    "ism",
+    "ist",
+    "iz",
+    "is",
+)
 _HYPHEN_SUFFIXES = frozenset(
     {"based", "driven", "aware", "free", "level", "scale", "specific", "oriented", "agnostic",
      "invariant", "dependent", "independent", "grained", "shot", "trained", "tuned", "wise",
@@ -299,7 +339,11 @@ def _find_start(
 ) -> tuple[int, int | None, str] | None:
     """(index of the list's first line, index of its heading or None, how it was found)."""
     candidates = [
-        i for i, line in enumerate(lines) if i not in furniture and reference_heading(line.text)
+        i
+        for i, line in enumerate(lines)
+        if i not in furniture
+        and reference_heading(line.text)
+        and not _ends_a_sentence(lines, i, furniture)
     ]
     chosen: int | None = None
     for i in reversed(candidates):
@@ -327,6 +371,29 @@ def _find_start(
     if _whole_document_is_a_list(lines, furniture):
         return 0, None, "the whole document (a list without a heading)"
     return None
+
+
+def _ends_a_sentence(lines: Sequence[DocumentLine], i: int, furniture: set[int]) -> bool:
+    """Line ``i`` ("Literature.") is the last word of the line before, not a heading.
+
+    That is: the line before runs on (ends in a letter, a comma or a hyphen), is set in the
+    same size, and line ``i`` ends with a full stop or is indented from it (a hanging indent).
+    """
+    j = i - 1
+    while j >= 0 and (j in furniture or not lines[j].text.strip()):
+        j -= 1
+    if j < 0 or lines[j].location.page != lines[i].location.page:
+        return False
+    prev, line = lines[j], lines[i]
+    tail = prev.text.rstrip()[-1:]
+    if not (tail.isalpha() or tail in {",", "-", "‐"}):
+        return False
+    if prev.size is not None and line.size is not None and abs(prev.size - line.size) > 0.2:
+        return False
+    if line.heading:
+        return False
+    indented = prev.x0 is not None and line.x0 is not None and 2.0 < line.x0 - prev.x0 < 60
+    return line.text.rstrip().endswith(".") or indented
 
 
 def _top_of_page(lines: Sequence[DocumentLine], i: int) -> bool:
@@ -380,6 +447,13 @@ def _reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: 
     if labelled and years:
         return True
     if years >= 2 or (years and len(following) <= 2):
+        return True
+    # MLA puts the year at an entry's end, often on its second or third line: one year and
+    # lines that start with an author ("Caan, Michael N., ...") are a list too.
+    # A first entry of six lines or more: look at ten.
+    longer = _next_lines(lines, start, furniture, 10)
+    authors = sum(1 for t in longer if _AUTHOR_START.match(t[:200]))
+    if authors >= 2 and any(_YEAR.search(t[:400]) for t in longer):
         return True
     # Only labels and no years yet (a margin column of labels read before the text).
     return sum(1 for t in following if _LABEL_ONLY.match(t)) >= 3
@@ -649,7 +723,7 @@ class _Splitter:
                 self.dropped += 1
                 i += 1
                 continue
-            if reference_heading(text):
+            if reference_heading(text) and not _ends_a_sentence(lines, i, self.furniture):
                 # A running header repeating the heading, or a sub-list: never an entry.
                 i += 1
                 blank_before = True
@@ -751,7 +825,28 @@ class _Splitter:
             return _ended(prev) and bool(_AUTHOR_START.match(text[:120])), None
         if line.starts_paragraph or blank_before:
             return True, None
-        return _ended(prev) and bool(_AUTHOR_START.match(text[:120])), None
+        return (
+            _ended(prev) and bool(_AUTHOR_START.match(text[:120])) and self._year_follows(i)
+        ), None
+
+    def _year_follows(self, i: int) -> bool:
+        """A year comes in line ``i`` or the next two, before another author-like start.
+
+        "Business, Economics, ..., pp.691–698." looks like an author but holds no year before
+        the next entry: it is the end of the entry before (an author-date list only).
+        """
+        if not any(_YEAR.search(self.lines[j].text[:400]) for j in self._window(i, 60)):
+            return True  # a list without years: the year says nothing
+        for j in range(i, min(len(self.lines), i + 3)):
+            text = self.lines[j].text.strip()
+            if j > i and _ended(self.lines[j - 1].text) and _AUTHOR_START.match(text[:120]):
+                return False  # the next entry starts before any year
+            if _YEAR.search(text[:400]):
+                return True
+        return False
+
+    def _window(self, i: int, size: int) -> range:
+        return range(max(self.first, i - size // 2), min(len(self.lines), i + size // 2))
 
     def _layout_start(self, i: int) -> bool | None:
         """What the indent says: a first line (True), a continuation (False), nothing (None)."""
@@ -884,6 +979,8 @@ def _ended(text: str) -> bool:
     t = text.rstrip()
     if not t:
         return True
+    if _TRAILING_INITIAL.search(t[-40:]):
+        return False  # "..., P. L. Bergsagel, G." + "Matthews, R. W.": the author list goes on
     if t.endswith((".", ")", "]", "”", '"')):
         return True
     return bool(_URL_TAIL.search(t[-200:]))
@@ -999,4 +1096,32 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
         if low_a in _WEAK_PREFIXES:
             return words.get(low_b, 0) > 0  # "re-" + "search" is "research"
         return True  # "self-" + "assessment", "multi-" + "task"
-    return False
+    if (
+        low_a in _LONG_TAIL_PREFIXES
+        and len(low_b) >= 6
+        and low_b not in _WORD_ENDINGS
+        and not (low_a == "alpha" and low_b.startswith("bet"))  # "alpha-" + "betical"
+    ):
+        return True  # "neo-" + "angiogenesis", "alpha-" + "difluoromethylornithine"
+    if (
+        len(low_a) >= 6
+        and low_a.endswith(_ADJECTIVE_ENDINGS)
+        and len(low_b) >= 6
+        and not _ends_like_a_suffix(low_b)
+    ):
+        return True  # "analytical-" + "methodological"
+    # A syllable break puts a consonant at the start of the next line ("docu-" + "ment"); a
+    # vowel meeting a vowel is a joint of two parts ("neo-" + "angiogenesis").
+    return (
+        len(low_a) >= 3
+        and low_a[-1] in _VOWELS
+        and low_b[0] in _VOWELS
+        and len(low_b) >= 6
+        and not _ends_like_a_suffix(low_b)
+        and not low_b.startswith(_SUFFIX_STARTS)
+    )
+
+
+def _ends_like_a_suffix(tail: str) -> bool:
+    """``tail`` is a word ending or little more ("ation", "ically"): a word's end, not a word."""
+    return any(tail.endswith(e) and len(tail) - len(e) < 3 for e in _WORD_ENDINGS)
