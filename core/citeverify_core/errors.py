@@ -219,7 +219,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "caselaw": ("eyecite",),
     "cli": ("typer",),
     "server": ("fastapi", "uvicorn", "sqlalchemy", "prometheus_client", "aiohttp", "platformdirs"),
-    "documents": ("pdfminer", "docx", "pylatexenc"),
+    "documents": ("pdfminer", "docx"),
     "batch": ("pyarrow",),
     "ray": ("ray",),
 }

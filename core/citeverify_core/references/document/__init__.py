@@ -8,7 +8,8 @@ r"""Whole documents: read a paper's reference list and check its citations again
 ('1', 5)
 
 Formats: PDF, Word (.docx), LaTeX (.tex, with its .bbl), .bbl, Markdown, HTML, plain text and
-BibTeX. PDF and Word need the ``documents`` extra (pdfminer.six, python-docx, pylatexenc).
+BibTeX. PDF and Word need the ``documents`` extra (pdfminer.six, python-docx);
+LaTeX is read by the core (docs/documents.md says why not pylatexenc).
 See docs/documents.md.
 """
 
