@@ -40,6 +40,7 @@ from citeverify_core.batch.config import dumps_entry
 from citeverify_core.batch.local import _prepare_parts, parts_dir
 from citeverify_core.batch.output import output_format
 from citeverify_core.batch.refs import (
+    REF_COLUMNS,
     Task,
     assemble_parts,
     check_index,
@@ -62,20 +63,16 @@ __all__ = [
 DOCUMENT_SUFFIXES = frozenset(
     {".pdf", ".docx", ".tex", ".bbl", ".md", ".markdown", ".html", ".htm"}
 )
+#: A reference list's columns (``REF_COLUMNS``), with where in which paper the reference is, and
+#: the DocumentError code of a paper that could not be read.
 DOCUMENT_COLUMNS = (
-    "id",
+    REF_COLUMNS[0],
     "document",
     "number",
     "label",
     "page",
     "line",
-    "input",
-    "status",
-    "reference",
-    "match_set_size",
-    "contained_set_size",
-    "fields",
-    "error",
+    *REF_COLUMNS[1:],
     "error_code",
 )
 _INTEGERS = ("number", "page", "line", "match_set_size", "contained_set_size")
