@@ -127,6 +127,8 @@ SAMPLE = [
     ("Elsevier", "docx", "margin-labels", True, 1.0),
     ("Chicago", "docx", "hanging", False, 1.0),
     ("MLA", "platypus", "two-column", False, 1.0),
+    ("IEEE", "fpdf2", "two-column", True, 1.0),
+    ("AIP", "fpdf2", "line-numbers", False, 1.0),
 ]
 
 

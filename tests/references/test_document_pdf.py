@@ -273,6 +273,46 @@ def test_two_columns_read_left_then_right_under_a_full_width_title_and_abstract(
     assert right_first.location.line == 4 + 30 + 1
 
 
+def test_left_lines_running_into_the_gutter_stay_in_the_left_column() -> None:
+    # Justified columns whose left lines end at x 288, a few overfull ones at 303, in the gutter
+    # (fpdf2's breaks, LaTeX's overfull boxes), two of them one under the other. They are still
+    # left-column lines: the page is read down the left column, then down the right one.
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    def justified(text: str, x0: float, x1: float, y: float) -> list[Run]:
+        words = text.split()
+        widths = [stringWidth(w, "Times-Roman", 10) for w in words]
+        gap = (x1 - x0 - sum(widths)) / (len(words) - 1)
+        runs, x = [], x0
+        for word, width in zip(words, widths, strict=True):
+            runs.append((x, y, word, 10.0, "Times-Roman"))
+            x += width + gap
+        return runs
+
+    left = [sentence(i, 6) for i in range(60)]
+    right = [sentence(i, 6) for i in range(100, 160)]
+    runs: list[Run] = []
+    for i in range(60):
+        y = 740 - i * 11
+        runs += justified(left[i], 72, 303 if i in (20, 21, 40) else 288, y)
+        runs += justified(right[i], 312, 528, y)
+    doc = read_pdf(canvas_pdf([runs]), name="ragged.pdf")
+    assert texts(doc) == left + right
+
+
+def test_an_accent_is_combined_only_when_drawn_over_its_letter() -> None:
+    # "\xc2" is a spacing acute: drawn back over the "e" (TeX) it is "é"; followed by letters
+    # as text ("O´Brien", a file's mojibake "AÃ¯ssa") it stays as written.
+    content = text_ops(
+        [
+            (72, 700, b"[(Gu)-200(\xc2)527(erin)]"),
+            (72, 688, b"O\xc2Brien and Gu\xc2erin"),
+        ]
+    )
+    doc = read_pdf(raw_pdf([content]), name="accents.pdf")
+    assert texts(doc) == ["Guérin", "O´Brien and Gu´erin"]
+
+
 def test_running_headers_footers_and_page_numbers_are_removed() -> None:
     body = Column(72, 700)
     pages = []

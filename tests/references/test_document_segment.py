@@ -400,3 +400,69 @@ def test_a_name_like_line_without_a_year_before_the_next_entry_continues() -> No
     assert got[0].endswith(
         "Algorithm. Business, Economics, Financial Sciences, and Management, pp.691–698."
     )
+
+
+def test_a_year_line_at_the_foot_of_several_pages_is_the_reference_s_own() -> None:
+    # "(1938)." ends a reference at the bottom of three pages: same shape, digits aside, but the
+    # years do not move with the page, so it is no running footer; "Page 1".. "Page 4" is.
+    names, years = ["Bell", "Kim", "Roe", "Doe"], [1938, 1921, 1987, 1950]
+    rows: list[Row] = [("References", 66, 1)]
+    for page in range(1, 5):
+        n, name, year = 3 * page - 2, names[page - 1], years[page - 1]
+        rows += [
+            (f"Page {page}", 66, page),
+            (f"[{n}] S.C. {name}son, JAMA 308, 4 (2012).", 66, page),
+            (f"[{n + 1}] A. {name}ley, Science 12, 5 (1999).", 66, page),
+            (f"[{n + 2}] H.I. {name}, The British Museum Quarterly 12, 39", 66, page),
+            (f"({year}).", 66, page),
+        ]
+    got = texts(pdf(rows))
+    assert len(got) == 12
+    assert [t for t in got if t.startswith("H.I.")] == [
+        f"H.I. {name}, The British Museum Quarterly 12, 39 ({year})."
+        for name, year in zip(names, years, strict=True)
+    ]
+    assert not any("Page" in t for t in got)
+
+
+def test_a_line_ending_in_a_given_name_and_initial_goes_on() -> None:
+    # Flush left, Chicago: ", Jose A." is an author list cut by the line end; "Ed." is followed
+    # by the editors. Neither ends a reference, though the next line looks like one's start.
+    doc = pdf(
+        [
+            ("References", 66),
+            ("Baker, Stacey L., Ariel C. Aspiras, Scott P. Carroll, Jose A.", 66),
+            ("Andres, and David R. Angelini. 2011. “The Genetic Basis.” Biology 356: 245.", 66),
+            ("Toon, Geoffrey C. 1993. “Airborne Observations.” Ed.", 66),
+            ("Harold I. Schiff and Ulrich Platt. Optical Methods 1993: 12–19.", 66),
+            ("Thone, F. 1933. “Nature Ramblings.” Proc. R. Soc., Series A.", 66),
+            ("Vane, John R. 1971. “Inhibition.” Nature New Biology 231: 232–235.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert [t.split(",")[0] for t in got] == ["Baker", "Toon", "Thone", "Vane"]
+    assert "Jose A. Andres, and David R. Angelini" in got[0]
+    assert got[1].endswith("Ed. Harold I. Schiff and Ulrich Platt. Optical Methods 1993: 12–19.")
+
+
+def test_a_bracket_at_a_line_start_in_a_numbered_list_is_text() -> None:
+    doc = pdf(
+        [
+            ("References", 66),
+            ("[1] P. D. Acton, “Comparison of observers in Parkinson’s disease using", 66),
+            ("[99mTc]TRODAT-1 and SPECT,” Phys. Med. Biol., vol. 51, 2006.", 66),
+            ("[2] M. K. Tolba, “A Harvest of Dust?,” Environ. Conserv., vol. 11, 1984.", 66),
+        ]
+    )
+    got = texts(doc)
+    assert len(got) == 2
+    assert got[0].endswith("using [99mTc]TRODAT-1 and SPECT,” Phys. Med. Biol., vol. 51, 2006.")
+    # A list labelled with words keeps each "[Key]" as a label.
+    keyed = pdf(
+        [
+            ("References", 66),
+            ("[Act06] P. D. Acton, “Comparison of observers,” Phys. Med. Biol., 2006.", 66),
+            ("[Tol84] M. K. Tolba, “A Harvest of Dust?,” Environ. Conserv., 1984.", 66),
+        ]
+    )
+    assert [r.label for r in find_references(keyed).references] == ["Act06", "Tol84"]

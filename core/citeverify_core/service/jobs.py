@@ -168,7 +168,41 @@ class JobStore(TenantStore):
         idem: tuple[str, str] | None,
     ) -> dict[str, Any]:
         document_id = uuid.uuid4().hex
-        count = len(references)
+        rows = [
+            {
+                "document_id": document_id,
+                "position": i,
+                "raw_text": ref,
+                "state": "waiting",
+                "api_key_id": tenant,
+                "tokens": 1 if tenant is not None else 0,
+            }
+            for i, ref in enumerate(references)
+        ]
+
+        def answer(ids: list[str]) -> dict[str, Any]:
+            return {
+                "jobIds": ids,
+                "documentId": document_id,
+                "message": f"{len(ids)} reference(s) queued for verification",
+            }
+
+        return self._queue({"id": document_id, "title": title}, rows, tenant, idem, answer)
+
+    def _queue(
+        self,
+        document: dict[str, Any],
+        rows: list[dict[str, Any]],
+        tenant: int | None,
+        idem: tuple[str, str] | None,
+        answer_for: Callable[[list[str]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Queue a document's jobs in one transaction; answers ``answer_for(job ids in order)``.
+
+        The one home of both submissions (a list and a whole document): an idempotent repeat
+        replays the first answer, the rows' tokens are reserved before anything is inserted, and
+        the answer is remembered for the key.
+        """
         with self.transaction() as db:
             if idem is not None and tenant is not None:
                 replay = idempotency.replay(db, tenant, *idem)
@@ -176,34 +210,21 @@ class JobStore(TenantStore):
                     return replay
             available = None
             if tenant is not None:
-                available = reserve(db, tenant, count)
+                available = reserve(db, tenant, sum(row["tokens"] for row in rows))
             db.execute(
-                DOCUMENTS.insert().values(
-                    id=document_id, title=title, created_at=now_iso(), api_key_id=tenant
-                )
+                DOCUMENTS.insert().values(created_at=now_iso(), api_key_id=tenant, **document)
             )
+            # One statement for the lot (a thesis has hundreds), then their ids in order.
+            db.execute(JOBS.insert(), rows)
             ids = [
-                str(
-                    db.execute(
-                        JOBS.insert()
-                        .values(
-                            document_id=document_id,
-                            position=i,
-                            raw_text=ref,
-                            state="waiting",
-                            api_key_id=tenant,
-                            tokens=1 if tenant is not None else 0,
-                        )
-                        .returning(JOBS.c.id)
-                    ).scalar_one()
-                )
-                for i, ref in enumerate(references)
+                str(i)
+                for i in db.execute(
+                    sa.select(JOBS.c.id)
+                    .where(JOBS.c.document_id == document["id"])
+                    .order_by(JOBS.c.position)
+                ).scalars()
             ]
-            answer: dict[str, Any] = {
-                "jobIds": ids,
-                "documentId": document_id,
-                "message": f"{len(ids)} reference(s) queued for verification",
-            }
+            answer = answer_for(ids)
             if available is not None:
                 answer["tokensAvailable"] = available
             if idem is not None and tenant is not None:
@@ -281,37 +302,10 @@ class JobStore(TenantStore):
             )
         queued = sum(1 for r in rows if r["state"] == "waiting")
         name = _cleaned(document.name)[:255]
-        with self.transaction() as db:
-            if idem is not None and tenant is not None:
-                replay = idempotency.replay(db, tenant, *idem)
-                if replay is not None:
-                    return replay
-            available = None
-            if tenant is not None:
-                available = reserve(db, tenant, queued)
-            db.execute(
-                DOCUMENTS.insert().values(
-                    id=document_id,
-                    title=title,
-                    created_at=now_iso(),
-                    api_key_id=tenant,
-                    name=name,
-                    format=document.format,
-                    extracted=json.dumps(extracted),
-                )
-            )
-            # One statement for the lot (a thesis has hundreds), then their ids in order.
-            db.execute(JOBS.insert(), rows)
-            ids = [
-                str(i)
-                for i in db.execute(
-                    sa.select(JOBS.c.id)
-                    .where(JOBS.c.document_id == document_id)
-                    .order_by(JOBS.c.position)
-                ).scalars()
-            ]
-            findings = len(extracted["findings"])
-            answer: dict[str, Any] = {
+        findings = len(extracted["findings"])
+
+        def answer(ids: list[str]) -> dict[str, Any]:
+            return {
                 "documentId": document_id,
                 "jobIds": ids,
                 "title": title,
@@ -334,11 +328,15 @@ class JobStore(TenantStore):
                     f"{findings} consistency finding(s)"
                 ),
             }
-            if available is not None:
-                answer["tokensAvailable"] = available
-            if idem is not None and tenant is not None:
-                idempotency.remember(db, tenant, *idem, answer)
-        return {**answer, "replayed": False} if idem is not None else answer
+
+        row = {
+            "id": document_id,
+            "title": title,
+            "name": name,
+            "format": document.format,
+            "extracted": json.dumps(extracted),
+        }
+        return self._queue(row, rows, tenant, idem, answer)
 
     def document(self, document_id: str, *, tenant: int | None = None) -> dict[str, Any] | None:
         """A document with its references and their jobs' states; None when there is none.

@@ -42,6 +42,7 @@ from citeverify_core.references.document.sandbox import (
     DEFAULT_TIMEOUT_SECONDS,
     run_isolated,
 )
+from citeverify_core.references.document.segment import running_text
 
 if TYPE_CHECKING:
     from pdfminer.pdffont import PDFFont
@@ -98,9 +99,6 @@ _ACCENTS = {
     "\u02db": "\u0328",
 }
 _DOTLESS = {"\u0131": "i", "\u0237": "j"}
-# A spacing accent glued before a letter inside a word: TeX's accent-then-letter order. (Not
-# the grave, which is also a backquote.)
-_GLUED_ACCENT = re.compile("([" + "".join(a for a in _ACCENTS if a != "\u0060") + r"])([^\W\d_])")
 _PAGE_NUMBER = re.compile(
     r"^(?:page|p\.|seite|pág\.?|página|pagina)?\s*[-–—(]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)]?"
     r"(?:\s*(?:of|/|de|von|sur|di)\s*\d{1,4})?$",
@@ -622,14 +620,26 @@ class _Run:
         return x
 
     def add(self, start: float, stop: float, text: str, first_w: float, last_w: float) -> None:
-        """Extend the pending word (glyphs of one word across kerning) or start one."""
+        """Extend the pending word (glyphs of one word across kerning) or start one.
+
+        A spacing accent that the next glyph is drawn back over (TeX's accent command: the dieresis,
+        a kern back, the "o") becomes that letter's combining mark. An accent the text only
+        follows ("AÃ¯ssa" as a file spells it, "O´Brien") stays as written.
+        """
         pending = self.pending
         if pending is None:
             self.pending = [start, stop, [text], first_w, last_w]
-        else:
-            pending[1] = stop
-            pending[2].append(text)
-            pending[4] = last_w
+            return
+        before = pending[2][-1]
+        accent = before[-1:]
+        if accent in _ACCENTS and accent != "\u0060" and start < pending[1] - 0.3 * pending[4]:
+            letter = _DOTLESS.get(text[0], text[0])
+            if letter.isalpha():
+                pending[2][-1] = before[:-1]
+                text = letter + _ACCENTS[accent] + text[1:]
+        pending[1] = stop
+        pending[2].append(text)
+        pending[4] = last_w
 
     def flush(self) -> None:
         """Keep the pending word."""
@@ -914,7 +924,7 @@ def _drop_running_text(pages: list[_Page], rows_by_page: list[list[_Row]]) -> in
     fragment that is only a number ("12", "Page 3 of 9", "- iv -"), alone on its page's first
     or last row, apart from the text.
     """
-    keyed: dict[tuple[str, str], list[tuple[int, float, int, int]]] = defaultdict(list)
+    keyed: dict[tuple[str, str], list[tuple[int, float, int, int, str]]] = defaultdict(list)
     for p, rows in enumerate(rows_by_page):
         for r in (*range(min(3, len(rows))), *range(max(3, len(rows) - 3), len(rows))):
             if not _apart(rows, r):
@@ -923,17 +933,16 @@ def _drop_running_text(pages: list[_Page], rows_by_page: list[list[_Row]]) -> in
                 text = " ".join(w.text for w in fragment)
                 key = _DIGITS.sub("#", re.sub(r"\s+", " ", text.lower()).strip())
                 side = "top" if r < 3 else "bottom"
-                keyed[side, key].append((p, fragment[0].y, r, f))
+                keyed[side, key].append((p, fragment[0].y, r, f, text))
     need = 2 if len(pages) <= 4 else max(3, math.ceil(len(pages) / 5))
     drop: dict[int, set[int]] = defaultdict(set)
     for places in keyed.values():
-        heights = Counter(round(y / 4) for _, y, _, _ in places)
+        heights = Counter(round(pl[1] / 4) for pl in places)
         for height, _ in heights.most_common(2):
-            near = [pl for pl in places if abs(round(pl[1] / 4) - height) <= 1]
-            if len({pl[0] for pl in near}) >= need:
-                for p, _, r, f in near:
-                    for word in _edge_fragments(rows_by_page[p][r])[f]:
-                        drop[p].add(id(word))
+            near = [(pl[0], pl[4], pl) for pl in places if abs(round(pl[1] / 4) - height) <= 1]
+            for p, _, r, f, _ in running_text(near, need):
+                for word in _edge_fragments(rows_by_page[p][r])[f]:
+                    drop[p].add(id(word))
     for p, rows in enumerate(rows_by_page):
         for r in (0, len(rows) - 1) if rows else ():
             row = rows[r]
@@ -959,8 +968,8 @@ def _drop_running_text(pages: list[_Page], rows_by_page: list[list[_Row]]) -> in
     return removed
 
 
-def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
-    """The white strip between two columns (left and right x), or ``None`` for one column.
+def _gutter(rows: list[_Row]) -> tuple[float, float, float] | None:
+    """The white strip between two columns (left x, right x, its middle), or ``None``.
 
     Words are merged into fragments where they are less than half a font size apart (words of
     a justified line, not two columns). The gutter is the x in the middle 40% of the text's
@@ -1006,6 +1015,14 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
     if g1 - g0 < 5:
         return None
     gl, gr = left + g0, left + g1 + 1
+    # The middle of the strip's emptiest part: the widened strip may start left of where a few
+    # overfull left lines end, and the middle of that would fall on them.
+    c0 = c1 = best
+    while c0 > g0 and cover[c0 - 1] == cover[best]:
+        c0 -= 1
+    while c1 < g1 and cover[c1 + 1] == cover[best]:
+        c1 += 1
+    middle = left + (c0 + c1 + 1) / 2
     # The right column starts at the leftmost x where several rows' right part starts: with
     # hanging indents the strip above also spans the indent (only first lines start left of
     # it); one over-long left line reaching into the strip does not count.
@@ -1022,19 +1039,36 @@ def _gutter(rows: list[_Row]) -> tuple[float, float] | None:
         for row in rows
         if any(w.x1 <= gl + 1 for w in row)
         and any(w.x0 >= gr - 1 for w in row)
-        and not any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row)
+        and not _spans(row, middle)
     )
-    sides = sum(
-        1
-        for row in rows
-        if not any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row)
-        and (any(w.x0 >= gr - 1 for w in row))
-    )
+    sides = sum(1 for row in rows if not _spans(row, middle) and any(w.x0 >= gr - 1 for w in row))
     # Text right of a clean strip on a few rows is a second column, even a short one (the
     # last lines of a reference list) or one whose baselines are not the left one's.
     if sides < 2 or sides + both < 3:
         return None
-    return gl, gr
+    return gl, gr, middle
+
+
+def _spans(row: _Row, middle: float) -> bool:
+    """Whether ``row`` runs across the gutter whose middle is ``middle`` (full width).
+
+    It does when a word lies over the gutter's middle, or when the words either side of the
+    middle are closer than half a font size (the spaces of one line, as :func:`_gutter` merges
+    fragments). Not when a word merely reaches into the gutter: the widened strip can start
+    left of where an overfull justified left line ends (fpdf2, LaTeX's overfull boxes).
+    """
+    before: _Word | None = None
+    after: _Word | None = None
+    for word in row:
+        if word.x0 <= middle <= word.x1:
+            return True
+        if word.x1 < middle:
+            before = word
+        elif after is None:
+            after = word
+    if before is None or after is None:
+        return False
+    return after.x0 - before.x1 < 0.5 * max(before.size, after.size)
 
 
 def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
@@ -1042,8 +1076,8 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     gutter = _gutter(rows)
     if gutter is None:
         return [_line(page, row) for row in rows]
-    gl, gr = gutter
-    spanning = [any(w.x0 < gr - 1 and w.x1 > gl + 1 for w in row) for row in rows]
+    _, gr, middle = gutter
+    spanning = [_spans(row, middle) for row in rows]
     # A lone crossing row between column rows (an over-long URL running into the gutter) is a
     # column row: only a band of full-width rows, or one apart from the columns, spans.
     for i, row in enumerate(rows):
@@ -1135,12 +1169,11 @@ def _place_accents(words: _Row) -> _Row:
 
 
 def _clean(text: str) -> str:
-    """NFC, soft hyphens made visible at the line end and dropped inside, spaces squeezed."""
+    """NFC, soft hyphens made visible at the line end and dropped inside, spaces squeezed.
+
+    (Accents glued before their letter are combined where the glyphs are drawn: see ``add``.)
+    """
     text = text.strip()
-    if _GLUED_ACCENT.search(text):
-        text = _GLUED_ACCENT.sub(
-            lambda m: _DOTLESS.get(m.group(2), m.group(2)) + _ACCENTS[m.group(1)], text
-        )
     if text.endswith("\u00ad"):
         text = text[:-1] + "-"
     text = text.replace("\u00ad", "")

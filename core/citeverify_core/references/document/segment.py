@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from citeverify_core.references.document.model import (
     DocumentLine,
@@ -133,6 +134,18 @@ _PAGE_NUMBER = re.compile(
 # A line ending in a first name's initial after a comma or another initial ("Bergsagel, G.",
 # "P. L."): a list of authors cut by the line end ("Series A." may end a reference).
 _TRAILING_INITIAL = re.compile(r"(?:,|\b[A-Z]\.)\s[A-Z]\.$")
+# A given name and its middle initial after a comma or "and" ("..., Scott P. Carroll, Jose A." +
+# "Andres, and David R. Angelini. 2011."), but not a journal's part ("Proc. R. Soc., Series A.").
+_TRAILING_GIVEN_NAME = re.compile(
+    r"(?:,|\band|&)\s(?!(?:Series|Ser|Part|Section|Sect|Vol|Volume|Supplement|Suppl|Appendix|"
+    r"Annex|Phase|Type|Group|Class|Division|Chapter|Plate|Model|Version|Issue|Book)\b)"
+    r"[A-Z][a-z][\w'’\-]{0,20}\s[A-Z]\.$"
+)
+# Words that end an author's or editor's part, never a reference ("... Spectroscopy.” Ed." +
+# "Harold I. Schiff and Ulrich Platt. Optical Methods ...").
+_ROLE_END = re.compile(
+    r"(?:\b(?:[Ee]ds?|[Tt]rans|Hrsg|[Cc]omp)\.|\b(?:[Ee]dited|[Tt]ranslated)\sby)$"
+)
 _RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
 _WORD = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
@@ -207,6 +220,8 @@ _HYPHEN_SUFFIXES = frozenset(
      "like", "related", "guided", "conditioned", "centric", "centered", "constrained", "enabled",
      "efficient", "sensitive", "order", "dimensional", "valued", "world", "art", "to"}
 )  # fmt: skip
+
+T = TypeVar("T")
 
 _MAX_HEADING_CHARS = 90
 _MAX_REFERENCE_LINES = 40
@@ -324,10 +339,43 @@ def _page_furniture(lines: Sequence[DocumentLine]) -> set[int]:
         by_text.setdefault(shape, set()).add(i)
     needed = 2 if len(edges) <= 3 else 3
     for same in by_text.values():
-        pages = {lines[i].location.page for i in same}
-        if len(pages) >= needed:
-            furniture.update(same)
+        found = [(lines[i].location.page or 0, lines[i].text.strip(), i) for i in same]
+        furniture.update(running_text(found, needed))
     return furniture
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def running_text(found: Sequence[tuple[int, str, T]], needed: int) -> list[T]:
+    """Of ``(page, text, item)`` lines of one shape (digits aside), those that are running text.
+
+    They are when they stand on at least ``needed`` pages and their numbers either agree or
+    move with the page (a page number, "Page 3 of 9", "Vol. 3 (2020) 112"). Lines whose numbers
+    differ otherwise are the text's own ("(1938)." ending a reference at the foot of several
+    pages): only the lines among them that are the same word for word can be running text.
+    """
+    if len({page for page, _, _ in found}) < needed:
+        return []
+    numbers = [(page, [int(d) for d in _DIGITS.findall(text)[:8]]) for page, text, _ in found]
+    if (
+        len({text for _, text, _ in found}) == 1
+        or not numbers[0][1]
+        or any(
+            len({nums[k] - page for page, nums in numbers}) == 1
+            for k in range(min(len(nums) for _, nums in numbers))
+        )
+    ):
+        return [item for _, _, item in found]
+    by_text: dict[str, list[tuple[int, str, T]]] = {}
+    for place in found:
+        by_text.setdefault(place[1], []).append(place)
+    return [
+        item
+        for same in by_text.values()
+        if len({page for page, _, _ in same}) >= needed
+        for _, _, item in same
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,6 +640,8 @@ class _Splitter:
         sizes = [ln.size for ln in lines[first : first + 400] if ln.size]
         self.body_size = Counter(round(s, 1) for s in sizes).most_common(1)[0][0] if sizes else None
         self.mode = self._label_mode()
+        #: Bracketed labels are words ("[Smi20]", "[KNUTH]"): not numbers in sequence.
+        self.word_labels = self.mode == "bracket" and self._first_label_is_a_word()
         self.base = self._column_bases()
         self.start_class = self._start_class()
 
@@ -631,6 +681,13 @@ class _Splitter:
             if count >= 3 and kind != "bare" and sum(1 for n in numbers if n + 1 in numbers) >= 2:
                 return {"b": "bracket", "p": "paren", "n": "dot"}[kind]
         return "none"
+
+    def _first_label_is_a_word(self) -> bool:
+        for i in range(self.first, min(len(self.lines), self.first + 300)):
+            m = _LABEL.match(self.lines[i].text[:40])
+            if m and m.group("b") is not None and i not in self.furniture:
+                return not m.group("b").isdigit()
+        return False
 
     def _column_bases(self) -> dict[int, float]:
         """For each line with an ``x0``: the left edge of its column (on its page)."""
@@ -796,7 +853,9 @@ class _Splitter:
                 kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
                 value = m.group(kind)
                 if self.mode == "bracket" and kind == "b" and not value.isdigit():
-                    return True, value  # "[Smi20]": alphabetic labels have no sequence
+                    # "[Smi20]": alphabetic labels have no sequence. In a numbered list a
+                    # bracket at a line's start is the text's ("[99mTc]TRODAT-1").
+                    return (True, value) if self.word_labels else (False, None)
                 if value.isdigit():
                     number = int(value)
                     if number == expected:
@@ -979,8 +1038,11 @@ def _ended(text: str) -> bool:
     t = text.rstrip()
     if not t:
         return True
-    if _TRAILING_INITIAL.search(t[-40:]):
+    tail = t[-40:]
+    if _TRAILING_INITIAL.search(tail) or _TRAILING_GIVEN_NAME.search(tail):
         return False  # "..., P. L. Bergsagel, G." + "Matthews, R. W.": the author list goes on
+    if _ROLE_END.search(tail):
+        return False  # "Ed." + the editors' names
     if t.endswith((".", ")", "]", "”", '"')):
         return True
     return bool(_URL_TAIL.search(t[-200:]))
