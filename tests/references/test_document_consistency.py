@@ -159,6 +159,33 @@ def test_a_missing_number_cited_several_times_is_one_finding():
     assert "(and 2 more times)" in findings[0].message
 
 
+@pytest.mark.parametrize(
+    ("written", "list_kind"),
+    [("[?]", "numeric"), ("[?, ?]", "numeric"), ("(?)", "author-date"), ("?? (??)", "author-date")],
+)
+def test_a_citation_latex_could_not_resolve_is_a_missing_entry(written, list_kind):
+    # A typeset paper shows "[?]" (natbib "(?)", "?? (??)") where a key had no entry: the entry
+    # is missing though its key is gone from the PDF. One finding, counting the others.
+    if list_kind == "numeric":
+        refs, cites = numbered(3), "[1] [2] [3]"
+    else:
+        refs = [
+            ExtractedReference(text=t, number=i, location=Location(line=i, page=9))
+            for i, t in enumerate(APA[:2], 1)
+        ]
+        cites = "(Smith & Jones, 2020) and (Lee, 2019)"
+    lines = body(f"We cite {cites}.", f"And this {written} again.", f"Once more {written}.")
+    _, findings = check_consistency(lines, refs)
+    missing = [f for f in findings if f.kind == "missing-entry"]
+    assert len(missing) == 1, findings
+    assert missing[0].target == "?"
+    assert missing[0].location.line == 2
+    assert written in missing[0].message and "(and 1 more time)" in missing[0].message
+    # A question mark in parentheses inside words is no citation.
+    _, clean = check_consistency(body(f"We cite {cites}.", "Is it so (really?) or not?"), refs)
+    assert not [f for f in clean if f.kind == "missing-entry"]
+
+
 def test_clean_numeric_document_with_mathematics_years_and_tables_has_no_findings():
     refs = numbered(8)
     lines = body(

@@ -313,6 +313,22 @@ def test_an_accent_is_combined_only_when_drawn_over_its_letter() -> None:
     assert texts(doc) == ["Guérin", "O´Brien and Gu´erin"]
 
 
+def test_accents_as_pdflatex_draws_them_in_ot1() -> None:
+    # pdfTeX's output for "Brüche", "à travers" and "Française" in Computer Modern (OT1): the
+    # accent, a kern back more than half an em, the letter; the grave likewise; the cedilla
+    # after its letter, drawn back over it. (Standard encoding: \xc8 dieresis, \xc1 grave,
+    # \xcb cedilla.)
+    content = text_ops(
+        [
+            (72, 700, b"[(Br)-28(\xc8)528(uc)28(he,)-329(E.)]"),
+            (72, 688, b"[(\xc1)500(a)-333(tra)28(v)28(ers)]"),
+            (72, 676, b"[(Langue)-350(Franc)389(\xcb)-56(aise)]"),
+        ]
+    )
+    doc = read_pdf(raw_pdf([content]), name="ot1.pdf")
+    assert texts(doc) == ["Brüche, E.", "à travers", "Langue Française"]
+
+
 def test_running_headers_footers_and_page_numbers_are_removed() -> None:
     body = Column(72, 700)
     pages = []

@@ -157,6 +157,9 @@ def test_word_automatic_numbers_are_labels() -> None:
         (["neo-", "angiogenesis by"], "neo-angiogenesis by"),
         (["alpha-", "difluoromethylornithine."], "alpha-difluoromethylornithine."),
         (["analytical-", "methodological."], "analytical-methodological."),
+        # A suspended hyphen before a conjunction.
+        (["Kinder-", "und Jugendpsychiatrie"], "Kinder- und Jugendpsychiatrie"),
+        (["pre-", "and post-operative care"], "pre- and post-operative care"),
         # Soft breaks a syllable makes, also where a vowel meets a vowel.
         (["Phy-", "siological"], "Physiological"),
         (["situ-", "ational"], "situational"),
@@ -164,6 +167,9 @@ def test_word_automatic_numbers_are_labels() -> None:
         (["individu-", "ally"], "individually"),
         (["Alpha-", "betical"], "Alphabetical"),
         (["histor-", "ical"], "historical"),
+        (["Autobi-", "ography"], "Autobiography"),
+        (["The-", "ologie"], "Theologie"),
+        (["PsycEX-", "TRA Dataset"], "PsycEXTRA Dataset"),
     ],
 )
 def test_line_end_hyphens(lines: list[str], joined: str) -> None:
@@ -466,3 +472,32 @@ def test_a_bracket_at_a_line_start_in_a_numbered_list_is_text() -> None:
         ]
     )
     assert [r.label for r in find_references(keyed).references] == ["Act06", "Tol84"]
+
+
+def test_a_number_alone_on_the_last_line_of_a_reference_is_its_end_not_a_label() -> None:
+    # TeX puts the last page number on a line of its own: "...11(01)," + "1." in an author-date
+    # list, "...281-" + "6." in a list labelled "[n]". Neither is the next reference's label.
+    author_date = pdf(
+        [
+            ("References", 133),
+            ("Tolba, M. K. (1984). A Harvest of Dust? Environmental Conservation, 11(01),", 133),
+            ("1.", 143),
+            ("Tomohiro, I. (1966). Studies on the mechanism. Journal of Japan, 30, 1–9.", 133),
+        ]
+    )
+    assert texts(author_date) == [
+        "Tolba, M. K. (1984). A Harvest of Dust? Environmental Conservation, 11(01), 1.",
+        "Tomohiro, I. (1966). Studies on the mechanism. Journal of Japan, 30, 1–9.",
+    ]
+    numbered = pdf(
+        [
+            ("References", 77),
+            *[(f"[{n}] Roe A{n}. A short work. Cell. 2001;{n}(1):1-9.", 77) for n in range(1, 5)],
+            ("[5] Owen-Smith BD. Ibuprofen in osteoarthrosis. Rheumatology. 1972;11(6):281-", 77),
+            ("6.", 93),
+            ("[6] Hirano T. Anatomical characteristics. J Orthop Sci. 2015;20(1):124-8.", 77),
+        ]
+    )
+    got = find_references(numbered).references
+    assert [r.label for r in got] == ["1", "2", "3", "4", "5", "6"]
+    assert got[4].text.endswith("1972;11(6):281-6.")

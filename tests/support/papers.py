@@ -35,7 +35,10 @@ import importlib.util
 import io
 import random
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import unicodedata
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,6 +65,7 @@ __all__ = [
     "load_rows",
     "make_paper",
     "normalise",
+    "typeset_latex",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -1320,7 +1324,31 @@ def _tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(c, c) for c in text)
 
 
-def _render_tex(paper: Paper, refs: list[TruthReference]) -> bytes:
+def _typeset_escape(text: str) -> str:
+    """``text`` for pdflatex itself: also the characters that TeX's fonts or ligatures change."""
+    out = _tex_escape(text).replace("<", r"\textless{}").replace(">", r"\textgreater{}")
+    out = out.replace("|", r"\textbar{}").replace('"', r"\textquotedbl{}")
+    out = out.replace("--", "-{}-").replace("''", "'{}'").replace("``", "`{}`")
+    return out.replace(",,", ",{},")
+
+
+def _render_tex(
+    paper: Paper,
+    refs: list[TruthReference],
+    *,
+    documentclass: str = "article",
+    preamble: Sequence[str] = (),
+    typeset: bool = False,
+) -> bytes:
+    """The paper as LaTeX (``thebibliography``, ``\\cite``; natbib for author-date styles).
+
+    For pdflatex: ``documentclass`` is a class name or what follows ``\\documentclass``
+    (``"[conference]{IEEEtran}"``), ``preamble`` adds lines (fonts, encodings), and ``typeset``
+    escapes what TeX's fonts and ligatures would change (``<``, ``|``, ``--``).
+    """
+    escape = _typeset_escape if typeset else _tex_escape
+    declared = documentclass if documentclass.endswith("}") else f"{{{documentclass}}}"
+
     def cite(seg: Any) -> str:
         keys = ",".join(seg[2])
         if paper.numbered:
@@ -1330,41 +1358,95 @@ def _render_tex(paper: Paper, refs: list[TruthReference]) -> bytes:
     def para(segments: Sequence[Any]) -> str:
         out = []
         for s in segments:
-            out.append(_tex_escape(s) if isinstance(s, str) else cite(s))
+            out.append(escape(s) if isinstance(s, str) else cite(s))
         return " ".join("".join(out).split())
 
     lines = [
-        r"\documentclass{article}",
+        rf"\documentclass{declared}",
         r"\usepackage[utf8]{inputenc}",
+        *preamble,
         "" if paper.numbered else r"\usepackage{natbib}",
-        rf"\title{{{_tex_escape(paper.title)}}}",
-        rf"\author{{{_tex_escape(paper.authors)}}}",
+        rf"\title{{{escape(paper.title)}}}",
+        rf"\author{{{escape(paper.authors)}}}",
         r"\begin{document}",
         r"\maketitle",
     ]
     for kind, content in paper.blocks:
         if kind == "heading":
-            lines.append(rf"\section{{{_tex_escape(content.split(' ', 1)[1])}}}")
+            lines.append(rf"\section{{{escape(content.split(' ', 1)[1])}}}")
         else:
             lines += ["", para(content), ""]
-    lines.append(rf"\renewcommand{{\refname}}{{{_tex_escape(paper.heading)}}}")
+    lines.append(rf"\renewcommand{{\refname}}{{{escape(paper.heading)}}}")
     lines.append(r"\begin{thebibliography}{99}")
     for ref in refs:
         opt = ""
         if not paper.numbered and ref.cite_as:
             family, year = ref.cite_as.rsplit(" ", 1)
-            opt = f"[{_tex_escape(family)}({year})]"
-        lines.append(rf"\bibitem{opt}{{{ref.key}}} {_tex_escape(ref.text)}")
+            opt = f"[{escape(family)}({year})]"
+        lines.append(rf"\bibitem{opt}{{{ref.key}}} {escape(ref.text)}")
     lines.append(r"\end{thebibliography}")
     if paper.appendix:
         lines.append(r"\appendix")
         for kind, content in paper.appendix:
             if kind == "heading":
-                lines.append(rf"\section{{{_tex_escape(content)}}}")
+                lines.append(rf"\section{{{escape(content)}}}")
             else:
                 lines += ["", para(content), ""]
     lines.append(r"\end{document}")
     return ("\n".join(lines) + "\n").encode()
+
+
+#: LaTeX classes for :func:`typeset_latex`: name -> (what follows ``\\documentclass``, preamble).
+LATEX_CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "article": ("{article}", ()),  # Computer Modern in OT1: accents drawn over their letters
+    "twocolumn-times": (
+        "[twocolumn]{article}",
+        (r"\usepackage[T1]{fontenc}", r"\usepackage{mathptmx}"),
+    ),
+    "ieeetran": ("[conference]{IEEEtran}", ()),  # numbered styles only
+}
+
+
+def latex_can_set(ch: str) -> bool:
+    """What pdflatex sets from UTF-8 input with the default inputenc and these fonts."""
+    return ord(ch) < 0x180 or ch in "“”‘’–—…"
+
+
+def typeset_latex(paper: Paper, latex_class: str) -> tuple[bytes, Paper] | None:
+    """``paper`` typeset by pdflatex (twice: citations resolved), and the paper as typeset.
+
+    Characters pdflatex cannot set are transliterated first (in the references, so the
+    returned paper's truth is what the PDF shows, and in the body). None when pdflatex is
+    not installed or the class is missing; :class:`RuntimeError` when TeX fails.
+    """
+    if shutil.which("pdflatex") is None:
+        return None
+    declared, preamble = LATEX_CLASSES[latex_class]
+    refs = [
+        replace(r, text=normalise(transliterate(r.text, latex_can_set))) for r in paper.references
+    ]
+    paper = replace(paper, references=refs)
+    tex = _render_tex(paper, refs, documentclass=declared, preamble=preamble, typeset=True)
+    tex = transliterate(tex.decode(), latex_can_set).encode()  # the body cites titles too
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "paper.tex").write_bytes(tex)
+        for _ in range(2):
+            done = subprocess.run(
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+                cwd=folder,
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+            if done.returncode != 0:
+                log = (folder / "paper.log").read_text(errors="replace")
+                if "File `IEEEtran.cls' not found" in log:
+                    return None
+                error = next((ln for ln in log.splitlines() if ln.startswith("!")), "?")
+                msg = f"pdflatex failed on {paper.style} in {latex_class}: {error}"
+                raise RuntimeError(msg)
+        return (folder / "paper.pdf").read_bytes(), paper
 
 
 def _render_md(paper: Paper, refs: list[TruthReference]) -> bytes:

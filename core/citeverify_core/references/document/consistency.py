@@ -1232,6 +1232,31 @@ def _missing_findings(
     return found
 
 
+#: What LaTeX prints for a citation whose key has no entry: "[?]" (and "[?, ?]"), natbib's
+#: "(?)", "(??)" and "?? (??)".
+_UNRESOLVED = re.compile(r"\[\?{1,2}(?:\s?,\s?\?{1,2}){0,20}\]|(?:\?\?\s)?\(\?{1,2}\)")
+
+
+def _unresolved_findings(body: _Body) -> list[ConsistencyFinding]:
+    """One ``missing-entry`` finding for the citations LaTeX could not resolve ("[?]").
+
+    A typeset paper no longer says which key was missing, only that one was: the finding
+    points at the first place, and counts the others.
+    """
+    found = list(itertools.islice(_UNRESOLVED.finditer(body.text), 10_000))
+    if not found:
+        return []
+    first = found[0]
+    where = body.location(first.start())
+    more = len(found) - 1
+    times = f" (and {more} more time{'s' * (more > 1)})" if more else ""
+    message = (
+        f"{first.group()} on {where}{times} is a citation LaTeX could not resolve: its key has "
+        "no entry in the bibliography. Add the entry or correct the key."
+    )
+    return [ConsistencyFinding("missing-entry", message, target="?", location=where)]
+
+
 def _near_hint(target: str, entries: list[_Entry]) -> str:
     """A hint " (it has Smith 2021)" when the list has the name with another year."""
     name = _name_key(target.split(" et al.", 1)[0].split(" and ", 1)[0].rsplit(" ", 1)[0])
@@ -1340,7 +1365,7 @@ def check_consistency(
             # showed"): an entry whose first author's surname the body has is not reported.
             named = _named_in(joined.text, entries)
             cites.append(_Cite(0, "", "author-date", [], [], named))
-    findings = _missing_findings(cites, kind, entries, joined)
+    findings = _missing_findings(cites, kind, entries, joined) + _unresolved_findings(joined)
     if not cite_all and not capped:
         findings += _uncited_findings(cites, entries, kind)
     cites = [c for c in cites if c.targets]

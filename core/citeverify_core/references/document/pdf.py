@@ -552,8 +552,8 @@ class _Run:
                 shift = -obj * 0.001 * self.scale
                 x += shift
                 needcharspace = True
-                if shift > 0.1 * em or shift < -0.5 * em:  # a space, or a jump back
-                    self.flush()
+                if shift > 0.1 * em or (shift < -0.5 * em and not self._accent_pending()):
+                    self.flush()  # a space, or a jump back (not onto an accent's letter)
                 continue
             if not isinstance(obj, bytes) or not obj:
                 continue
@@ -619,24 +619,39 @@ class _Run:
             x += adv
         return x
 
+    def _accent_pending(self) -> bool:
+        """The pending word ends with a spacing accent (TeX then moves back to its letter)."""
+        return self.pending is not None and self.pending[2][-1][-1:] in _ACCENTS
+
     def add(self, start: float, stop: float, text: str, first_w: float, last_w: float) -> None:
         """Extend the pending word (glyphs of one word across kerning) or start one.
 
         A spacing accent that the next glyph is drawn back over (TeX's accent command: the dieresis,
-        a kern back, the "o") becomes that letter's combining mark. An accent the text only
-        follows ("AÃ¯ssa" as a file spells it, "O´Brien") stays as written.
+        a kern back, the "o"), or that is drawn back over the letter before it (TeX's cedilla),
+        becomes that letter's combining mark. An accent the text only follows ("AÃ¯ssa" as a
+        file spells it, "O´Brien") stays as written.
         """
         pending = self.pending
         if pending is None:
             self.pending = [start, stop, [text], first_w, last_w]
             return
         before = pending[2][-1]
+        if text[:1] in _ACCENTS and before[-1:].isalpha() and start < pending[1] - 0.3 * first_w:
+            # An accent drawn back over the letter before it (TeX's cedilla: "Franc" + "¸").
+            letter = _DOTLESS.get(before[-1], before[-1])
+            pending[2][-1] = before[:-1] + letter + _ACCENTS[text[0]]
+            text = text[1:]
+            if not text:
+                return
+            before = pending[2][-1]
         accent = before[-1:]
-        if accent in _ACCENTS and accent != "\u0060" and start < pending[1] - 0.3 * pending[4]:
+        if accent in _ACCENTS and start < pending[1] - 0.3 * pending[4]:
             letter = _DOTLESS.get(text[0], text[0])
             if letter.isalpha():
                 pending[2][-1] = before[:-1]
                 text = letter + _ACCENTS[accent] + text[1:]
+                if not "".join(pending[2]):  # the accent began the word: the letter does
+                    pending[0], pending[3] = start, first_w
         pending[1] = stop
         pending[2].append(text)
         pending[4] = last_w

@@ -213,6 +213,8 @@ _SUFFIX_STARTS = (
     "ist",
     "iz",
     "is",
+    "olog",  # "bi-" + "ology", "The-" + "ologie": TeX's patterns break Greek words so
+    "ograph",
 )
 _HYPHEN_SUFFIXES = frozenset(
     {"based", "driven", "aware", "free", "level", "scale", "specific", "oriented", "agnostic",
@@ -222,6 +224,13 @@ _HYPHEN_SUFFIXES = frozenset(
 )  # fmt: skip
 
 T = TypeVar("T")
+
+# Conjunctions after a suspended hyphen ("gesellschafts- und wissenschaftsgeschichtlich",
+# "pre- and post-operative"): never the end of a word a syllable break cut.
+_SUSPENDING = frozenset({"und", "oder", "bzw", "sowie", "and"})
+
+#: The label group of :data:`_LABEL` that each labelled list mode reads.
+_MODE_KIND = {"bracket": "b", "paren": "p", "dot": "n", "bare": "bare"}
 
 _MAX_HEADING_CHARS = 90
 _MAX_REFERENCE_LINES = 40
@@ -797,7 +806,9 @@ class _Splitter:
                 continue
             if _LABEL_ONLY.match(text) and not line.label:
                 number = _label_number(text + " x")
-                if number == expected or (number is None and text.startswith("[")):
+                if (number == expected or (number is None and text.startswith("["))) and (
+                    self._margin_label(text, groups)
+                ):
                     # A label read apart from its text (a margin column).
                     pending.append(_label_text(text))
                     if number is not None:
@@ -836,6 +847,22 @@ class _Splitter:
             )
         return groups, end, end_note
 
+    def _margin_label(self, text: str, groups: list[_Group]) -> bool:
+        """A label alone on its line is one (read apart from its text), not a reference's end.
+
+        In a list whose labels stand in a margin column, always; in a list labelled as this
+        line is ("[6]" in a list of "[n]"), after a finished reference. Never in an author-date
+        list, nor where the text goes on: "...11(01)," + "1." and "...281-" + "6." are the ends
+        of references that TeX put on a line of their own.
+        """
+        if self.mode == "margin":
+            return True
+        m = _LABEL.match(text + " x")
+        if m is None or not groups or not _ended(self._previous_text(groups)):
+            return False
+        kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
+        return _MODE_KIND.get(self.mode) == kind
+
     def _starts(
         self, i: int, groups: list[_Group], expected: int, blank_before: bool, pending: list[str]
     ) -> tuple[bool, str | None]:
@@ -858,15 +885,15 @@ class _Splitter:
                     return (True, value) if self.word_labels else (False, None)
                 if value.isdigit():
                     number = int(value)
-                    if number == expected:
-                        return True, value
+                    own_kind = kind == _MODE_KIND[self.mode]
+                    if number == expected and (own_kind or not _LABEL_ONLY.match(text)):
+                        return True, value  # not "6." alone in a "[n]" list: a page's end
                     # A gap in the numbering: believed when the layout agrees.
                     if (
                         expected < number <= expected + 3
                         and _ended(prev)
                         and self._layout_start(i) is not False
-                        and kind
-                        == {"bracket": "b", "paren": "p", "dot": "n", "bare": "bare"}[self.mode]
+                        and own_kind
                     ):
                         return True, value
             return False, None
@@ -1055,13 +1082,19 @@ def _ended(text: str) -> bool:
 def _vocabulary(lines: Sequence[DocumentLine]) -> tuple[Counter[str], Counter[str]]:
     """The document's words and hyphenated compounds, as written inside its lines.
 
-    A word cut by a line end is not counted (the last word of a line ending in a hyphen).
+    A word cut by a line end is not counted: neither the last word of a line ending in a hyphen
+    nor the first word of the next line.
     """
     words: Counter[str] = Counter()
     compounds: Counter[str] = Counter()
+    after_hyphen = False
     for line in lines[:50_000]:
         text = line.text[:5000]
-        if text.rstrip().endswith(("-", "‐")):
+        if after_hyphen:  # the rest of that word ("Re-" + "actionary"): not a word either
+            text = text.lstrip()
+            text = text[text.find(" ") + 1 :] if " " in text else ""
+        after_hyphen = text.rstrip().endswith(("-", "‐"))
+        if after_hyphen:
             text = text.rstrip()
             text = text[: text.rfind(" ") + 1] if " " in text else ""
         for found in _WORD.findall(text):
@@ -1110,11 +1143,20 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
     if left.endswith(("–", "—", "/")) and not left.endswith((" –", " —", " /")):
         return left + right  # "123–" + "145"; "https://x.org/" + "a"
     if left.endswith(("-", "‐")) and not left.endswith((" -", " ‐")):
+        if _suspended(left, right):
+            return left + " " + right
         keep = _real_hyphen(left, right, words, compounds)
         return (left if keep else left[:-1]) + right
     if _URL_TAIL.search(left[-200:]) and not left.endswith((".", ",")) and _url_goes_on(right):
         return left + right
     return left + " " + right
+
+
+def _suspended(left: str, right: str) -> bool:
+    """A suspended hyphen ends ``left``: "Kinder-" + "und Jugendpsychiatrie", "pre-" + "and"."""
+    m = _LAST_FRAGMENT.search(left[-120:])
+    first, _, rest = right.partition(" ")
+    return bool(m and len(m.group(1)) >= 3 and rest and first.casefold() in _SUSPENDING)
 
 
 def _url_goes_on(right: str) -> bool:
@@ -1147,8 +1189,8 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
         return seen_compound >= seen_joined
     if b[0].isupper():
         # "Smith-" + "Jones", "Jean-" + "Pierre", "non-" + "English"; but a word in capitals
-        # cut in two ("NET-" + "WORKS") is one word.
-        return not (a.isupper() and b.isupper() and len(a) + len(b) >= 6 and len(b) >= 3)
+        # cut in two ("NET-" + "WORKS", "PsycEX-" + "TRA") is one word.
+        return not (a[-2:].isupper() and b.isupper() and len(a) + len(b) >= 6 and len(b) >= 3)
     if a.isupper() and len(a) >= 2:
         return True  # "RNA-" + "seq", "GPU-" + "accelerated"
     low_a, low_b = a.casefold(), b.casefold()
