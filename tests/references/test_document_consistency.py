@@ -507,6 +507,10 @@ def test_a_name_split_by_a_line_end_hyphen_is_joined():
     refs = author_date(["Vandenberghe, L. (2010). Convex things. SIAM, 1, 2-3."])
     citations, _ = check_consistency(body("as (Vanden-", "berghe, 2010) shows"), refs)
     assert citations[0].entries == (1,)
+    # TeX hyphenates a name in capitals too: "GEF-" + "FLAUT" cites GEFFLAUT.
+    caps = author_date(["GEFFLAUT, T. (2010). Hydrobiology of lakes. Hydrobiologia, 3, 1-9."])
+    citations, findings = check_consistency(body("as shown (GEF-", "FLAUT, 2010)."), caps)
+    assert citations[0].entries == (1,) and not findings
 
 
 def test_no_uncited_findings_when_the_citations_are_not_read():

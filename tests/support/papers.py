@@ -1409,7 +1409,7 @@ LATEX_CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
 
 def latex_can_set(ch: str) -> bool:
     """What pdflatex sets from UTF-8 input with the default inputenc and these fonts."""
-    return ord(ch) < 0x180 or ch in "“”‘’–—…"
+    return 0x20 <= ord(ch) < 0x7F or 0xA0 <= ord(ch) < 0x180 or ch in "\n“”‘’–—…"
 
 
 def typeset_latex(paper: Paper, latex_class: str) -> tuple[bytes, Paper] | None:

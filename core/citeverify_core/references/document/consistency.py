@@ -267,8 +267,8 @@ def _same_name(cited: str, listed: str) -> bool:
     """Whether a cited surname key and an entry's surname key name the same person."""
     if not cited or not listed:
         return False
-    if cited == listed:
-        return True
+    if cited == listed or cited.replace(" ", "") == listed.replace(" ", ""):
+        return True  # also "GEF-" + "FLAUT" cut by a line end (TeX hyphenates capitals too)
     # "Lopez" cites "Garcia Lopez"; "As Lee" does not cite "Lee".
     a, b = cited.split(), listed.split()
     return len(a) <= len(b) and b[-len(a) :] == a
@@ -681,9 +681,12 @@ class _AuthorDate:
         self.entries = entries
         self.mla = mla  # MLA cites "(Smith 42)": the number is a page, the name alone matches
         self.by_name: dict[str, list[_Entry]] = {}
+        #: By the whole surname without spaces: "GEF-" + "FLAUT" (a line-end hyphen) cites it.
+        self.by_joined: dict[str, list[_Entry]] = {}
         for e in entries:
             if e.names:
                 self.by_name.setdefault(e.names[0].split()[-1], []).append(e)
+                self.by_joined.setdefault(e.names[0].replace(" ", ""), []).append(e)
         self.cache: dict[
             tuple[tuple[str, ...], bool, int | None, str | None, str],
             tuple[int | None, frozenset[int]],
@@ -701,6 +704,9 @@ class _AuthorDate:
             for e in self.by_name.get(first.split()[-1] if first else "", [])
             if e.names and _same_name(first, e.names[0]) and self._year_fits(e, year)
         ]
+        if not candidates and " " in first:
+            joined = self.by_joined.get(first.replace(" ", ""), [])
+            candidates = [e for e in joined if self._year_fits(e, year)]
         if not candidates:
             # The parser may have misread the entry: the name among the words before its year.
             wanted = f" {fold(names.names[0])} "

@@ -175,8 +175,10 @@ _WORD_ENDINGS = frozenset(
      "ory", "ories", "ure", "ures", "ted", "ting", "cal", "tive", "sis", "ses", "vant"}
 )  # fmt: skip
 # Fragments that prefixes such as "re", "pre", "co", "sub" only join with a real hyphen when the
-# document says so: these prefixes are only trusted before a word of the document.
-_WEAK_PREFIXES = frozenset({"re", "pre", "co", "sub", "post", "anti", "ex", "mid", "intra", "meta"})
+# document says so: these prefixes are only trusted before a word of the document (read on
+# other lines: the tail of the split word itself is not counted). "anti", "post", "mid", "meta"
+# and "intra" are trusted: hyphenation patterns seldom break a word right after them.
+_WEAK_PREFIXES = frozenset({"re", "pre", "co", "sub", "ex"})
 # Greek letters and chemical prefixes before a long tail name a compound or a term with a
 # hyphen ("alpha-difluoromethylornithine", "gamma-aminobutyric"). Not "bio", "photo", "iso",
 # "neo", "ultra": "bio-" + "logical", "iso-" + "lation" are soft breaks as often as not.
