@@ -13,7 +13,8 @@ layout, as in the papers a reviewer gets. Three classes:
 
 Characters pdflatex cannot set without extra packages (Greek, CJK, most symbols) are
 transliterated in the truth first, as the PDF bench does for its fonts. "Exact" compares after
-whitespace normalisation and with typographic quotes folded (TeX prints ``'`` as ``’``).
+whitespace normalisation, with typographic quotes folded (TeX prints ``'`` as ``’``) and "…"
+as TeX prints it (". . .").
 
 Needs pdflatex (Debian: texlive-latex-base, texlive-latex-recommended, texlive-fonts-recommended,
 texlive-publishers); without it the script says so and exits 0. Not run by CI (TeX Live is
@@ -51,8 +52,13 @@ CLASSES: dict[str, tuple[str, ...]] = {
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "´": "'"})
 
 
+def _typeset_form(text: str) -> str:
+    """``text`` as TeX prints it: quotes folded, "…" as ". . ." (``\\textellipsis``)."""
+    return normalise(text).translate(_QUOTES).replace("…", ". . .")
+
+
 def _same(a: str, b: str) -> bool:
-    return normalise(a).translate(_QUOTES) == normalise(b).translate(_QUOTES)
+    return _typeset_form(a) == _typeset_form(b)
 
 
 Cell = documents_bench.Tally  # one cell's counts, as the PDF bench keeps them

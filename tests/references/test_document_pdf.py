@@ -300,6 +300,28 @@ def test_left_lines_running_into_the_gutter_stay_in_the_left_column() -> None:
     assert texts(doc) == left + right
 
 
+def test_a_white_strip_left_open_by_chance_on_a_short_page_is_no_gutter() -> None:
+    # The last page of a one-column reference list: six justified lines whose word gaps happen
+    # to line up between x 350 and 355. The words right of the strip start anywhere, as one
+    # column's words do, so the page is one column and its lines stay whole, in order.
+    runs: list[Run] = []
+    lines = []
+    for i in range(6):
+        y = 700 - 12 * i
+        left, right = (
+            f"[{20 + i}] Author{i} A, Writer B. A title of the work",
+            f"part{i} 19{80 + i}.",
+        )
+        runs += [(134, y, left, 10, "Times-Roman"), (356 + 5 * i, y, right, 10, "Times-Roman")]
+        lines.append(f"{left} {right}")
+    # Each left part ends before x 350 (Times-Roman, 10 points).
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    assert all(134 + stringWidth(t.rsplit(" part", 1)[0], "Times-Roman", 10) < 350 for t in lines)
+    doc = read_pdf(canvas_pdf([runs]), name="short.pdf")
+    assert texts(doc) == lines
+
+
 def test_an_accent_is_combined_only_when_drawn_over_its_letter() -> None:
     # "\xc2" is a spacing acute: drawn back over the "e" (TeX) it is "é"; followed by letters
     # as text ("O´Brien", a file's mojibake "AÃ¯ssa") it stays as written.

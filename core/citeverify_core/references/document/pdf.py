@@ -1046,6 +1046,8 @@ def _gutter(rows: list[_Row]) -> tuple[float, float, float] | None:
         for row in rows
         if any(w.x0 > gl + 1 for w in row)
     )
+    if not _aligned(starts):
+        return None
     frequent = [x for x, n in starts.items() if n >= 2 and x < gr]
     if frequent:
         gr = max(min(frequent), gl + 5)
@@ -1062,6 +1064,26 @@ def _gutter(rows: list[_Row]) -> tuple[float, float, float] | None:
     if sides < 2 or sides + both < 3:
         return None
     return gl, gr, middle
+
+
+def _aligned(starts: Counter[int]) -> bool:
+    """Whether the text right of a white strip starts where a column does.
+
+    A second column's lines start at its left edge (or at one indent from it): at least 60% of
+    the rows with text right of the strip start within 2 points of its most common start, or
+    of that and a second one that at least two rows share. A strip that the words of one
+    justified column leave open by chance on a short page (the last lines of a reference list)
+    has its right-hand words starting anywhere.
+    """
+    total = sum(starts.values())
+    clusters = sorted((sum(n for x, n in starts.items() if abs(x - c) <= 2), c) for c in starts)[
+        ::-1
+    ]
+    if not clusters or clusters[0][0] < 2:
+        return False
+    first, centre = clusters[0]
+    second = next((n for n, c in clusters if abs(c - centre) > 4 and n >= 2), 0)
+    return first + second >= 0.6 * total
 
 
 def _spans(row: _Row, middle: float) -> bool:
