@@ -160,3 +160,43 @@ def test_serve_upstream_fixture_runs_the_seeds_gateway_example(tmp_path):
         process.wait(timeout=30)
         process.stdout.close()
         process.stderr.close()
+
+
+@pytest.mark.parametrize("size", ["0", "-1", "51", "nan"])
+def test_serve_refuses_a_document_limit_it_cannot_keep(tmp_path, size):
+    result = CliRunner().invoke(
+        app,
+        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
+         "--upstream", "http://127.0.0.1:9/v1", "--max-document-mb", size],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "--max-document-mb" in result.output
+
+
+def test_serve_s_document_limit_reaches_the_route_and_its_limits(tmp_path):
+    # What `serve --max-document-mb 0.5` builds: the limits the page shows, and 413 above them.
+    from citeverify_core.service.serve import ServeOptions, build_app
+    from tests.support.service import Service
+
+    options = ServeOptions(
+        db=str(tmp_path / "jobs.sqlite"),
+        index=str(tmp_path / "none"),
+        sources=[],
+        jobs=False,
+        upstream="http://127.0.0.1:9/v1",
+        max_document_bytes=512 * 1024,
+    )
+    assert build_app(options).state.documents.max_bytes == 512 * 1024
+    with Service(tmp_path / "served.sqlite", build_index(tmp_path), workers=False,
+                 max_document_bytes=512 * 1024) as service:  # fmt: skip
+        key = service.key(tokens=5)
+        with httpx.Client(base_url=service.url, timeout=30) as client:
+            limits = client.get("/api/verify-document/limits", headers=bearer(key)).json()
+            assert limits["maxBytes"] == 512 * 1024
+            big = b"References\n" + b"x" * (600 * 1024)
+            response = client.post(
+                "/api/verify-document",
+                files={"file": ("paper.md", big, "text/markdown")},
+                headers=bearer(key),
+            )
+            assert response.status_code == 413

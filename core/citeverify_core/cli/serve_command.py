@@ -67,6 +67,13 @@ def serve(
             "(put a key on an application server that sends many requests at once)."
         ),
     ] = 8,
+    max_document_mb: Annotated[
+        float,
+        typer.Option(
+            help="The largest paper POST /api/verify-document accepts, in MB (at most 50); "
+            "larger uploads get 413 before their body is read."
+        ),
+    ] = 50.0,
     lease: Annotated[
         float,
         typer.Option(
@@ -129,6 +136,8 @@ def serve(
         jobs = False
     if not 1 <= max_verifications_per_caller <= max_verifications <= 10_000:
         _fail("--max-verifications-per-caller must be 1 to --max-verifications (at most 10000)")
+    if not 0 < max_document_mb <= 50:
+        _fail("--max-document-mb must be more than 0 and at most 50")
     if not 1 <= max_concurrency <= 1000:
         _fail("--max-concurrency must be 1 to 1000")
     if not 0 <= shutdown_timeout < 86_400:
@@ -169,6 +178,7 @@ def serve(
         max_concurrency=max_concurrency,
         max_verifications=max_verifications,
         max_verifications_per_caller=max_verifications_per_caller,
+        max_document_bytes=max(1, int(max_document_mb * 1024 * 1024)),
         lease=lease,
         upstream=upstream,
         policy=str(policy) if policy else None,

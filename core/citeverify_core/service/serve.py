@@ -95,6 +95,7 @@ class ServeOptions:
     parent_pid: int | None = None
     max_verifications: int = DEFAULT_PER_INSTANCE
     max_verifications_per_caller: int = DEFAULT_PER_KEY
+    max_document_bytes: int | None = None  # None: MAX_DOCUMENT_BYTES (50 MB)
 
     def to_json(self) -> str:
         """The options as JSON (for :data:`OPTIONS_ENV`)."""
@@ -142,9 +143,13 @@ def build_app(options: ServeOptions) -> FastAPI:
         gateway = GatewayConfig(make_upstream(options.upstream), packs, stream_mode=mode)
     store = JobStore(options.db, verifier, lease=options.lease)
     closers = [store.close] + ([local.close] if local is not None else [])
+    document_limit: dict[str, Any] = {}
+    if options.max_document_bytes is not None:
+        document_limit["max_document_bytes"] = options.max_document_bytes
     app = create_app(
         store,
         workers=options.jobs,
+        **document_limit,
         gateway=gateway,
         policies=packs,
         log_content=options.log_content,
