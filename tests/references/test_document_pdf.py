@@ -300,6 +300,21 @@ def test_left_lines_running_into_the_gutter_stay_in_the_left_column() -> None:
     assert texts(doc) == left + right
 
 
+def test_a_hanging_reference_alone_in_the_right_column_keeps_its_first_word() -> None:
+    # The last page of a two-column list with hanging indents: the right column holds one
+    # reference, its first line at x 311 and the rest indented to 321. Its first word belongs
+    # to the right column, though the right column's usual start is 321.
+    left = [sentence(i, 6) for i in range(30)]
+    runs = Column(72, 700).runs(left)
+    right = ["Zhang, Kaichen, Yong Dai, and Yi Xiao. 2014."] + [
+        sentence(i, 5) for i in range(100, 108)
+    ]
+    runs += Column(311, 700).runs([right[0]])
+    runs += Column(321, 688).runs(right[1:])
+    doc = read_pdf(canvas_pdf([runs]), name="hanging-right.pdf")
+    assert texts(doc) == left + right
+
+
 def test_a_white_strip_left_open_by_chance_on_a_short_page_is_no_gutter() -> None:
     # The last page of a one-column reference list: six justified lines whose word gaps happen
     # to line up between x 350 and 355. The words right of the strip start anywhere, as one

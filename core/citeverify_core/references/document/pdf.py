@@ -1113,7 +1113,7 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     gutter = _gutter(rows)
     if gutter is None:
         return [_line(page, row) for row in rows]
-    _, gr, middle = gutter
+    middle = gutter[2]
     spanning = [_spans(row, middle) for row in rows]
     # A lone crossing row between column rows (an over-long URL running into the gutter) is a
     # column row: only a band of full-width rows, or one apart from the columns, spans.
@@ -1131,10 +1131,11 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     band: list[_Row] = []
 
     def flush() -> None:
-        # A word belongs to the right column when it starts where that column starts: a left
-        # line that runs over into the gutter (an overfull justified line) stays left.
-        lefts = [[w for w in row if w.x0 < gr - 1] for row in band]
-        rights = [[w for w in row if w.x0 >= gr - 1] for row in band]
+        # A word belongs to the right column when it starts right of the gutter's middle: a
+        # left line that runs over into the gutter (an overfull justified line) stays left, and
+        # a hanging reference's first line, left of its column's other lines, goes right.
+        lefts = [[w for w in row if w.x0 < middle] for row in band]
+        rights = [[w for w in row if w.x0 >= middle] for row in band]
         lines.extend(_line(page, part) for part in lefts if part)
         lines.extend(_line(page, part) for part in rights if part)
         band.clear()
