@@ -1086,6 +1086,28 @@ def _aligned(starts: Counter[int]) -> bool:
     return first + second >= 0.6 * total
 
 
+def _split_at_gutter(row: _Row, gl: float, gr: float, middle: float) -> int:
+    """Where ``row`` (left to right) passes from the left column to the right one.
+
+    At the widest space before a word that starts in the gutter or right of it, up to two font
+    sizes right of ``gr``: a left line that runs over into the gutter, even past where the
+    right column starts (an overfull justified line), stays left, and a hanging reference's
+    first line, which starts left of its column's other lines, goes right.
+    """
+    if row[0].x0 >= middle:
+        return 0
+    size = _row_size(row)
+    best, widest = len(row), -1.0
+    for k in range(1, len(row)):
+        before, word = row[k - 1], row[k]
+        near = before.x1 < gr + 2 * size and word.x0 > gl
+        if near and word.x0 - before.x1 > widest:
+            best, widest = k, word.x0 - before.x1
+    if widest < 0:  # no space in the gutter: the first word where the right column starts
+        return next((k for k, w in enumerate(row) if w.x0 >= gr - 1), len(row))
+    return best
+
+
 def _spans(row: _Row, middle: float) -> bool:
     """Whether ``row`` runs across the gutter whose middle is ``middle`` (full width).
 
@@ -1113,7 +1135,7 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     gutter = _gutter(rows)
     if gutter is None:
         return [_line(page, row) for row in rows]
-    middle = gutter[2]
+    gl, gr, middle = gutter
     spanning = [_spans(row, middle) for row in rows]
     # A lone crossing row between column rows (an over-long URL running into the gutter) is a
     # column row: only a band of full-width rows, or one apart from the columns, spans.
@@ -1131,11 +1153,9 @@ def _page_lines(page: _Page, rows: list[_Row]) -> list[_Line]:
     band: list[_Row] = []
 
     def flush() -> None:
-        # A word belongs to the right column when it starts right of the gutter's middle: a
-        # left line that runs over into the gutter (an overfull justified line) stays left, and
-        # a hanging reference's first line, left of its column's other lines, goes right.
-        lefts = [[w for w in row if w.x0 < middle] for row in band]
-        rights = [[w for w in row if w.x0 >= middle] for row in band]
+        parts = [_split_at_gutter(row, gl, gr, middle) for row in band]
+        lefts = [row[:k] for row, k in zip(band, parts, strict=True)]
+        rights = [row[k:] for row, k in zip(band, parts, strict=True)]
         lines.extend(_line(page, part) for part in lefts if part)
         lines.extend(_line(page, part) for part in rights if part)
         band.clear()
