@@ -458,6 +458,18 @@ def assemble(cls: type[_R], values: dict[str, Any]) -> _R:
     return obj
 
 
+def _shorten(text: str, width: int) -> str:
+    """``textwrap.shorten(text, width, placeholder=" ...")``, without its cost when text fits.
+
+    The same result (whitespace collapsed; cut at a word with " ..." when too long): shorten
+    builds a TextWrapper for every call, which was a fifth of rendering a 9,000-claim answer.
+    """
+    collapsed = " ".join(text.split())
+    if len(collapsed) <= width:
+        return collapsed
+    return textwrap.shorten(collapsed, width=width, placeholder=" ...")
+
+
 def updated(obj: Any, **changes: Any) -> Any:
     """A copy of the result ``obj`` with ``changes``; changed fields show in its JSON.
 
@@ -493,7 +505,7 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
         for i, c in enumerate(d.claims, 1):
             mark = {True: "ok ", False: "NO ", None: " - "}[c.verified]
             head = f"  {i:>2}. [{mark}] {_pct(c.groundedness)}  "
-            body = textwrap.shorten(c.text, width=max(20, width - len(head)), placeholder=" ...")
+            body = _shorten(c.text, max(20, width - len(head)))
             lines.append(head + body)
             pad = " " * len(head)
             if c.missing_words:
@@ -525,7 +537,7 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
                 where = "NOT FOUND in the context"
             else:
                 where = "not checked"
-            text = textwrap.shorten(q.text, width=60, placeholder=" ...")
+            text = _shorten(q.text, 60)
             lines.append(f'  "{text}": {where}')
     other = [c for c in d.citations or [] if c.type != "quote"]
     if other:
@@ -533,7 +545,7 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
         lines.append("Citations:")
         for cit in other:
             mark = {True: "ok ", False: "NO ", None: " - "}[cit.verified]
-            text = textwrap.shorten(cit.text, width=50, placeholder=" ...")
+            text = _shorten(cit.text, 50)
             lines.append(f"  [{mark}] {cit.type:<10} {text}: {cit.status} ({cit.reason})")
     if result.reasons:
         lines.append("")
