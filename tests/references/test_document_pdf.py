@@ -315,6 +315,29 @@ def test_a_hanging_reference_alone_in_the_right_column_keeps_its_first_word() ->
     assert texts(doc) == left + right
 
 
+def test_a_section_number_in_the_right_column_stays_with_its_heading() -> None:
+    # LaTeX sets "6" and a quad before "Conclusion": the widest space of that row is inside the
+    # right column, but the row passes to it where the column starts, before "6". The left
+    # column is justified to end at x 301, ten points short of the right one.
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    left = [sentence(i, 7) for i in range(30)]
+    runs: list[Run] = []
+    for i, line in enumerate(left):
+        words = line.split()
+        widths = [stringWidth(w, "Times-Roman", 10) for w in words]
+        gap, x = (301 - 72 - sum(widths)) / (len(words) - 1), 72.0
+        for word, width in zip(words, widths, strict=True):
+            runs.append((x, 700 - 12 * i, word, 10, "Times-Roman"))
+            x += width + gap
+    right = [sentence(i, 5) for i in range(100, 129)]
+    runs += Column(311, 700).runs(right[:10])
+    runs += [(311, 580, "6", 10, "Times-Bold"), (332, 580, "Conclusion", 10, "Times-Bold")]
+    runs += Column(311, 568).runs(right[10:])
+    doc = read_pdf(canvas_pdf([runs]), name="section.pdf")
+    assert texts(doc) == left + right[:10] + ["6 Conclusion"] + right[10:]
+
+
 def test_a_white_strip_left_open_by_chance_on_a_short_page_is_no_gutter() -> None:
     # The last page of a one-column reference list: six justified lines whose word gaps happen
     # to line up between x 350 and 355. The words right of the strip start anywhere, as one

@@ -1089,22 +1089,24 @@ def _aligned(starts: Counter[int]) -> bool:
 def _split_at_gutter(row: _Row, gl: float, gr: float, middle: float) -> int:
     """Where ``row`` (left to right) passes from the left column to the right one.
 
-    At the widest space before a word that starts in the gutter or right of it, up to two font
-    sizes right of ``gr``: a left line that runs over into the gutter, even past where the
-    right column starts (an overfull justified line), stays left, and a hanging reference's
-    first line, which starts left of its column's other lines, goes right.
+    At the widest space before a word that starts in the gutter, or before the first word that
+    starts where the right column does (the last candidate): a left line that runs over into
+    the gutter, even past the right column's start (an overfull justified line), stays left; a
+    hanging reference's first line, which starts left of its column's other lines, goes right;
+    a section number ("6" + a quad + "Conclusion") goes with its heading.
     """
     if row[0].x0 >= middle:
         return 0
-    size = _row_size(row)
     best, widest = len(row), -1.0
     for k in range(1, len(row)):
-        before, word = row[k - 1], row[k]
-        near = before.x1 < gr + 2 * size and word.x0 > gl
-        if near and word.x0 - before.x1 > widest:
-            best, widest = k, word.x0 - before.x1
-    if widest < 0:  # no space in the gutter: the first word where the right column starts
-        return next((k for k, w in enumerate(row) if w.x0 >= gr - 1), len(row))
+        word = row[k]
+        if word.x0 <= gl:
+            continue
+        gap = word.x0 - row[k - 1].x1
+        if gap > widest:
+            best, widest = k, gap
+        if word.x0 >= gr - 1:
+            break
     return best
 
 
