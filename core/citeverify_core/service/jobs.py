@@ -725,6 +725,10 @@ class JobStore(TenantStore):
         doc = None
         with self.transaction() as db:
             if chosen:
+                # Every open job is locked first, in id order, before any token is settled: a
+                # worker ends its job (that row, then the key's balance) while this runs, and
+                # settling one job (the key's row) before locking the next would wait for that
+                # worker while it waits for the key: a deadlock PostgreSQL ends with an error.
                 open_jobs = db.execute(
                     sa.select(JOBS.c.id)
                     .where(
@@ -733,6 +737,7 @@ class JobStore(TenantStore):
                         *owned(JOBS, tenant),
                     )
                     .order_by(JOBS.c.id)
+                    .with_for_update()
                 ).scalars()
                 for job_id in open_jobs.all():
                     ended = self._end(
