@@ -26,16 +26,14 @@ from typing import Any
 
 import httpx
 import pytest
-from typer.testing import CliRunner
 
 from citeverify_core import CitationVerifier
-from citeverify_core.cli.app import app
 from citeverify_core.service.gateway import GatewayConfig
 from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
 from citeverify_core.service.upstream import HTTPUpstream
 from tests.support.loopback import Loopback, Reply, Seen, open_connections
-from tests.support.service import Service, build_index
+from tests.support.service import Service, build_index, serve_refusal
 
 MB = 1024 * 1024
 MUSEUM = "The museum opens at nine."
@@ -552,11 +550,7 @@ def test_keys_of_this_service_never_reach_the_upstream(tmp_path, index, upstream
 
 
 def test_serve_refuses_a_negative_shutdown_timeout(tmp_path):
-    result = CliRunner().invoke(
-        app,
-        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
-         "--upstream", "http://127.0.0.1:9/v1", "--shutdown-timeout", "-1"],
-    )  # fmt: skip
+    result = serve_refusal(tmp_path, "--shutdown-timeout", "-1")
     assert result.exit_code == 2
     assert "--shutdown-timeout" in result.output
 
@@ -565,12 +559,9 @@ def test_serve_refuses_a_negative_shutdown_timeout(tmp_path):
     ("total", "per_caller"), [("2", "3"), ("0", "0"), ("64", "0"), ("20000", "8")]
 )
 def test_serve_refuses_verification_bounds_that_cannot_hold(tmp_path, total, per_caller):
-    result = CliRunner().invoke(
-        app,
-        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
-         "--upstream", "http://127.0.0.1:9/v1", "--max-verifications", total,
-         "--max-verifications-per-caller", per_caller],
-    )  # fmt: skip
+    result = serve_refusal(
+        tmp_path, "--max-verifications", total, "--max-verifications-per-caller", per_caller
+    )
     assert result.exit_code == 2
     assert "--max-verifications-per-caller" in result.output
 

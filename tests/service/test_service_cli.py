@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from citeverify_core.cli.app import app
-from tests.support.service import KUHN, bearer, build_index, wait_done
+from tests.support.service import KUHN, bearer, build_index, serve_refusal, wait_done
 
 runner = CliRunner()
 
@@ -164,11 +164,7 @@ def test_serve_upstream_fixture_runs_the_seeds_gateway_example(tmp_path):
 
 @pytest.mark.parametrize("size", ["0", "-1", "51", "nan"])
 def test_serve_refuses_a_document_limit_it_cannot_keep(tmp_path, size):
-    result = CliRunner().invoke(
-        app,
-        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
-         "--upstream", "http://127.0.0.1:9/v1", "--max-document-mb", size],
-    )  # fmt: skip
+    result = serve_refusal(tmp_path, "--max-document-mb", size)
     assert result.exit_code == 2
     assert "--max-document-mb" in result.output
 

@@ -88,3 +88,19 @@ def wait_done(client: httpx.Client, key: str, ids: list[str], timeout: float = 6
         if time.monotonic() > deadline:
             raise AssertionError(f"jobs still running: {jobs}")
         time.sleep(0.05)
+
+
+def serve_refusal(tmp_path: Path, *flags: str) -> Any:
+    """``citeverify serve FLAGS`` (a gateway without an index) as the CLI answers it at once.
+
+    The result of typer's CliRunner: a refused flag is exit code 2 with the flag named.
+    """
+    from typer.testing import CliRunner
+
+    from citeverify_core.cli.app import app
+
+    return CliRunner().invoke(
+        app,
+        ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
+         "--upstream", "http://127.0.0.1:9/v1", *flags],
+    )  # fmt: skip
