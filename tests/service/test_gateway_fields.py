@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from citeverify_core import CitationVerifier
-from citeverify_core.engine.exchange import _public_reason, verify_exchange
+from citeverify_core.engine.blocked import public_reason
+from citeverify_core.engine.exchange import verify_exchange
 from citeverify_core.service.gateway import GatewayConfig, HTTPUpstream
 from citeverify_core.service.policies import PolicyPacks
 from tests.support.loopback import Loopback, Reply
@@ -791,7 +792,7 @@ def test_a_blocks_message_holds_the_rules_and_spans_of_the_verifiers_reasons(
     assert not result.verified and result.reasons
     # Each reason survives as its rule: the reasons made of rules, thresholds and spans as the
     # verifier wrote them, the number reason with the claim's span instead of the number.
-    public = [_public_reason(r) for r in result.reasons]
+    public = [public_reason(r) for r in result.reasons]
     for reason, shown in zip(result.reasons, public, strict=True):
         assert shown == reason or (
             shown.startswith("strict_statistics: a number in the claim at ") and NUMBER in reason
@@ -808,5 +809,5 @@ def test_a_blocks_message_holds_the_rules_and_spans_of_the_verifiers_reasons(
 
 
 def test_a_reason_of_unknown_form_is_reduced_to_its_rule():
-    assert _public_reason(f"strict_units: {PLANT}") == "strict_units: failed"
-    assert _public_reason(PLANT) == "a check failed"
+    assert public_reason(f"strict_units: {PLANT}") == "strict_units: failed"
+    assert public_reason(PLANT) == "a check failed"

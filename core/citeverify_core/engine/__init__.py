@@ -7,16 +7,21 @@ checks, the semantic tier, the result objects and their renderings).
 Public here: :func:`coerce_documents` (context documents as strings: what every adapter accepts)
 and :data:`MAX_DOCUMENTS`, imported on first access (PEP 562) so that importing a module of the
 engine does not load the context index; :func:`blocked_answer` and its option's type and check
-(what the adapters put in place of a blocked answer when asked not to raise).
+(what the adapters put in place of a blocked answer when asked not to raise); :func:`shown_result`
+(the one rule for what an adapter hands back once it has acted: nothing of a blocked answer or
+of a redaction's removed claims) and :func:`public_reason`.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from citeverify_core.engine.blocked import (
     DEFAULT_BLOCKED_RESPONSE,
+    WITHHELD_TEXT,
     BlockedResponse,
     blocked_answer,
     check_blocked_response,
+    public_reason,
+    shown_result,
 )
 
 if TYPE_CHECKING:
@@ -25,10 +30,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_BLOCKED_RESPONSE",
     "MAX_DOCUMENTS",
+    "WITHHELD_TEXT",
     "BlockedResponse",
     "blocked_answer",
     "check_blocked_response",
     "coerce_documents",
+    "public_reason",
+    "shown_result",
 ]
 _LAZY = {"MAX_DOCUMENTS", "coerce_documents"}
 

@@ -285,24 +285,27 @@ def withhold(
     quotes: list[QuoteResult],
     citations: list[Citation],
     lookups: list[LookupRecord],
+    *,
+    whole: bool = False,
 ) -> tuple[
     list[ClaimResult], list[ClaimResult], list[QuoteResult], list[Citation], list[LookupRecord]
 ]:
     """The details without the text of what redact removed (no leak through details).
 
-    Redact removes the unverified claims, or the whole answer when none is at fault. Removed
-    claims keep their span and scores; their text becomes the marker and their missing words
-    are dropped. Quotes and citations that overlap them lose their text, and lookups made only
-    for such citations are dropped (their target is the removed text).
+    Redact removes the unverified claims, or the whole answer when none is at fault (or when
+    ``whole`` is set: a blocked answer is removed whole). Removed claims keep their span and
+    scores; their text becomes the marker and their missing words are dropped. Quotes and
+    citations that overlap them lose their text, and lookups made only for such citations are
+    dropped (their target is the removed text).
     """
-    whole = not unverified
+    whole = whole or not unverified
     removed = [(0, answer_length)] if whole else sorted(c.span for c in unverified)
     gone: dict[str, Any] = {"text": marker, "missing_words": [], "problems": []}
     withheld = {  # one copy per claim, shared by both lists
         c.span: updated(c, **gone) for c in (claims if whole else unverified)
     }
     claims = [withheld.get(c.span, c) for c in claims]
-    unverified = [withheld[c.span] for c in unverified]
+    unverified = [withheld.get(c.span) or updated(c, **gone) for c in unverified]
     quotes = [
         updated(q, **{"text": marker, "normalized": marker}) if _inside(q.span, removed) else q
         for q in quotes

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from citeverify_core.engine.blocked import public_reason
 from citeverify_core.engine.results import VerificationResult
 from citeverify_core.engine.verifier import CitationVerifier, PolicyLike
 from citeverify_core.errors import InputError
@@ -88,12 +89,13 @@ class GatewayDecision:
 
         A block is ``400`` with ``error.code == "content_policy_violation"`` and a
         ``verdictan.decision`` whose verdict is ``BLOCK``; its message names the failed rules
-        and spans (:func:`_public_reason`), never text of the answer. An allow is ``200`` with
-        the provider response and the decision nested under ``verdictan``.
+        and spans (:func:`~citeverify_core.engine.blocked.public_reason`), never text of the
+        answer. An allow is ``200`` with the provider response and the decision nested under
+        ``verdictan``.
         """
         if self.verdict == "block":
             reasons = "; ".join(
-                _public_reason(r) for r in (self.result.reasons if self.result is not None else [])
+                public_reason(r) for r in (self.result.reasons if self.result is not None else [])
             )
             return 400, {
                 "error": {
@@ -107,40 +109,6 @@ class GatewayDecision:
         body = dict(self.response)
         body["verdictan"] = {"decision": self.decision_body()}
         return 200, body
-
-
-#: The verifier's reasons that hold no text of the answer: thresholds, counts, rules and spans.
-_PUBLIC_REASONS = re.compile(
-    r"answer overlap [0-9.]+( \([0-9.]+ with the claims the semantic tier supports\))? is below "
-    r"min_context_overlap [0-9.]+"
-    r"|claim confidence [0-9.]+ is below min_confidence [0-9.]+ \([0-9]+ of [0-9]+ claims pass\)"
-    r"|((context checks are off \(verify_against_context: false\)|no context documents were "
-    r"given) and )?the answer has no source evidence \(require_sources\)"
-    r"|strict_quotes: the quote at [0-9]+-[0-9]+ is not in the context"
-    r"|strict_statistics: the [a-z ]+ at [0-9]+-[0-9]+ is not in the context"
-    r"|strict_quotes: more than [0-9,]+ quotes; the rest were not checked"
-    r"|strict_statistics: too many statistics; the rest were not checked"
-)
-#: The one reason that names a number of the answer; the gateway says where it is instead.
-_NUMBER_REASON = re.compile(
-    r"(strict_statistics): the number .* (in the claim at [0-9]+-[0-9]+) is not in the context"
-)
-
-
-def _public_reason(reason: str) -> str:
-    """A verifier reason as a block's ``error.message`` may carry it: no text of the answer.
-
-    Reasons made of thresholds, counts, rules and spans pass as they are; the strict_statistics
-    reason that quotes a number becomes the rule and the claim's span; any other reason is
-    reduced to its rule name (the words before its first colon, when they are a rule name), so
-    that a reason added later cannot carry the answer's words into a block.
-    """
-    if _PUBLIC_REASONS.fullmatch(reason):
-        return reason
-    if number := _NUMBER_REASON.fullmatch(reason):
-        return f"{number[1]}: a number {number[2]} is not in the context"
-    rule = reason.partition(":")[0]
-    return f"{rule}: failed" if re.fullmatch(r"[a-z_]{1,40}", rule) else "a check failed"
 
 
 def verify_exchange(

@@ -597,10 +597,11 @@ def render_html(result: VerificationResult) -> str:
         )
         + "</p>"
     )
-    withheld = not result.original_answer and result.action == "redact"
+    withheld = not result.original_answer and result.action in ("redact", "block")
     if withheld:
-        # The removed text was withheld (include_original=False): the spans index a text we do
-        # not have, so the redacted answer is shown as it is.
+        # The removed text was withheld (include_original=False, or a blocked answer as an
+        # adapter hands it back): the spans index a text we do not have, so the answer shown
+        # (redacted, or the replacement) is shown as it is.
         body = html.escape(result.answer)
     else:
         marks: list[tuple[int, int, str, str]] = []
