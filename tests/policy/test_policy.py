@@ -268,3 +268,142 @@ def test_check_options_change_only_what_they_name() -> None:
     assert changed.effective_min_context_overlap == 0.6  # min_groundedness stays given
     with pytest.raises(PolicyError, match="unverified_action"):
         with_check_options(base, action="shout")
+
+
+# --- errors that name the fix (issue 32) --------------------------------------------------------
+
+
+def _suggested_mapping(message: str) -> dict:
+    """The mapping that an unknown key's message tells a Python caller to pass."""
+    import ast
+
+    start = message.index("Pass ") + len("Pass ")
+    end = message.index(", or the keyword option", start)
+    return ast.literal_eval(message[start:end])
+
+
+def test_a_misplaced_key_names_its_path_and_both_ways_to_pass_it():
+    with pytest.raises(PolicyError) as info:
+        CitationVerifier({"unverified_action": "block"})
+    message = str(info.value)
+    assert info.value.path == "unverified_action"
+    assert "did you mean 'output_action.unverified_action'?" in message
+    # Both fixes the message names work, and mean the same policy.
+    nested = CitationVerifier(_suggested_mapping(message))
+    assert "keyword option unverified_action='block' of CitationVerifier" in message
+    keyword = CitationVerifier(unverified_action="block")
+    assert nested.policy == keyword.policy
+    assert keyword.policy.output_action.unverified_action == "block"
+    docs = ["The museum opens at nine."]
+    assert keyword.verify("Dragons guard the entrance.", docs).verdict == "block"
+
+
+@pytest.mark.parametrize(
+    ("mapping", "path", "suggestion"),
+    [
+        pytest.param(
+            {"min_groundednes": 0.7}, "min_groundednes", "'min_groundedness'", id="top-typo"
+        ),
+        pytest.param(
+            {"extensions": {"strict_quote": True}},
+            "extensions.strict_quote",
+            "'strict_quotes'",
+            id="nested-typo",
+        ),
+        pytest.param(
+            {"strict_quote": True},
+            "strict_quote",
+            "'extensions.strict_quotes'",
+            id="typo-elsewhere",
+        ),
+        pytest.param(
+            {"rag_context": {"min_groundedness": 0.7}},
+            "rag_context.min_groundedness",
+            "'min_groundedness'",
+            id="wrong-section",
+        ),
+        pytest.param(
+            {"timeout": 3},
+            "timeout",
+            "'extensions.lookups.timeout' or 'extensions.semantic.timeout'",
+            id="ambiguous",
+        ),
+    ],
+)
+def test_an_unknown_key_gets_the_nearest_valid_key(mapping, path, suggestion):
+    with pytest.raises(PolicyError) as info:
+        PolicyConfig.model_validate(mapping)
+    assert info.value.path == path
+    assert f"{path}: unknown key (did you mean {suggestion}?" in str(info.value)
+
+
+def test_a_key_nothing_resembles_gets_no_suggestion():
+    with pytest.raises(PolicyError) as info:
+        PolicyConfig.model_validate({"bogus": 1})
+    assert str(info.value) == "invalid policy: bogus: unknown key"
+
+
+def test_keyword_options_are_the_adapters_and_their_typos_get_a_suggestion(seed_policy_path):
+    from citeverify_core.policy import merge_policy
+
+    options = {"min_groundedness": 0.7, "strict_quotes": True, "unverified_action": "redact"}
+    verifier = CitationVerifier(seed_policy_path, **options)
+    assert verifier.policy == merge_policy(seed_policy_path, options).to_settings()
+    assert verifier.policy.extract_patterns == ("quote",)  # the pack's, kept
+    assert verifier.policy.extensions.strict_quotes
+    assert (
+        CitationVerifier(**{"extensions.lookups.enabled": False}).policy.extensions.lookups.enabled
+        is False
+    )
+    with pytest.raises(
+        PolicyError, match=r"min_groundednes: unknown key \(did you mean 'min_groundedness'\?\)"
+    ):
+        CitationVerifier(min_groundednes=0.7)
+
+
+def test_a_policy_files_misplaced_key_says_where_it_goes(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("policy:\n  citation-verifier:\n    unverified_action: block\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy_pack(f)
+    assert info.value.path == "policy.citation-verifier.unverified_action"
+    assert (
+        "did you mean 'output_action.unverified_action'? Put unverified_action under output_action"
+        in str(info.value)
+    )
+    f.write_text(
+        "policy:\n  citation-verifier:\n    output_action:\n      unverified_action: block\n"
+    )
+    assert load_policy_pack(f)[0].output_action.unverified_action == "block"
+
+
+def test_a_packs_top_level_typo_and_a_bare_option_say_where_they_go(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("policy:\n  citation-verifier: {}\npolices: {chain: [citation-verifier]}\n")
+    with pytest.raises(PolicyError, match="polices: unknown key \\(did you mean 'policies'\\?"):
+        load_policy_pack(f)
+    f.write_text("min_groundedness: 0.7\n")
+    with pytest.raises(PolicyError, match="go under policy: citation-verifier:"):
+        load_policy_pack(f)
+
+
+def test_a_misspelt_bundled_pack_gets_the_nearest_and_the_list():
+    from citeverify_core.policy import BUNDLED_POLICIES
+
+    with pytest.raises(PolicyError) as info:
+        CitationVerifier("recomended")
+    message = str(info.value)
+    assert "cannot read policy file recomended" in message
+    assert "did you mean 'recommended'?" in message
+    assert f"bundled packs: {', '.join(BUNDLED_POLICIES)}" in message
+    with pytest.raises(PolicyError) as info:
+        CitationVerifier("strict")  # nothing near: the list alone
+    assert "did you mean" not in str(info.value)
+    assert f"bundled packs: {', '.join(BUNDLED_POLICIES)}" in str(info.value)
+
+
+def test_a_missing_policy_path_is_not_taken_for_a_pack_name(tmp_path):
+    with pytest.raises(PolicyError) as info:
+        CitationVerifier(str(tmp_path / "recomended.yaml"))
+    assert "cannot read policy file" in str(info.value)
+    assert "bundled" not in str(info.value)

@@ -84,14 +84,19 @@ PolicyLike = Union["PolicyConfig", PolicySettings, Mapping[str, Any], str, Path,
 _T = TypeVar("_T")
 
 
-def resolve_policy(policy: PolicyLike) -> PolicySettings:
+def resolve_policy(policy: PolicyLike, options: Mapping[str, Any] | None = None) -> PolicySettings:
     """The settings of any form a policy is given in (:func:`citeverify_core.policy.load_policy`).
 
-    Settings and None (the defaults) need no validation, and so no pydantic.
+    ``options`` are keyword options laid over it (:func:`citeverify_core.policy.merge_policy`).
+    Settings and None (the defaults) without options need no validation, and so no pydantic.
 
     Raises:
-        PolicyError: the policy is invalid or of another type.
+        PolicyError: the policy or an option is invalid, or the policy is of another type.
     """
+    if options:
+        from citeverify_core.policy.merge import merge_policy  # noqa: PLC0415 - pydantic: only to validate
+
+        return merge_policy(policy, options).to_settings()
     if isinstance(policy, PolicySettings):
         return policy
     if policy is None:
@@ -126,6 +131,16 @@ class CitationVerifier:
             sentence-transformers model (cosine similarity to the best passage). Each claim's
             ``tier`` says which tier decided it; scorer failures never pass a claim
             (docs/semantics.md).
+        **options: Policy options laid over ``policy``, the keyword options the adapters take
+            (:func:`citeverify_core.policy.merge_policy`): top-level fields
+            (``min_groundedness=0.7``), ``unverified_action="block"``, extension options
+            (``strict_quotes=True``, ``lookups={"enabled": False}``), or dotted paths
+            (``**{"extensions.lookups.enabled": False}``).
+
+    Raises:
+        PolicyError: the policy or an option is invalid; an unknown key's message names the
+            option it may be and how to pass it.
+        InputError: ``context_cache`` is neither a bool nor a ContextCache.
 
     A verifier travels: ``pickle`` and ``copy.deepcopy`` (a process pool, joblib, Ray, Spark)
     carry its policy, ``include_original``, the semantic scorer (when it pickles itself) and
@@ -139,6 +154,9 @@ class CitationVerifier:
         >>> v = CitationVerifier({"output_action": {"unverified_action": "block"}})
         >>> v.verify("The museum opens at nine.", ["The museum opens at nine."]).verdict
         'allow'
+        >>> v = CitationVerifier(unverified_action="block", min_groundedness=0.7)
+        >>> v.policy.output_action.unverified_action, v.policy.min_groundedness
+        ('block', 0.7)
     """
 
     def __init__(
@@ -150,8 +168,9 @@ class CitationVerifier:
         lookup_cache: LookupCache | None = None,
         include_original: bool = False,
         semantic: Any = None,
+        **options: Any,
     ) -> None:
-        self.policy = resolve_policy(policy)
+        self.policy = resolve_policy(policy, options)
         self.include_original = include_original
         self._semantic: SemanticTier | None = None
         if semantic is not None:

@@ -9,6 +9,8 @@ options the format lacks live under ``extensions`` (design: "Policy files").
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -440,6 +442,8 @@ class PolicyConfig(_Strict):
         except PolicyError as exc:
             if not prefix:
                 raise
+            if isinstance(exc.__context__, ValidationError):  # __init__'s, suppressed: again,
+                raise _policy_error(exc.__context__, prefix) from None  # as a file's problems
             problems = [(f"{prefix}.{p}" if p else prefix, m) for p, m in exc.problems]
             raise _make_policy_error(problems) from None
 
@@ -518,11 +522,69 @@ def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
         path = ".".join(loc)
         message = err["msg"]
         if err["type"] == "extra_forbidden":
-            message = "unknown key"
+            parts = [str(part) for part in err["loc"]]
+            message = _unknown_key(parts, err.get("input"), in_file=bool(prefix))
         elif "input" in err and not isinstance(err["input"], dict | list):
             message = f"{message} (got {_brief(err['input'])})"
         problems.append((path, message))
     return _make_policy_error(problems)
+
+
+@functools.cache
+def _option_paths() -> tuple[str, ...]:
+    """The dotted path of every option of the inner policy mapping, sections included."""
+    paths: list[str] = []
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, field in model.model_fields.items():
+            paths.append(prefix + name)
+            if isinstance(field.annotation, type) and issubclass(field.annotation, _Strict):
+                walk(field.annotation, f"{prefix}{name}.")
+
+    walk(PolicyConfig, "")
+    return tuple(paths)
+
+
+def _unknown_key(parts: list[str], value: Any, *, in_file: bool) -> str:
+    """The message for the unknown key at ``parts`` (from the policy's root): the fix, if any.
+
+    The key's name elsewhere in the policy (``unverified_action`` is
+    ``output_action.unverified_action``), else the nearest valid key of its own section
+    (``min_groundednes``), else the nearest option elsewhere; with how to write it: in a
+    policy file, the section to put it under; in a mapping, the nested mapping and the keyword
+    option of ``CitationVerifier`` and the adapters when one sets it.
+    """
+    from citeverify_core.policy.merge import option_keyword  # noqa: PLC0415 - import cycle
+
+    key, section = parts[-1], ".".join(parts[:-1])
+    paths = _option_paths()
+    split = [p.rpartition(".") for p in paths]
+    targets = [p for p, (_, _, name) in zip(paths, split, strict=True) if name == key]
+    if not targets:
+        siblings = [name for parent, _, name in split if parent == section]
+        close = difflib.get_close_matches(key, siblings, n=1)
+        if close:
+            return f"unknown key (did you mean {close[0]!r}?)"
+        close = difflib.get_close_matches(key, sorted({name for _, _, name in split}), n=1)
+        targets = [p for p, (_, _, name) in zip(paths, split, strict=True) if close == [name]]
+    if not targets:
+        return "unknown key"
+    if len(targets) > 1:
+        return f"unknown key (did you mean {' or '.join(map(repr, targets))}?)"
+    target = targets[0]
+    parent, _, name = target.rpartition(".")
+    if in_file:
+        where = f"under {parent}" if parent else "directly under citation-verifier"
+        return f"unknown key (did you mean {target!r}? Put {name} {where})"
+    nested = _brief(value)
+    for part in reversed(target.split(".")):
+        nested = f"{{{part!r}: {nested}}}"
+    keyword = option_keyword(target)
+    how = f"Pass {nested}"
+    if keyword is not None:
+        how += f", or the keyword option {keyword}={_brief(value)}"
+        how += " of CitationVerifier or an adapter"
+    return f"unknown key (did you mean {target!r}? {how})"
 
 
 def _make_policy_error(problems: list[tuple[str, str]]) -> PolicyError:
@@ -603,9 +665,23 @@ def bundled_policy_path(name: str) -> Path:
         PolicyError: no bundled pack has this name.
     """
     if name not in BUNDLED_POLICIES:
-        msg = f"no bundled policy named {name!r} (one of: {', '.join(BUNDLED_POLICIES)})"
+        close = difflib.get_close_matches(name, BUNDLED_POLICIES, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        msg = f"no bundled policy named {name!r} ({guess}one of: {', '.join(BUNDLED_POLICIES)})"
         raise PolicyError(msg)
     return Path(__file__).resolve().parent / "packs" / f"{name}.yaml"
+
+
+def _bundled_hint(name: str) -> str:
+    """For a policy file that does not exist: the nearest bundled pack's name and the list.
+
+    Only when ``name`` could be a pack's name (no directory, no ``.yaml``): "" for a path.
+    """
+    if os.sep in name or "/" in name or Path(name).suffix in (".yaml", ".yml"):
+        return ""
+    close = difflib.get_close_matches(name, BUNDLED_POLICIES, n=1)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return f" (nor is it a bundled pack: {guess}bundled packs: {', '.join(BUNDLED_POLICIES)})"
 
 
 def read_policy_pack(path: str | Path) -> Any:
@@ -632,6 +708,8 @@ def read_policy_pack(path: str | Path) -> Any:
         text = raw.decode("utf-8")
     except OSError as exc:
         msg = f"cannot read policy file {path}: {exc.strerror or exc}"
+        if isinstance(exc, FileNotFoundError) and isinstance(name, str):
+            msg += _bundled_hint(name)
         raise PolicyError(msg) from None
     except UnicodeDecodeError:
         msg = f"policy file {path} is not UTF-8 text"
@@ -710,8 +788,16 @@ def pack_policy(doc: Any) -> tuple[Any, list[str]]:
         raise PolicyError(msg)
     unknown = sorted(str(k) for k in doc if k not in _PACK_KEYS)
     if unknown:
-        msg = f"{unknown[0]}: unknown key (a policy pack has pack, policies and policy)"
-        raise PolicyError(msg, path=unknown[0])
+        key = unknown[0]
+        close = difflib.get_close_matches(key, sorted(_PACK_KEYS), n=1)
+        if close:
+            fix = f"did you mean {close[0]!r}? "
+        elif key in PolicyConfig.model_fields:
+            fix = "citation-verifier options go under policy: citation-verifier: "
+        else:
+            fix = ""
+        msg = f"{key}: unknown key ({fix}a policy pack has pack, policies and policy)"
+        raise PolicyError(msg, path=key)
     notes: list[str] = []
     pack = doc.get("pack")
     if pack is not None and not isinstance(pack, dict):
