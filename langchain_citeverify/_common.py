@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.exceptions import OutputParserException
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
@@ -17,16 +19,44 @@ from langchain_core.runnables.config import (
 )
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
-from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents
+from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents, shown_result
 
 __all__ = [
+    "EVENT_NAME",
     "CitationBlockedError",
     "answer_text",
+    "checked_message",
     "document_texts",
+    "held_streams",
     "message_text",
     "semantic_scorer",
     "unobserved",
+    "verdict_event",
 ]
+
+#: Name of the custom event the guard and the middleware dispatch, for callback handlers
+#: (``on_custom_event``; ``astream_events`` shows it as an ``on_custom_event`` event).
+EVENT_NAME = "citeverify_verdict"
+
+#: The keys of a model message's ``response_metadata`` that a redacted or blocked message keeps:
+#: who answered and what it cost. Others can carry the text that was removed (``logprobs`` holds
+#: every token, a provider may add more), so they go, as the gateway drops them from its wire.
+SAFE_METADATA = frozenset(
+    {
+        "model_name",
+        "model",
+        "model_provider",
+        "finish_reason",
+        "stop_reason",
+        "done_reason",
+        "token_usage",
+        "usage",
+        "id",
+        "system_fingerprint",
+        "service_tier",
+        "created_at",
+    }
+)
 
 
 class CitationBlockedError(CitationUnverifiedError, OutputParserException):
@@ -35,9 +65,15 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     It is both :class:`citeverify_core.CitationUnverifiedError` (``.result`` holds the verification)
     and LangChain's ``OutputParserException``, so ``with_fallbacks(...)`` and retrying parsers
     handle it like any parsing failure.
+
+    Unless the adapter was made with ``include_original=True``, ``.result`` is the result as
+    shown (:func:`citeverify_core.engine.shown_result`: nothing of the blocked answer), and so
+    are the message and ``llm_output`` (empty): an application that returns the error to its
+    client (a LangServe or FastAPI error handler) does not ship what was blocked.
     """
 
-    def __init__(self, result: VerificationResult) -> None:
+    def __init__(self, result: VerificationResult, *, include_original: bool = False) -> None:
+        result = shown_result(result, include_original=include_original)
         message = str(CitationUnverifiedError(result))
         CitationUnverifiedError.__init__(self, result, message)
         # OutputParserException appends LangChain's OUTPUT_PARSING_FAILURE troubleshooting link
@@ -50,6 +86,107 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle their args (the message); this one is built from its result.
         return (type(self), (self.result,))
+
+
+def checked_message(
+    message: BaseMessage,
+    result: VerificationResult,
+    *,
+    replacement: str | None = None,
+    include_original: bool = False,
+) -> BaseMessage:
+    """The model's message as the user may see it, with the result in ``response_metadata``.
+
+    Allowed and flagged: the message as it came, annotated. Redacted: the redacted text, and
+    nothing else the model wrote beside it that could hold what was removed
+    (``additional_kwargs``, content blocks, provider metadata other than :data:`SAFE_METADATA`).
+    Blocked (``replacement`` given): a plain AI message with the replacement, the same id (so
+    ``add_messages`` replaces the answer instead of adding one) and no tool calls (a blocked
+    answer must not go on to call tools). The result stored is :func:`shown_result`'s.
+    """
+    shown = shown_result(result, replacement=replacement, include_original=include_original)
+    data = shown.to_dict()
+    if replacement is None and result.action != "redact":
+        metadata = {**message.response_metadata, "citeverify": data}
+        return message.model_copy(update={"response_metadata": metadata})
+    metadata = {k: v for k, v in message.response_metadata.items() if k in SAFE_METADATA}
+    metadata["citeverify"] = data
+    if replacement is not None:
+        return AIMessage(
+            content=replacement,
+            id=message.id,
+            name=message.name,
+            response_metadata=metadata,
+            usage_metadata=getattr(message, "usage_metadata", None),
+        )
+    update: dict[str, Any] = {
+        "content": result.answer,
+        "response_metadata": metadata,
+        "additional_kwargs": {},
+    }
+    if hasattr(message, "invalid_tool_calls"):
+        update["invalid_tool_calls"] = []
+    return message.model_copy(update=update)
+
+
+def verdict_event(result: VerificationResult) -> dict[str, Any]:
+    """The ``citeverify_verdict`` event's data: the decision in numbers, no text of the answer."""
+    d = result.details
+    return {
+        "verdict": result.verdict,
+        "reason_code": result.reason_code,
+        "action": result.action,
+        "groundedness": d.groundedness,
+        "claim_confidence": d.claim_confidence,
+        "unverified_claim_count": d.unverified_claim_count or 0,
+    }
+
+
+def _streams_tokens(handler: Any) -> bool:
+    """Whether ``handler`` streams a model's tokens out (``stream_mode="messages"``, events).
+
+    langchain-core's ``_StreamingCallbackHandler`` protocol, as it checks it (a runtime
+    checkable Protocol: the two tap methods), without importing its private module.
+    """
+    return hasattr(handler, "tap_output_iter") and hasattr(handler, "tap_output_aiter")
+
+
+def _held_callbacks(callbacks: Any) -> Any:
+    if isinstance(callbacks, BaseCallbackManager):
+        held = callbacks.copy()
+        held.handlers = [h for h in held.handlers if not _streams_tokens(h)]
+        held.inheritable_handlers = [h for h in held.inheritable_handlers if not _streams_tokens(h)]
+        return held
+    if isinstance(callbacks, list):
+        return [h for h in callbacks if not _streams_tokens(h)]
+    return callbacks
+
+
+@contextmanager
+def held_streams() -> Iterator[None]:
+    """Runs started inside stream nothing: their tokens reach no stream and no event.
+
+    For a model call whose answer must be checked before anyone sees it. The handlers that
+    stream tokens out (LangGraph's ``stream_mode="messages"``, ``astream_events``,
+    ``astream_log``) are left out of the runs started inside, and the runs carry LangGraph's
+    ``nostream`` tag; every other handler (tracers such as LangSmith, usage callbacks) still
+    sees them, with what the model said: that trace is the application's own observability.
+    A model told no one streams calls its non-streaming API (``_should_stream`` is false).
+    """
+    parent = var_child_runnable_config.get()
+    if parent is None:
+        yield
+        return
+    held: RunnableConfig = {
+        **parent,
+        "callbacks": _held_callbacks(parent.get("callbacks")),
+        "tags": [*parent.get("tags", []), "nostream"],
+    }
+    token = var_child_runnable_config.set(held)
+    try:
+        yield
+    finally:
+        var_child_runnable_config.reset(token)
 
 
 def semantic_scorer(embeddings: Any, scorer: Any) -> Any:

@@ -31,6 +31,7 @@ Needs ``langchain>=1.0``: ``pip install "langchain-citeverify[agents]"``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -43,11 +44,19 @@ from citeverify_core.engine import (
     check_blocked_response,
 )
 from citeverify_core.policy import merge_policy
-from langchain_citeverify._common import document_texts, message_text
+from langchain_citeverify._common import (
+    EVENT_NAME,
+    checked_message,
+    document_texts,
+    held_streams,
+    message_text,
+    unobserved,
+    verdict_event,
+)
 from langchain_citeverify._common import semantic_scorer as scorer_for
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState, hook_config
+    from langchain.agents.middleware import AgentMiddleware, AgentState
 except ImportError as exc:  # langchain absent, or 0.x (no agent middleware)
     msg = (
         "CiteVerifyMiddleware needs LangChain 1.x agents: install the extra with "
@@ -58,8 +67,9 @@ except ImportError as exc:  # langchain absent, or 0.x (no agent middleware)
 
 from typing import NotRequired
 
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 __all__ = ["STATE_KEY", "CiteVerifyMiddleware", "CiteVerifyState"]
@@ -95,7 +105,10 @@ class CiteVerifyMiddleware(AgentMiddleware):
         check_intermediate: Also check the text of AIMessages that call tools (off by default:
             that text is usually a plan, not an answer). A blocked one stops the agent before
             its tools run.
-        include_original: Under ``redact``, keep the removed text in the stored result.
+        include_original: Send the original along: under ``redact`` and ``block`` keep the
+            removed or blocked text in the stored result (``original_answer``, the claims'
+            texts), for the application's own audit log. Off by default: the state, the
+            checkpoints and the message's metadata hold nothing of it.
         context_cache: Keep the tokenization of documents seen before (on by default: an agent
             checks each answer against the same tool results again).
         embeddings: The semantic tier (off by default): a LangChain ``Embeddings``.
@@ -161,53 +174,112 @@ class CiteVerifyMiddleware(AgentMiddleware):
         self.__dict__.update(state)
         self._build()
 
-    # can_jump_to: a blocked answer that calls tools must not reach them.
-    @hook_config(can_jump_to=["end"])
+    # --- the check: around the model call, before its message becomes state or a stream -------
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Call the model, then verify its answer before it leaves the model node.
+
+        Under ``redact`` and ``block`` the call runs with its tokens held
+        (:func:`~langchain_citeverify._common.held_streams`): nothing reaches
+        ``stream_mode="messages"`` or ``astream_events`` before the check; the checked message
+        is what the model node returns, so every stream mode, the node's update and the
+        checkpoint written after it hold the verified, redacted or replaced answer. Under
+        ``flag`` the tokens stream as they come.
+
+        Raises:
+            InputError: the context in ``context_key`` is missing or not documents.
+        """
+        if self._holds:
+            with held_streams():
+                response = handler(request)
+        else:
+            response = handler(request)
+        found = self._answer_of(response)
+        if found is None:
+            return response
+        index, message, text = found
+        result = self.verifier.verify(text, self._context(request.state))
+        _dispatch(result)
+        return self._checked(response, index, message, result)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        """Async :meth:`wrap_model_call`: lookups run concurrently on the caller's loop.
+
+        Raises:
+            InputError: the context in ``context_key`` is missing or not documents.
+        """
+        if self._holds:
+            with held_streams():
+                response = await handler(request)
+        else:
+            response = await handler(request)
+        found = self._answer_of(response)
+        if found is None:
+            return response
+        index, message, text = found
+        result = await self.verifier.averify(text, self._context(request.state))
+        await _adispatch(result)
+        return self._checked(response, index, message, result)
+
     def after_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Verify the model's answer; block, redact or annotate it.
+        """Keep the last check's result in the state under ``citeverify``.
 
-        Returns:
-            The state update: the answer message (replaced, redacted or annotated), the result
-            under ``citeverify``, and ``jump_to="end"`` on block. None when there is nothing to
-            check (a tool-calling message, unless ``check_intermediate``).
-
-        Raises:
-            InputError: the context in ``context_key`` is missing or not documents.
+        The check itself ran around the model call; its result (as shown:
+        :func:`citeverify_core.engine.shown_result`) is in the answer's ``response_metadata``.
         """
-        found = self._answer(state)
-        if found is None:
+        messages = state.get("messages") or []
+        if not messages or not isinstance(messages[-1], AIMessage):
             return None
-        message, text = found
-        result = self.verifier.verify(text, self._context(state))
-        return self._update(message, result)
+        data = messages[-1].response_metadata.get(STATE_KEY)
+        return {STATE_KEY: data} if isinstance(data, dict) else None
 
-    @hook_config(can_jump_to=["end"])
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Async :meth:`after_model`: lookups run concurrently on the caller's loop.
-
-        Raises:
-            InputError: the context in ``context_key`` is missing or not documents.
-        """
-        found = self._answer(state)
-        if found is None:
-            return None
-        message, text = found
-        result = await self.verifier.averify(text, self._context(state))
-        return self._update(message, result)
+        """Async :meth:`after_model`."""
+        return self.after_model(state, runtime)
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def _answer(self, state: Any) -> tuple[AIMessage, str] | None:
-        messages: Sequence[AnyMessage] = state.get("messages") or []
-        if not messages or not isinstance(messages[-1], AIMessage):
+    @property
+    def _holds(self) -> bool:
+        """Whether the model's tokens are held until the check (redact and block)."""
+        return self.verifier.policy.output_action.unverified_action != "flag"
+
+    def _answer_of(self, response: Any) -> tuple[int, AIMessage, str] | None:
+        """The answer to check in a model response: its last AIMessage, when it claims anything.
+
+        A tool-calling message is checked only with ``check_intermediate``, and only when it
+        has text (a bare tool call claims nothing).
+        """
+        messages = _response_messages(response)
+        index = next(
+            (i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], AIMessage)),
+            None,
+        )
+        if index is None:
             return None
-        message = messages[-1]
+        message = messages[index]
         if message.tool_calls and not self.check_intermediate:
             return None
         text = message_text(message)
         if message.tool_calls and not text.strip():
-            return None  # a bare tool call claims nothing
-        return message, text
+            return None
+        return index, message, text
+
+    def _checked(
+        self, response: Any, index: int, message: AIMessage, result: VerificationResult
+    ) -> Any:
+        """``response`` with the answer blocked, redacted or annotated (see ``checked_message``)."""
+        replacement = (
+            blocked_answer(result, self.blocked_response) if result.action == "block" else None
+        )
+        checked = checked_message(
+            message, result, replacement=replacement, include_original=self.include_original
+        )
+        if isinstance(response, AIMessage):
+            return checked
+        messages = list(_response_messages(response))
+        messages[index] = checked
+        return dataclasses.replace(response, result=messages)
 
     def _context(self, state: Any) -> list[str]:
         if self.context_key is not None:
@@ -220,22 +292,23 @@ class CiteVerifyMiddleware(AgentMiddleware):
             return document_texts(state[self.context_key], where=self.context_key)
         return tool_context(state.get("messages") or [])
 
-    def _update(self, message: AIMessage, result: VerificationResult) -> dict[str, Any]:
-        data = result.to_dict()
-        metadata = {**message.response_metadata, STATE_KEY: data}
-        update: dict[str, Any] = {STATE_KEY: data}
-        if result.verdict == "block":
-            # Same id: add_messages replaces the answer instead of appending a second one.
-            text = blocked_answer(result, self.blocked_response)
-            replacement = AIMessage(content=text, id=message.id, response_metadata=metadata)
-            update["messages"] = [replacement]
-            update["jump_to"] = "end"
-            return update
-        changes: dict[str, Any] = {"response_metadata": metadata}
-        if result.action == "redact":
-            changes["content"] = result.answer
-        update["messages"] = [message.model_copy(update=changes)]
-        return update
+
+def _response_messages(response: Any) -> list[Any]:
+    """The messages of what a model call handler returned (a ModelResponse, or an AIMessage)."""
+    if isinstance(response, AIMessage):
+        return [response]
+    return list(getattr(response, "result", None) or [])
+
+
+def _dispatch(result: VerificationResult) -> None:
+    """The ``citeverify_verdict`` event, for callback handlers (as the guard sends it)."""
+    if not unobserved(None):
+        dispatch_custom_event(EVENT_NAME, verdict_event(result))
+
+
+async def _adispatch(result: VerificationResult) -> None:
+    if not unobserved(None):
+        await adispatch_custom_event(EVENT_NAME, verdict_event(result))
 
 
 def tool_context(messages: Sequence[Any]) -> list[str]:

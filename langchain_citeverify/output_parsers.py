@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ from pydantic import (
 )
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify_core.engine import blocked_answer, check_blocked_response
+from citeverify_core.engine import blocked_answer, check_blocked_response, shown_result
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
@@ -53,9 +52,10 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
     per call with ``config={"configurable": {"context_documents": [...]}}``. A blocked answer
     raises :class:`CitationBlockedError`, an ``OutputParserException``; with
     ``blocked_response=`` (a string, or a callable given the result) the parser returns the
-    result instead, its ``answer`` that text (``verdict`` and ``action`` stay "block", and
-    ``original_answer`` holds the model's text). Under ``redact`` the
-    result carries the removed text only with ``include_original=True``. ``embeddings`` (a
+    result instead, its ``answer`` that text (``verdict`` and ``action`` stay "block"). Under
+    ``block`` and ``redact`` the result (and the error) carries nothing of what was blocked or
+    removed (claim texts withheld, spans and scores kept); ``include_original=True`` sends the
+    original along (``original_answer``, the claims' texts). ``embeddings`` (a
     LangChain ``Embeddings``) or ``semantic_scorer`` (a callable ``(claim, passages) -> score``)
     turn the semantic tier on, as for :class:`~langchain_citeverify.CiteVerifyGuard`.
     """
@@ -150,10 +150,10 @@ class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
         return self.documents
 
     def _check(self, result: VerificationResult) -> VerificationResult:
+        """The result as shown (:func:`~citeverify_core.engine.shown_result`), or the raise."""
         if result.verdict != "block":
-            return result
+            return shown_result(result, include_original=self.include_original)
         if self.blocked_response is None:
-            raise CitationBlockedError(result)
+            raise CitationBlockedError(result, include_original=self.include_original)
         text = blocked_answer(result, self.blocked_response)
-        original = result.original_answer or result.answer
-        return dataclasses.replace(result, answer=text, original_answer=original)
+        return shown_result(result, replacement=text, include_original=self.include_original)

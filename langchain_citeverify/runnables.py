@@ -42,20 +42,20 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
-from citeverify_core.engine import blocked_answer, check_blocked_response
+from citeverify_core.engine import blocked_answer, check_blocked_response, shown_result
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
+    EVENT_NAME,
     CitationBlockedError,
     answer_text,
+    checked_message,
     document_texts,
     semantic_scorer,
     unobserved,
+    verdict_event,
 )
 
 __all__ = ["CiteVerifyGuard"]
-
-#: Name of the custom event the guard dispatches, for callback handlers (``on_custom_event``).
-EVENT_NAME = "citeverify_verdict"
 
 #: The policy's credentials (``extensions.lookups``), and the environment variable each is read
 #: from when a serialized guard is loaded (``loads(..., secrets_map=...)`` or
@@ -81,9 +81,10 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         output_key: Where the :class:`citeverify_core.VerificationResult` is put in the output.
         context_cache: Keep the tokenization of documents seen before (on by default: a chain
             often checks many answers against the same retrieved documents).
-        include_original: Under ``redact``, keep the removed text in ``verification``
-            (``original_answer``, the removed claims' texts). Off by default, so that the output
-            passed down the chain does not carry what was removed.
+        include_original: Send the original along: under ``redact`` and ``block`` keep the
+            removed or blocked text in ``verification`` (``original_answer``, the claims' texts)
+            and in the error raised on block. Off by default, so that nothing passed down the
+            chain, returned or raised carries what was removed or blocked.
         embeddings: The semantic tier (off by default): a LangChain ``Embeddings`` (the one the
             vector store uses will do). A claim that fails on words passes when its cosine
             similarity to its best passage reaches ``semantic={"min_score": ...}`` (0.8 by
@@ -214,7 +215,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         answer, text, docs = self._unpack(input)
         result = self._verifier.verify(text, docs)
         if run_manager.handlers:  # nobody listening for it: skip the event (it costs ~0.1 ms)
-            dispatch_custom_event(EVENT_NAME, _event(result), config=config)
+            dispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
         return self._finish(input, answer, result)
 
     async def _arun(
@@ -223,7 +224,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         answer, text, docs = self._unpack(input)
         result = await self._verifier.averify(text, docs)
         if run_manager.handlers:
-            await adispatch_custom_event(EVENT_NAME, _event(result), config=config)
+            await adispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
         return self._finish(input, answer, result)
 
     def transform(
@@ -275,7 +276,7 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         answer, text, docs = self._unpack(whole)
         result = self._verifier.verify(text, docs)
         if run_manager.handlers:
-            dispatch_custom_event(EVENT_NAME, _event(result), config=config)
+            dispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
         yield self._last_chunk(answer, result)
 
     async def _aflag_stream(
@@ -290,14 +291,14 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
         answer, text, docs = self._unpack(whole)
         result = await self._verifier.averify(text, docs)
         if run_manager.handlers:
-            await adispatch_custom_event(EVENT_NAME, _event(result), config=config)
+            await adispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
         yield self._last_chunk(answer, result)
 
     def _last_chunk(self, answer: Any, result: VerificationResult) -> dict[str, Any]:
         """The verification; for a message answer also its metadata, as a chunk to add on."""
         last = AddableDict({self.output_key: result})
         if isinstance(answer, BaseMessageChunk):
-            metadata = {"citeverify": result.to_dict()}
+            metadata = {"citeverify": result.to_dict()}  # flag: the answer is shown anyway
             last[self.answer_key] = AIMessageChunk(content="", response_metadata=metadata)
         return last
 
@@ -325,15 +326,26 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def _finish(
         self, input: Mapping[str, Any], answer: Any, result: VerificationResult
     ) -> dict[str, Any]:
+        """The output: the answer as shown (verified, redacted or replaced) and the result.
+
+        Under block the result passed on is :func:`~citeverify_core.engine.shown_result`'s
+        (nothing of the blocked answer) unless ``include_original``; so is the error raised.
+        """
         output = dict(input)
-        output[self.output_key] = result
+        replacement = None
         if result.verdict == "block":
             if self.blocked_response is None:
-                raise CitationBlockedError(result)
-            text = blocked_answer(result, self.blocked_response)
-            output[self.answer_key] = _annotated(answer, result, replacement=text)
-            return output
-        output[self.answer_key] = _annotated(answer, result)
+                raise CitationBlockedError(result, include_original=self.include_original)
+            replacement = blocked_answer(result, self.blocked_response)
+        output[self.output_key] = shown_result(
+            result, replacement=replacement, include_original=self.include_original
+        )
+        if isinstance(answer, BaseMessage):
+            output[self.answer_key] = checked_message(
+                answer, result, replacement=replacement, include_original=self.include_original
+            )
+        else:
+            output[self.answer_key] = result.answer if replacement is None else replacement
         return output
 
 
@@ -375,39 +387,9 @@ def _input_model(name: str, answer_key: str, context_key: str) -> type[BaseModel
     return model
 
 
-def _annotated(answer: Any, result: VerificationResult, *, replacement: str | None = None) -> Any:
-    """The answer to pass on: redacted under redact, ``replacement`` when given (a blocked answer).
-
-    A message stays a message, which also carries the verification in its metadata.
-    """
-    text = result.answer if replacement is None else replacement
-    if isinstance(answer, BaseMessage):
-        update: dict[str, Any] = {
-            "response_metadata": {**answer.response_metadata, "citeverify": result.to_dict()}
-        }
-        if result.action == "redact" or replacement is not None:
-            update["content"] = text
-            if getattr(answer, "tool_calls", None):
-                update["tool_calls"] = []  # a blocked answer must not go on to call tools
-        return answer.model_copy(update=update)
-    return text
-
-
 def _add(whole: Any, chunk: Any) -> Any:
     """Chunks gathered as LangChain gathers them (``+``), else the last one."""
     try:
         return whole + chunk
     except TypeError:
         return chunk
-
-
-def _event(result: VerificationResult) -> dict[str, Any]:
-    d = result.details
-    return {
-        "verdict": result.verdict,
-        "reason_code": result.reason_code,
-        "action": result.action,
-        "groundedness": d.groundedness,
-        "claim_confidence": d.claim_confidence,
-        "unverified_claim_count": d.unverified_claim_count or 0,
-    }

@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
-from citeverify_core.engine import blocked_answer, check_blocked_response
+from citeverify_core.engine import blocked_answer, check_blocked_response, public_reason
 from citeverify_core.policy import collect_policy_options, with_check_options
 
 if TYPE_CHECKING:
@@ -57,6 +57,14 @@ class CiteVerifyTool(BaseTool):
     With ``blocked_response=`` (a string, or a callable given the
     :class:`citeverify_core.VerificationResult`), a text that is not supported gets an
     ``answer_instead`` entry: the text to give in its place.
+
+    Under a ``redact`` or ``block`` policy (``unverified_action=``) the summary withholds what
+    fails, as the other adapters do: an unsupported claim is given by its number and its
+    ``[start, end)`` span in the text, a failed citation by its type, span and status, and the
+    reasons hold no text of it. The tool's output is a ToolMessage, which the agent's state,
+    checkpoints and ``stream_mode="messages"`` carry to the user. (The text itself is the tool
+    call's argument, written by the model: to keep an unsupported answer from the user, guard
+    the answer with :class:`~langchain_citeverify.CiteVerifyMiddleware`.)
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -110,13 +118,16 @@ class CiteVerifyTool(BaseTool):
         return self._summary(await self._verifier.averify(text, sources), sources)
 
     def _summary(self, result: VerificationResult, sources: list[str]) -> str:
-        summary = _summary(result, sources=sources)
+        withhold = self.policy.output_action.unverified_action != "flag"
+        summary = _summary(result, sources=sources, withhold=withhold)
         if self.blocked_response is not None and summary["verdict"] != "supported":
             summary["answer_instead"] = blocked_answer(result, self.blocked_response)
         return json.dumps(summary, ensure_ascii=False)
 
 
-def _summary(result: VerificationResult, *, sources: list[str]) -> dict[str, Any]:
+def _summary(
+    result: VerificationResult, *, sources: list[str], withhold: bool = False
+) -> dict[str, Any]:
     d = result.details
     # Zero (or only blank) passages: with require_sources off the core allows the text, but
     # nothing supports it, and "supported" would tell the agent otherwise.
@@ -138,6 +149,18 @@ def _summary(result: VerificationResult, *, sources: list[str]) -> dict[str, Any
         ],
         "reasons": [NO_SOURCES, *result.reasons] if no_sources else result.reasons,
     }
+    if withhold:  # what fails is named by place, not by text (see CiteVerifyTool)
+        summary["unsupported_claims"] = [
+            {"claim": i, "span": list(c.span)}
+            for i, c in enumerate(d.claims or [], 1)
+            if c.verified is False
+        ]
+        summary["problems"] = [
+            {"type": c.type, "span": list(c.span), "status": c.status}
+            for c in d.citations or []
+            if c.verified is False
+        ]
+        summary["reasons"] = [public_reason(r) for r in summary["reasons"]]
     return summary
 
 

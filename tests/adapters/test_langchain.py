@@ -72,7 +72,11 @@ def test_block_raises_an_exception_that_is_both_kinds():
     assert isinstance(error, CitationUnverifiedError)
     assert isinstance(error, OutputParserException)
     assert error.result.reason_code == "citation.unverified"
-    assert error.llm_output == UNGROUNDED
+    assert error.llm_output == ""  # what was blocked is not carried by the error
+    keep = CiteVerifyGuard(policy=OFFLINE, unverified_action="block", include_original=True)
+    with pytest.raises(CitationBlockedError) as info:
+        rag_chain([UNGROUNDED], keep).invoke("The museum?")
+    assert info.value.llm_output == UNGROUNDED  # unless the application asks for it
 
 
 def test_fallback_returns_a_safe_answer():

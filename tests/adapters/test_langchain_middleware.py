@@ -98,8 +98,15 @@ def test_an_invented_claim_is_blocked_replaced_and_the_loop_ends():
     assert [m.content for m in answers] == ["", DEFAULT_BLOCKED_RESPONSE]  # replaced, not added
     assert answers[-1].id == "ai-2"
     assert out["citeverify"]["verdict"] == "block"
-    assert out["citeverify"]["original_answer"] == INVENTED  # what was blocked, for the record
+    assert out["citeverify"]["original_answer"] == ""  # what was blocked is not kept
+    assert out["citeverify"]["details"]["unverified_claim_count"] == 1  # why it was, is
     assert next(messages).content == "NEVER REACHED"  # the model was not called again
+
+
+def test_include_original_keeps_what_was_blocked_for_the_applications_audit():
+    out = agent_with(replies(INVENTED), middleware("block", include_original=True)).invoke(QUESTION)
+    assert out["messages"][-1].content == DEFAULT_BLOCKED_RESPONSE
+    assert out["citeverify"]["original_answer"] == INVENTED
 
 
 def test_blocked_response_may_be_a_function_of_the_result():
@@ -262,17 +269,11 @@ def test_bad_options_are_refused_at_once(options, error):
         CiteVerifyMiddleware(OFFLINE, **options)
 
 
-def test_streamed_updates_carry_the_checked_answer_after_the_model_update():
+def test_the_model_nodes_own_update_carries_the_checked_answer():
     updates = list(agent_with(replies(INVENTED), middleware("block")).stream(QUESTION))
-    checked = [
-        u["CiteVerifyMiddleware.after_model"]
-        for u in updates
-        if "CiteVerifyMiddleware.after_model" in u
-    ]
-    assert checked[-1]["messages"][-1].content == DEFAULT_BLOCKED_RESPONSE
-    assert [m.content for u in updates if "model" in u for m in u["model"]["messages"]][
-        -1
-    ] == INVENTED
+    answers = [m.content for u in updates if "model" in u for m in u["model"]["messages"]]
+    assert answers[-1] == DEFAULT_BLOCKED_RESPONSE
+    assert INVENTED not in answers
 
 
 @pytest.mark.parametrize("copy_of", [lambda m: pickle.loads(pickle.dumps(m)), copy.deepcopy])
