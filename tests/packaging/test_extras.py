@@ -262,6 +262,40 @@ def test_other_commands_without_typer_name_the_cli_extra(files, args):
     assert "needs the cli extra: python -m pip install 'citeverify-core[cli]'" in done.stderr
 
 
+_SERVER = ["fastapi", "uvicorn", "sqlalchemy", "prometheus_client", "aiohttp", "platformdirs"]
+
+
+@pytest.mark.parametrize(
+    ("args", "missing", "extras"),
+    [
+        pytest.param(["serve", "--port", "0"], ["typer", "click", "rich", *_SERVER], "server", id="serve"),
+        pytest.param(["keys", "list"], ["typer", "click", "rich", *_SERVER], "server", id="keys"),
+        pytest.param(["refs", "refs.txt"], ["typer", "click", "rich", "rapidfuzz"], "cli,references", id="refs"),
+    ],
+)  # fmt: skip
+def test_a_command_without_the_cli_extra_asks_once_for_all_it_needs(files, args, missing, extras):
+    # Installing what the one line names runs the command: serve's server extra brings cli, so
+    # it is not asked for first and server after (issue 32); refs needs both of its extras.
+    done = cli(args, missing, files)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert f"python -m pip install 'citeverify-core[{extras}]'" in done.stderr
+    installs = re.findall(r"pip install '(?:citeverify-core|\.)\[([^\]]*)\]'", done.stderr)
+    assert installs == [extras, extras]  # from the index, from a clone: nothing else
+    brought = set().union(*(_requirement_names(e) for e in extras.split(",")))
+    assert {"typer"} | {_DISTRIBUTION.get(m, m.replace("_", "-")) for m in missing} - {
+        "click",
+        "rich",
+    } <= brought
+
+
+def test_the_extras_said_to_bring_cli_are_the_ones_that_do():
+    from citeverify_core.cli.fast import COMMAND_EXTRAS, EXTRAS_WITH_CLI
+
+    for extra in set(COMMAND_EXTRAS.values()) | EXTRAS_WITH_CLI:
+        assert ("typer" in _requirement_names(extra)) == (extra in EXTRAS_WITH_CLI), extra
+
+
 @pytest.mark.parametrize(
     ("args", "missing", "extra"),
     [

@@ -21,7 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Protocol, TextIO, cast
 
-from citeverify_core.errors import CiteVerifyError
+from citeverify_core.errors import CiteVerifyError, MissingExtraError, install_hint, require_extra
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -38,6 +38,7 @@ __all__ = [
     "error_line",
     "error_message",
     "fast_main",
+    "needed_extras",
     "plain_main",
     "read_documents",
     "read_json",
@@ -411,6 +412,32 @@ def fast_main(argv: Sequence[str], *, as_click: bool = True) -> int | None:
     )
 
 
+#: The extra that a command needs besides the cli extra (the typer application checks it again).
+COMMAND_EXTRAS = {"serve": "server", "keys": "server", "refs": "references", "index": "references"}
+#: Extras that bring the cli extra with them (pyproject.toml; tests/packaging/test_extras.py
+#: keeps the two in step).
+EXTRAS_WITH_CLI = frozenset({"server"})
+
+
+def needed_extras(command: str) -> list[str]:
+    """What to install, in one line, to run ``command`` when the cli extra is not installed.
+
+    ``["cli"]``, or the command's own extra when it brings cli (``serve``: ``["server"]``), or
+    both when its extra is missing too (``refs``: ``["cli", "references"]``): installing what
+    the message names runs the command, instead of asking for the next extra once it is in.
+    """
+    extra = COMMAND_EXTRAS.get(command)
+    if extra is None:
+        return ["cli"]
+    if extra in EXTRAS_WITH_CLI:
+        return [extra]
+    try:
+        require_extra(extra, f"citeverify {command}")
+    except MissingExtraError:
+        return ["cli", extra]
+    return ["cli"]
+
+
 def plain_main(argv: Sequence[str]) -> int:
     """The command line when typer (the ``cli`` extra) is not installed.
 
@@ -427,13 +454,13 @@ def plain_main(argv: Sequence[str]) -> int:
         return EXIT_ALLOWED
     if list(argv) in (["demo"], ["demo", "--json"]):
         return _guarded(lambda: run_demo(as_json=len(argv) == 2))
-    from citeverify_core.errors import missing_extra_message  # noqa: PLC0415 - start-up time
-
     command = " ".join(["citeverify", *argv[:1]])
+    extras = needed_extras(argv[0] if argv else "")
+    names = f"the {extras[0]} extra" if len(extras) == 1 else f"the {' and '.join(extras)} extras"
     message = (
-        f"{missing_extra_message(command, 'cli')}. Without it: citeverify check --answer FILE "
-        "--context FILE [--json] [--action ACTION] [--strict] [--no-lookups], citeverify demo "
-        "[--json], citeverify --version"
+        f"{command} needs {names}: {install_hint(','.join(extras))}. Without it: citeverify "
+        "check --answer FILE --context FILE [--json] [--action ACTION] [--strict] "
+        "[--no-lookups], citeverify demo [--json], citeverify --version"
     )
     echo(error_line(message), err=True)
     return EXIT_BAD_INPUT
