@@ -27,6 +27,7 @@ __all__ = [
     "answer_text",
     "checked_message",
     "document_texts",
+    "held_config",
     "held_streams",
     "message_text",
     "semantic_scorer",
@@ -162,27 +163,34 @@ def _held_callbacks(callbacks: Any) -> Any:
     return callbacks
 
 
+def held_config(config: RunnableConfig) -> RunnableConfig:
+    """``config`` for runs whose tokens must reach no stream and no event before a check.
+
+    The handlers that stream tokens out (LangGraph's ``stream_mode="messages"``,
+    ``astream_events``, ``astream_log``) are left out, and the runs carry LangGraph's ``nostream``
+    tag; every other handler (tracers such as LangSmith, usage callbacks) still sees them, with
+    what the model said: that trace is the application's own observability. A model that no
+    handler streams from calls its non-streaming API (``_should_stream`` is false).
+    """
+    return {
+        **config,
+        "callbacks": _held_callbacks(config.get("callbacks")),
+        "tags": [*config.get("tags", []), "nostream"],
+    }
+
+
 @contextmanager
 def held_streams() -> Iterator[None]:
-    """Runs started inside stream nothing: their tokens reach no stream and no event.
+    """Runs started inside (without a config of their own) stream nothing: see :func:`held_config`.
 
-    For a model call whose answer must be checked before anyone sees it. The handlers that
-    stream tokens out (LangGraph's ``stream_mode="messages"``, ``astream_events``,
-    ``astream_log``) are left out of the runs started inside, and the runs carry LangGraph's
-    ``nostream`` tag; every other handler (tracers such as LangSmith, usage callbacks) still
-    sees them, with what the model said: that trace is the application's own observability.
-    A model told no one streams calls its non-streaming API (``_should_stream`` is false).
+    For a model call whose answer must be checked before anyone sees it: the agent's model node
+    calls the model without a config, so the model takes the one in the context.
     """
     parent = var_child_runnable_config.get()
     if parent is None:
         yield
         return
-    held: RunnableConfig = {
-        **parent,
-        "callbacks": _held_callbacks(parent.get("callbacks")),
-        "tags": [*parent.get("tags", []), "nostream"],
-    }
-    token = var_child_runnable_config.set(held)
+    token = var_child_runnable_config.set(held_config(parent))
     try:
         yield
     finally:

@@ -23,7 +23,12 @@ from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_cu
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessageChunk, AnyMessage, BaseMessage, BaseMessageChunk
-from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables import (
+    Runnable,
+    RunnableConfig,
+    RunnableLambda,
+    RunnableSerializable,
+)
 from langchain_core.runnables.utils import AddableDict
 from pydantic import (
     BaseModel,
@@ -50,6 +55,7 @@ from langchain_citeverify._common import (
     answer_text,
     checked_message,
     document_texts,
+    held_config,
     semantic_scorer,
     unobserved,
     verdict_event,
@@ -173,6 +179,41 @@ class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
     def lc_secrets(self) -> dict[str, str]:
         """The policy's credentials: serialized as secret references, never as values."""
         return dict(POLICY_SECRETS)
+
+    def around(self, runnable: Runnable[Any, dict[str, Any]]) -> Runnable[Any, dict[str, Any]]:
+        """``runnable | self`` as one step whose streams show only the checked output.
+
+        In ``retrieval | generation | guard`` the model streams its tokens before the guard sees
+        the answer: ``astream_events`` carries them (``on_chat_model_stream``), and the
+        unchecked answer (the output of the generation step, the guard's input), and a
+        LangGraph node that runs the chain shows the tokens in ``stream_mode="messages"``.
+        Under ``redact`` and ``block``, ``guard.around(chain)`` runs ``chain`` with every
+        stream held (:func:`~langchain_citeverify._common.held_config`: tracers such as
+        LangSmith still see it all) and then checks, so that the events of the step are its
+        input, the ``citeverify_verdict`` event and the checked output. Under ``flag`` it is
+        ``runnable | self``: the tokens stream as they come.
+        """
+        if self._streams():
+            return runnable | self
+
+        def held(input: Any, config: RunnableConfig) -> dict[str, Any]:
+            whole = runnable.invoke(input, held_config(config))
+            answer, text, docs = self._unpack(whole)
+            result = self._verifier.verify(text, docs)
+            if not unobserved(config):
+                dispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
+            return self._finish(whole, answer, result)
+
+        async def aheld(input: Any, config: RunnableConfig) -> dict[str, Any]:
+            whole = await runnable.ainvoke(input, held_config(config))
+            answer, text, docs = self._unpack(whole)
+            result = await self._verifier.averify(text, docs)
+            if not unobserved(config):
+                await adispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
+            return self._finish(whole, answer, result)
+
+        name = f"{self.get_name()}.around({runnable.get_name()})"
+        return RunnableLambda(held, afunc=aheld, name=name)
 
     def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
         """A model with the keys the guard reads (``answer_key``, ``context_key``).

@@ -253,3 +253,47 @@ def test_the_tool_names_what_fails_by_place_under_redact_and_block(action: str) 
     assert leaks(summary) is (action == "flag")
     if action != "flag":
         assert summary["unsupported_claims"] == [{"claim": 2, "span": [45, 96]}]
+
+
+def lcel_chain(action: str) -> tuple[Any, Any]:
+    """retrieval | generation, and the guard; the model streams (GenericFakeChatModel)."""
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.output_parsers import StrOutputParser
+    from langchain_core.prompts import ChatPromptTemplate
+    from langchain_core.runnables import RunnablePassthrough
+
+    llm = GenericFakeChatModel(messages=iter([AIMessage(ANSWER)]))
+    prompt = ChatPromptTemplate.from_template("Context: {context}\nQuestion: {question}")
+    generation = {
+        "context": lambda _: DOCS,
+        "question": RunnablePassthrough(),
+    } | RunnablePassthrough.assign(answer=prompt | llm | StrOutputParser())
+    guard = CiteVerifyGuard(
+        policy=OFFLINE, unverified_action=action, blocked_response=DEFAULT_BLOCKED_RESPONSE
+    )
+    return generation, guard
+
+
+@pytest.mark.parametrize("action", ["redact", "block", "flag"])
+def test_guard_around_a_chain_holds_the_models_tokens_from_every_event(action: str) -> None:
+    generation, guard = lcel_chain(action)
+    chain = guard.around(generation)
+
+    async def events() -> list[Any]:
+        return [e async for e in chain.astream_events("When?", version="v2")]
+
+    seen = asyncio.run(events())
+    outputs = [e["data"]["output"] for e in seen if e["event"] == "on_chain_end"]
+    assert outputs[-1]["answer"] == SHOWN[action]
+    assert bool([e for e in seen if e["event"] == "on_chat_model_stream"]) is (action == "flag")
+    assert leaks(seen) is (action == "flag")
+    verdicts = [e["name"] for e in seen if e["event"] == "on_custom_event"]
+    assert verdicts == ["citeverify_verdict"]
+    # Without around(), the model's own events carry its tokens: that is what around() is for.
+    generation, guard = lcel_chain(action)
+    unheld = asyncio.run(_events(generation | guard))
+    assert leaks([e for e in unheld if e["event"] == "on_chat_model_stream"])
+
+
+async def _events(chain: Any) -> list[Any]:
+    return [e async for e in chain.astream_events("When?", version="v2")]
