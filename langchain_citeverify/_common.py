@@ -74,6 +74,7 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     """
 
     def __init__(self, result: VerificationResult, *, include_original: bool = False) -> None:
+        self.include_original = include_original
         result = shown_result(result, include_original=include_original)
         message = str(CitationUnverifiedError(result))
         CitationUnverifiedError.__init__(self, result, message)
@@ -86,7 +87,14 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle their args (the message); this one is built from its result.
-        return (type(self), (self.result,))
+        return (_blocked_error, (type(self), self.result, self.include_original))
+
+
+def _blocked_error(
+    cls: type[CitationBlockedError], result: VerificationResult, include_original: bool
+) -> CitationBlockedError:
+    """Rebuild a pickled :class:`CitationBlockedError` (its result is already as shown)."""
+    return cls(result, include_original=include_original)
 
 
 def checked_message(

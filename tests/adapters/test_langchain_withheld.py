@@ -225,8 +225,10 @@ def test_the_guards_error_on_block_carries_nothing_of_the_answer() -> None:
     with pytest.raises(CitationBlockedError) as caught:
         guard.invoke({"answer": ANSWER, "context": DOCS})
     error = caught.value
-    assert not leaks(str(error), error.result, error.llm_output, error.args)
+    assert not leaks(str(error), error.result, error.llm_output, error.args, error)
     assert error.result.verdict == "block"
+    kept = CitationBlockedError(verify("block", ANSWER), include_original=True)
+    assert pickle.loads(pickle.dumps(kept)).llm_output == ANSWER  # asked for: kept, pickled too
 
 
 @pytest.mark.parametrize("include_original", [False, True])
