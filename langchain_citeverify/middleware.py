@@ -11,20 +11,25 @@
         middleware=[CiteVerifyMiddleware(unverified_action="block")],
     )
 
-After each model call the middleware verifies the model's final answer (an AIMessage without
-tool calls; with ``check_intermediate=True`` every AIMessage with text) against the context the
-agent saw: the contents of its ToolMessages (the Documents in a tool's ``artifact`` when it has
-them), or the Documents in a state key (``context_key=``). Under ``block`` the answer is replaced
-by ``blocked_response`` and the agent stops; under ``redact`` the unsupported claims are removed;
-under ``flag`` the message is annotated. An answer given before any tool returned anything is
-checked against no documents: the policy's ``require_sources`` decides it (on by default, so it
-is unverified). The result is kept in the state under ``citeverify``
-(``VerificationResult.to_dict()``: plain data, which every checkpointer stores) and in the
-message's ``response_metadata["citeverify"]``.
+Around each model call (``wrap_model_call``) the middleware verifies the model's final answer
+(an AIMessage without tool calls; with ``check_intermediate=True`` every AIMessage with text)
+against the context the agent saw: the contents of its ToolMessages (the Documents in a tool's
+``artifact`` when it has them), or the Documents in a state key (``context_key=``). Under
+``block`` the answer is replaced by ``blocked_response`` and the agent stops; under ``redact``
+the unsupported claims are removed; under ``flag`` the message is annotated. An answer given
+before any tool returned anything is checked against no documents: the policy's
+``require_sources`` decides it (on by default, so it is unverified). The result is kept in the
+message's ``response_metadata["citeverify"]`` and in the state under ``citeverify``
+(``VerificationResult.to_dict()``: plain data, which every checkpointer stores).
 
-Streaming: the check runs after the model node, so ``stream_mode="messages"`` (and the model
-node's own update) carry the answer before it is checked, as with any after-model guardrail.
-Show what the ``CiteVerifyMiddleware.after_model`` update or the final state holds.
+What a guard blocked reaches no one: the check happens before the model's message becomes
+state, and under ``redact`` and ``block`` the model's tokens are held (no
+``stream_mode="messages"`` chunk, no ``on_chat_model_stream`` event), so every stream mode, the
+model node's update and every checkpoint hold the checked message only. The stored result is the
+core's :func:`citeverify_core.engine.shown_result`: nothing of a blocked answer or of removed
+claims (``include_original=True`` sends the original along). Tracers (LangSmith) still see the
+model call with what the model said: the application's own observability. Under ``flag`` the
+tokens stream as they come.
 
 Needs ``langchain>=1.0``: ``pip install "langchain-citeverify[agents]"``.
 """
