@@ -20,10 +20,12 @@ from langchain_core.runnables.config import (
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
 from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents, shown_result
+from citeverify_core.policy import credentials_from_env, without_credentials
 
 __all__ = [
     "EVENT_NAME",
     "CitationBlockedError",
+    "PicklesWithoutCredentials",
     "answer_text",
     "checked_message",
     "document_texts",
@@ -88,6 +90,29 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions pickle their args (the message); this one is built from its result.
         return (_blocked_error, (type(self), self.result, self.include_original))
+
+
+class PicklesWithoutCredentials:
+    """For the pydantic adapters (guard, parser, tool): a pickle carries no credential.
+
+    The policy's credentials (:data:`citeverify_core.policy.CREDENTIALS`) are left out of the
+    pickle, and so is the verifier (rebuilt on load, as ``model_post_init`` builds it); the copy
+    that is loaded reads the credentials from their environment variables (``NCBI_API_KEY``,
+    ``SEMANTIC_SCHOLAR_API_KEY``, ``COURTLISTENER_TOKEN``) in the process that loads it. A
+    ``copy.deepcopy`` is no serialisation: it keeps them.
+    """
+
+    def __getstate__(self) -> dict[Any, Any]:
+        state: dict[str, Any] = super().__getstate__()  # type: ignore[assignment]
+        fields = dict(state["__dict__"])
+        fields["policy"] = without_credentials(fields["policy"])
+        return {**state, "__dict__": fields, "__pydantic_private__": {}}
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        fields = dict(state["__dict__"])
+        fields["policy"] = credentials_from_env(fields["policy"])
+        super().__setstate__({**state, "__dict__": fields})  # type: ignore[misc]
+        self.model_post_init(None)  # type: ignore[attr-defined]
 
 
 def _blocked_error(

@@ -36,6 +36,7 @@ Needs ``langchain>=1.0``: ``pip install "langchain-citeverify[agents]"``.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -48,7 +49,7 @@ from citeverify_core.engine import (
     blocked_answer,
     check_blocked_response,
 )
-from citeverify_core.policy import merge_policy
+from citeverify_core.policy import credentials_from_env, merge_policy, without_credentials
 from langchain_citeverify._common import (
     EVENT_NAME,
     checked_message,
@@ -168,16 +169,28 @@ class CiteVerifyMiddleware(AgentMiddleware):
     def __getstate__(self) -> dict[str, Any]:
         """The configuration only: the verifier (locks, caches) and the schema are rebuilt.
 
-        So a middleware pickles and deep-copies (process pools, Ray, a copied agent config).
+        So a middleware pickles (process pools, Ray). A pickle carries no credential: the copy
+        that is loaded reads them from their environment variables
+        (:data:`citeverify_core.policy.CREDENTIALS`).
         """
         state = dict(self.__dict__)
         del state["verifier"], state["state_schema"]
+        state["policy"] = without_credentials(state["policy"])
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore the configuration and rebuild the verifier and the state schema."""
         self.__dict__.update(state)
+        self.policy = credentials_from_env(self.policy)
         self._build()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CiteVerifyMiddleware:
+        """A copy in this process (a copied agent config): the credentials stay."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("verifier", "state_schema")}
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(copy.deepcopy(state, memo))
+        copied._build()
+        return copied
 
     # --- the check: around the model call, before its message becomes state or a stream -------
 

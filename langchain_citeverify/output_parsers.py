@@ -22,6 +22,7 @@ from citeverify_core.engine import blocked_answer, check_blocked_response, shown
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
     CitationBlockedError,
+    PicklesWithoutCredentials,
     answer_text,
     document_texts,
     semantic_scorer,
@@ -45,7 +46,7 @@ FORMAT_INSTRUCTIONS = (
 )
 
 
-class CiteVerifyOutputParser(BaseOutputParser[VerificationResult]):
+class CiteVerifyOutputParser(PicklesWithoutCredentials, BaseOutputParser[VerificationResult]):
     """Parse a model's text into a :class:`citeverify_core.VerificationResult`.
 
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given

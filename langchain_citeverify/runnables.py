@@ -48,10 +48,11 @@ from citeverify_core import (
     VerificationResult,
 )
 from citeverify_core.engine import blocked_answer, check_blocked_response, shown_result
-from citeverify_core.policy import collect_policy_options
+from citeverify_core.policy import CREDENTIALS, collect_policy_options
 from langchain_citeverify._common import (
     EVENT_NAME,
     CitationBlockedError,
+    PicklesWithoutCredentials,
     answer_text,
     checked_message,
     document_texts,
@@ -68,14 +69,12 @@ __all__ = ["CiteVerifyGuard"]
 #: ``secrets_from_env=True``). ``dumpd`` writes them as top-level secret references, never their
 #: values: langchain-core only honours secret markers among a class's own constructor keywords
 #: (a marker nested in a dict is escaped as user data).
-POLICY_SECRETS = {
-    "ncbi_api_key": "NCBI_API_KEY",
-    "semanticscholar_api_key": "SEMANTIC_SCHOLAR_API_KEY",
-    "courtlistener_token": "COURTLISTENER_TOKEN",
-}
+POLICY_SECRETS = dict(CREDENTIALS)
 
 
-class CiteVerifyGuard(RunnableSerializable[dict[str, Any], dict[str, Any]]):
+class CiteVerifyGuard(
+    PicklesWithoutCredentials, RunnableSerializable[dict[str, Any], dict[str, Any]]
+):
     """Verify ``input[answer_key]`` against ``input[context_key]`` and act on the verdict.
 
     Args:

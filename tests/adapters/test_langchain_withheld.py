@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import pickle
 import re
@@ -299,3 +300,36 @@ def test_guard_around_a_chain_holds_the_models_tokens_from_every_event(action: s
 
 async def _events(chain: Any) -> list[Any]:
     return [e async for e in chain.astream_events("When?", version="v2")]
+
+
+# --- credentials: never serialised in clear --------------------------------------------------
+
+KEY = "ncbi-secret-7f3a"
+WITH_KEY = {**OFFLINE, "extensions": {"lookups": {"enabled": False, "ncbi_api_key": KEY}}}
+
+
+def adapters_with_a_key() -> list[Any]:
+    made = [
+        CiteVerifyGuard(policy=WITH_KEY),
+        CiteVerifyOutputParser(policy=WITH_KEY),
+        CiteVerifyTool(policy=WITH_KEY),
+    ]
+    if create_agent is not None:
+        made.append(CiteVerifyMiddleware(WITH_KEY))
+    return made
+
+
+@pytest.mark.parametrize("adapter", adapters_with_a_key(), ids=lambda a: type(a).__name__)
+def test_no_adapter_writes_a_credential_in_clear(
+    adapter: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert adapter.policy.extensions.lookups.ncbi_api_key == KEY  # it is there, and used
+    written = [repr(adapter), str(adapter), dumps(adapter), repr(adapter.policy)]
+    assert not any(KEY in text for text in written)
+    pickled = pickle.dumps(adapter)
+    assert KEY.encode() not in pickled
+    # The copy that is loaded reads the credential from the environment of its own process.
+    monkeypatch.setenv("NCBI_API_KEY", "from-the-environment")
+    assert pickle.loads(pickled).policy.extensions.lookups.ncbi_api_key == "from-the-environment"
+    # A deep copy is no serialisation: the key stays.
+    assert copy.deepcopy(adapter).policy.extensions.lookups.ncbi_api_key == KEY

@@ -8,6 +8,8 @@
   pack file with its notes, :func:`parse_policy_yaml` YAML text.
 - :func:`merge_policy` (:mod:`citeverify_core.policy.merge`): a policy plus options, validated
   once; :func:`collect_policy_options` splits an adapter's keywords.
+- :data:`CREDENTIALS` (:mod:`citeverify_core.policy.credentials`): the options that are secrets;
+  :func:`without_credentials` and :func:`credentials_from_env`, for adapters that serialise.
 
 Importing this package imports no pydantic: the names of the loading and merging modules are
 imported on first access (PEP 562).
@@ -28,6 +30,11 @@ from citeverify_core.policy.settings import (
 )
 
 if TYPE_CHECKING:
+    from citeverify_core.policy.credentials import (
+        CREDENTIALS,
+        credentials_from_env,
+        without_credentials,
+    )
     from citeverify_core.policy.loading import (
         BUNDLED_POLICIES,
         PolicyConfig,
@@ -51,6 +58,9 @@ _LAZY = {
     "load_policy_pack": "citeverify_core.policy.loading",
     "parse_policy_yaml": "citeverify_core.policy.loading",
     "safe_yaml": "citeverify_core.policy.loading",
+    "CREDENTIALS": "citeverify_core.policy.credentials",
+    "credentials_from_env": "citeverify_core.policy.credentials",
+    "without_credentials": "citeverify_core.policy.credentials",
     "collect_policy_options": "citeverify_core.policy.merge",
     "merge_policy": "citeverify_core.policy.merge",
     "with_check_options": "citeverify_core.policy.merge",
@@ -74,6 +84,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BUNDLED_POLICIES",
+    "CREDENTIALS",
     "DEFAULT_EXTRACT_PATTERNS",
     "DEFAULT_MIN_CONTEXT_OVERLAP",
     "Extensions",
@@ -86,10 +97,12 @@ __all__ = [
     "SemanticSettings",
     "bundled_policy_path",
     "collect_policy_options",
+    "credentials_from_env",
     "load_policy",
     "load_policy_pack",
     "merge_policy",
     "parse_policy_yaml",
     "safe_yaml",
     "with_check_options",
+    "without_credentials",
 ]

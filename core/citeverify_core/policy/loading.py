@@ -171,7 +171,7 @@ class LookupSettings(_Strict):
     openalex_base_url: str = Field(default=_LOOKUPS.openalex_base_url)
     semanticscholar_base_url: str = Field(default=_LOOKUPS.semanticscholar_base_url)
     semanticscholar_api_key: str | None = Field(
-        default=_LOOKUPS.semanticscholar_api_key, description="Optional S2 API key."
+        default=_LOOKUPS.semanticscholar_api_key, description="Optional S2 API key.", repr=False
     )
     ncbi_base_url: str = Field(default=_LOOKUPS.ncbi_base_url)
     courtlistener_base_url: str = Field(default=_LOOKUPS.courtlistener_base_url)
@@ -181,7 +181,7 @@ class LookupSettings(_Strict):
     )
     user_agent: str = Field(default=_LOOKUPS.user_agent, min_length=1)
     ncbi_api_key: str | None = Field(
-        default=_LOOKUPS.ncbi_api_key, description="Raises NCBI's limit to 10/s."
+        default=_LOOKUPS.ncbi_api_key, description="Raises NCBI's limit to 10/s.", repr=False
     )
     ncbi_tool: str = Field(default=_LOOKUPS.ncbi_tool, min_length=1)
     url_max_redirects: int = Field(default=_LOOKUPS.url_max_redirects, ge=0, le=20)
@@ -221,6 +221,7 @@ class LookupSettings(_Strict):
     courtlistener_token: str | None = Field(
         default=_LOOKUPS.courtlistener_token,
         description="CourtListener API token; else COURTLISTENER_TOKEN is read.",
+        repr=False,
     )
 
 

@@ -95,12 +95,12 @@ class LookupSettings:
     crossref_base_url: str = "https://api.crossref.org"
     openalex_base_url: str = "https://api.openalex.org"
     semanticscholar_base_url: str = "https://api.semanticscholar.org"
-    semanticscholar_api_key: str | None = None
+    semanticscholar_api_key: str | None = field(default=None, repr=False)  # secret
     ncbi_base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     courtlistener_base_url: str = "https://www.courtlistener.com"
     mailto: str | None = None
     user_agent: str = "citeverify/0.1"
-    ncbi_api_key: str | None = None
+    ncbi_api_key: str | None = field(default=None, repr=False)  # secret
     ncbi_tool: str = "citeverify"
     url_max_redirects: int = 5
     url_max_bytes: int = 65536
@@ -110,7 +110,7 @@ class LookupSettings:
     negative_cache_ttl: float = 3600.0
     cache_path: str | None = None
     case_law_resolver: bool = False
-    courtlistener_token: str | None = None
+    courtlistener_token: str | None = field(default=None, repr=False)  # secret
 
 
 @dataclass(frozen=True, slots=True)
