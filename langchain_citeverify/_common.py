@@ -17,6 +17,7 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
     var_child_runnable_config,
 )
+from pydantic import ValidationError
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
 from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents, shown_result
@@ -24,8 +25,8 @@ from citeverify_core.policy import credentials_from_env, without_credentials
 
 __all__ = [
     "EVENT_NAME",
+    "AdapterModel",
     "CitationBlockedError",
-    "PicklesWithoutCredentials",
     "answer_text",
     "checked_message",
     "document_texts",
@@ -92,15 +93,31 @@ class CitationBlockedError(CitationUnverifiedError, OutputParserException):
         return (_blocked_error, (type(self), self.result, self.include_original))
 
 
-class PicklesWithoutCredentials:
-    """For the pydantic adapters (guard, parser, tool): a pickle carries no credential.
+class AdapterModel:
+    """What the pydantic adapters (guard, parser, tool) share beyond their fields.
 
-    The policy's credentials (:data:`citeverify_core.policy.CREDENTIALS`) are left out of the
-    pickle, and so is the verifier (rebuilt on load, as ``model_post_init`` builds it); the copy
-    that is loaded reads the credentials from their environment variables (``NCBI_API_KEY``,
+    **Our errors as they are.** An :class:`~citeverify_core.InputError` raised while the adapter
+    is made (``blocked_response=123``, both ``embeddings`` and ``semantic_scorer``) is a
+    ``ValueError``, which pydantic would wrap into its ``ValidationError``; the adapter raises
+    the InputError itself, as its docstring says.
+
+    **A pickle carries no credential.** The policy's credentials
+    (:data:`citeverify_core.policy.CREDENTIALS`) are left out of the pickle, and so is the
+    verifier (rebuilt on load, as ``model_post_init`` builds it); the copy that is loaded reads
+    the credentials from their environment variables (``NCBI_API_KEY``,
     ``SEMANTIC_SCHOLAR_API_KEY``, ``COURTLISTENER_TOKEN``) in the process that loads it. A
     ``copy.deepcopy`` is no serialisation: it keeps them.
     """
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            ours = [e.get("ctx", {}).get("error") for e in exc.errors()]
+            first = ours[0] if ours else None
+            if isinstance(first, InputError) and all(isinstance(e, InputError) for e in ours):
+                raise first from None
+            raise
 
     def __getstate__(self) -> dict[Any, Any]:
         state: dict[str, Any] = super().__getstate__()  # type: ignore[assignment]

@@ -21,8 +21,8 @@ from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify_core.engine import blocked_answer, check_blocked_response, shown_result
 from citeverify_core.policy import collect_policy_options
 from langchain_citeverify._common import (
+    AdapterModel,
     CitationBlockedError,
-    PicklesWithoutCredentials,
     answer_text,
     document_texts,
     semantic_scorer,
@@ -46,7 +46,7 @@ FORMAT_INSTRUCTIONS = (
 )
 
 
-class CiteVerifyOutputParser(PicklesWithoutCredentials, BaseOutputParser[VerificationResult]):
+class CiteVerifyOutputParser(AdapterModel, BaseOutputParser[VerificationResult]):
     """Parse a model's text into a :class:`citeverify_core.VerificationResult`.
 
     The documents are bound at construction (``documents=[...]``, Documents or strings) or given

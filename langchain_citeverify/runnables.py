@@ -51,8 +51,8 @@ from citeverify_core.engine import blocked_answer, check_blocked_response, shown
 from citeverify_core.policy import CREDENTIALS, collect_policy_options
 from langchain_citeverify._common import (
     EVENT_NAME,
+    AdapterModel,
     CitationBlockedError,
-    PicklesWithoutCredentials,
     answer_text,
     checked_message,
     document_texts,
@@ -72,9 +72,7 @@ __all__ = ["CiteVerifyGuard"]
 POLICY_SECRETS = dict(CREDENTIALS)
 
 
-class CiteVerifyGuard(
-    PicklesWithoutCredentials, RunnableSerializable[dict[str, Any], dict[str, Any]]
-):
+class CiteVerifyGuard(AdapterModel, RunnableSerializable[dict[str, Any], dict[str, Any]]):
     """Verify ``input[answer_key]`` against ``input[context_key]`` and act on the verdict.
 
     Args:

@@ -21,7 +21,7 @@ from pydantic import (
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify_core.engine import blocked_answer, check_blocked_response, public_reason
 from citeverify_core.policy import collect_policy_options, with_check_options
-from langchain_citeverify._common import PicklesWithoutCredentials
+from langchain_citeverify._common import AdapterModel
 
 if TYPE_CHECKING:
     # Reference verification is the core's references extra: imported when the tool is made.
@@ -50,7 +50,7 @@ TOOL_POLICY_DEFAULTS: dict[str, Any] = {"require_sources": False}
 NO_SOURCES = "no source passages were given: nothing supports the text (pass the passages)"
 
 
-class CiteVerifyTool(PicklesWithoutCredentials, BaseTool):
+class CiteVerifyTool(AdapterModel, BaseTool):
     """Checks whether a text is supported by source passages (word overlap, quotes, numbers).
 
     Returns a JSON summary the agent can read: verdict, groundedness, the unsupported claims and

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
@@ -88,10 +89,25 @@ def test_tool_says_what_to_answer_instead():
     assert "answer_instead" not in supported
 
 
-@pytest.mark.parametrize("make", [guard, lambda a, **k: CiteVerifyTool(**k)])
-def test_a_blocked_response_of_another_type_is_refused_at_once(make):
-    with pytest.raises(ValueError, match="blocked_response must be a string or a callable"):
+MAKERS = {
+    "guard": guard,
+    "tool": lambda a, **k: CiteVerifyTool(**k),
+    "parser": lambda a, **k: CiteVerifyOutputParser(unverified_action=a, **k),
+}
+
+
+@pytest.mark.parametrize("make", MAKERS.values(), ids=MAKERS.keys())
+def test_a_blocked_response_of_another_type_is_our_input_error_at_once(make):
+    with pytest.raises(InputError, match="blocked_response must be a string or a callable") as e:
         make("block", blocked_response=42)
+    assert type(e.value) is InputError  # itself, not pydantic's ValidationError around it
+
+
+@pytest.mark.parametrize("make", [MAKERS["guard"], MAKERS["parser"]], ids=["guard", "parser"])
+def test_two_semantic_scorers_are_our_input_error(make):
+    both = {"embeddings": DeterministicFakeEmbedding(size=8), "semantic_scorer": lambda c, p: 1.0}
+    with pytest.raises(InputError, match="give embeddings or semantic_scorer, not both"):
+        make("block", **both)
 
 
 def test_a_callable_that_returns_no_text_is_a_clear_error():
