@@ -184,13 +184,17 @@ def test_evaluator_through_batch_eval_runner():
     ]
     assert [r.passing for r in results] == [True, False]
     assert results[0].score == 1.0
-    assert "unsupported claim: Dragons guard the museum" in results[1].feedback
+    # Under block the evaluation names the claim by its span, as a guard's result would.
+    assert "unsupported claim at 26-77" in results[1].feedback
+    assert "Dragons" not in repr(results[1])
 
 
 def test_evaluator_direct():
     result = CiteVerifyEvaluator(policy=OFFLINE).evaluate(response=UNGROUNDED, contexts=TEXTS)
     assert result.passing is False
     assert result.contexts == TEXTS
+    # Under flag (the default) nothing is withheld: the feedback quotes the claim.
+    assert "unsupported claim: Dragons guard the museum" in result.feedback
 
 
 def test_configuration_from_a_policy_pack(seed_policy_path):

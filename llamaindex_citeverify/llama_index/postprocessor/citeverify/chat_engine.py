@@ -8,14 +8,23 @@ text there, and the next turn's prompt would show the LLM (and the user, in ``ch
 claim that was removed. So once an answer is checked, the wrapper rewrites that last assistant
 message: the redacted answer or the ``blocked_response`` replacement takes its place, and a
 block that raises withdraws the turn (the question and the answer), since the user got no answer.
+The memory never keeps a blocked answer or a removed claim, ``include_original=True`` or not
+(that option only sends the original along in the result).
+
+Under ``redact`` and ``block`` a stream (``stream_chat``, ``astream_chat``) is read to its end and
+checked before it is returned: it would yield nothing before the check anyway, and LlamaIndex
+0.14's engines write the answer into memory from a thread whether the stream is read or not, so a
+stream nobody reads must be checked too. Its tokens (the checked answer) are then yielded as it is
+read, and a block without ``blocked_response`` raises when it is read, having yielded nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Generator
 from typing import Any
 
 from llama_index.core.async_utils import asyncio_run
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.chat_engine.types import (
     AgentChatResponse,
     BaseChatEngine,
@@ -40,8 +49,10 @@ class CiteVerifyChatEngine(BaseChatEngine):
     Under ``flag`` the answer is unchanged and a stream's tokens pass as they come; under
     ``redact`` the unverified claims are replaced by a marker; under ``block`` the answer raises
     :class:`citeverify_core.CitationUnverifiedError` or, with ``blocked_response=``, is replaced.
-    Under ``redact`` and ``block`` a stream is held back until the answer is checked. The engine's
-    memory then holds what was shown (see the module docstring).
+    Under ``redact`` and ``block`` a stream is checked before it is returned (it yields the checked
+    answer). The engine's memory then holds what was shown (see the module docstring), and the
+    result, the error raised and the events hold nothing of a blocked answer or of a removed claim
+    unless ``include_original=True`` (which sends the original along in the result).
 
     ``reset`` and ``chat_history`` are the wrapped engine's; ``chat_repl`` and
     ``streaming_chat_repl`` work as for any chat engine. An engine that retrieves nothing
@@ -135,6 +146,15 @@ class CiteVerifyChatEngine(BaseChatEngine):
         checked: StreamingAgentChatResponse = self.postprocessor._verify_response(
             response, self._rewrite
         )
+        if self.postprocessor._holds_back() and checked.chat_stream is not None:
+            # Checked now: the inner engine writes its memory whether the stream is read or not.
+            chunks: list[ChatResponse] = []
+            try:
+                chunks.extend(checked.chat_stream)
+            except CitationUnverifiedError as exc:
+                checked.chat_stream = _replay(chunks, exc)
+            else:
+                checked.chat_stream = _replay(chunks, None)
         return checked
 
     setattr(stream_chat, SPAN_MARK, True)
@@ -147,6 +167,21 @@ class CiteVerifyChatEngine(BaseChatEngine):
         checked: StreamingAgentChatResponse = await self.postprocessor._averify_response(
             response, self._arewrite
         )
+        if self.postprocessor._holds_back():
+            # As stream_chat: checked now, the memory rewritten whether it is read or not.
+            chunks: list[ChatResponse] = []
+            error = None
+            try:
+                if checked.achat_stream is not None:
+                    chunks.extend([chunk async for chunk in checked.achat_stream])
+                elif checked.chat_stream is not None:
+                    chunks.extend(checked.chat_stream)
+            except CitationUnverifiedError as exc:
+                error = exc
+            if checked.achat_stream is not None:
+                checked.achat_stream = _areplay(chunks, error)
+            else:
+                checked.chat_stream = _replay(chunks, error)
         return checked
 
     setattr(astream_chat, SPAN_MARK, True)
@@ -188,6 +223,24 @@ class CiteVerifyChatEngine(BaseChatEngine):
             await aset(messages)
         else:
             self.memory.set(messages)
+
+
+def _replay(
+    chunks: list[ChatResponse], error: CitationUnverifiedError | None
+) -> Generator[ChatResponse, None, None]:
+    """A checked stream's chunks, then its block (raised when read, as an unchecked one would)."""
+    yield from chunks
+    if error is not None:
+        raise error
+
+
+async def _areplay(
+    chunks: list[ChatResponse], error: CitationUnverifiedError | None
+) -> AsyncGenerator[ChatResponse, None]:
+    for chunk in chunks:
+        yield chunk
+    if error is not None:
+        raise error
 
 
 def _memory_of(engine: BaseChatEngine) -> BaseMemory:

@@ -24,6 +24,17 @@ They return the kind of response they got:
   in one piece), or raises :class:`citeverify_core.CitationUnverifiedError` at its end on block
   without ``blocked_response``, having yielded nothing.
 
+What a guard blocked reaches no one: under ``block`` the result in ``metadata["citeverify"]``, the
+:class:`citeverify_core.CitationUnverifiedError` raised (its ``result``) and the
+:class:`~llama_index.postprocessor.citeverify.CiteVerifyEvent` hold nothing of the blocked answer
+(:func:`citeverify_core.engine.shown_result`: its claims, quotes and citations keep their spans,
+scores and statuses, their text is withheld; ``answer`` is the replacement, or empty), and under
+``redact`` nothing of the removed claims. ``include_original=True`` sends the original along.
+The credentials of the policy (``extensions.lookups.ncbi_api_key``, ``semanticscholar_api_key``,
+``courtlistener_token``) are never written in clear: ``to_dict``/``to_json``, pickles and the
+repr mask them, and loading reads them from ``NCBI_API_KEY``, ``SEMANTIC_SCHOLAR_API_KEY`` and
+``COURTLISTENER_TOKEN``.
+
 In ``as_query_engine(node_postprocessors=[...])`` or ``as_chat_engine(node_postprocessors=[...])``
 the postprocessor runs at retrieval time, before any answer exists, so it could check nothing: it
 raises an :class:`citeverify_core.InputError` naming the wrappers to use instead
@@ -34,9 +45,11 @@ raises an :class:`citeverify_core.InputError` naming the wrappers to use instead
 from __future__ import annotations
 
 import dataclasses
+import logging
+import pickle
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
@@ -46,7 +59,14 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
+from llama_index.core.bridge.pydantic import (
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_serializer,
+)
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
@@ -59,15 +79,22 @@ from citeverify_core import (
     PolicyConfig,
     VerificationResult,
 )
-from citeverify_core.engine import BlockedResponse, blocked_answer, check_blocked_response
+from citeverify_core.engine import (
+    BlockedResponse,
+    blocked_answer,
+    check_blocked_response,
+    shown_result,
+)
 from citeverify_core.policy import collect_policy_options
 from llama_index.postprocessor.citeverify._common import (
     CiteVerifyEvent,
     dispatcher,
     field_values,
     listeners,
+    mask_secrets,
     node_texts,
     response_text,
+    restore_secrets,
     semantic_scorer,
     span_named,
 )
@@ -75,6 +102,8 @@ from llama_index.postprocessor.citeverify._common import (
 __all__ = ["CheckedChatStream", "CiteVerifyPostprocessor", "averify_response", "verify_response"]
 
 METADATA_KEY = "citeverify"
+
+logger = logging.getLogger(__name__)
 
 #: Called when a chat answer has been checked: ``(original text, text shown)``; the text shown is
 #: ``None`` when the answer is blocked and raised (the turn is withdrawn).
@@ -113,14 +142,23 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
             callable given the :class:`citeverify_core.VerificationResult` that returns one
             (``citeverify_core.engine.DEFAULT_BLOCKED_RESPONSE`` is a ready text). ``None`` (the
             default) raises :class:`citeverify_core.CitationUnverifiedError`.
-        include_original: Under ``redact``, keep the removed text in the result
-            (``original_answer``, the removed claims' texts). Off by default.
+        include_original: Send the original along: keep, in the result an application is
+            handed (``metadata["citeverify"]``, the error raised on block), the text a block or a
+            redaction took away (``original_answer``, the claims' texts). Off by default: what a
+            guard blocked reaches no one. The answer shown, and the chat engine's memory, are the
+            same either way.
         embed_model: The semantic tier (off by default): a LlamaIndex embedding model (the
             index's ``Settings.embed_model`` will do). A claim that fails on words passes when
             its cosine similarity to its best passage reaches ``semantic={"min_score": ...}``
             (0.8 by default); each claim's ``tier`` says which tier decided it.
         semantic_scorer: Instead of ``embed_model``, any callable ``(claim, passages) -> score``
             in [0, 1], sync or async (an NLI cross-encoder's entailment probability).
+
+    Serialisation (``to_dict``/``to_json``, ``pickle``, the repr) writes the policy's credentials
+    masked (``"**********"``); ``from_dict``/``from_json`` and ``pickle.loads`` read each masked one
+    from its environment variable (``NCBI_API_KEY``, ``SEMANTIC_SCHOLAR_API_KEY``,
+    ``COURTLISTENER_TOKEN``), or leave it unset when the variable is. ``blocked_response`` and
+    ``semantic_scorer`` (callables) are not serialised: give them again when loading.
 
     Raises:
         citeverify_core.PolicyError: a policy option is wrong.
@@ -146,13 +184,68 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         check_blocked_response(data.get("blocked_response"))
         super().__init__(**data)
 
+    @classmethod
+    def model_validate(
+        cls,
+        obj: Any,
+        *,
+        strict: bool | None = None,
+        context: Any | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Validate a mapping of options; a wrong ``blocked_response`` is an ``InputError``."""
+        if isinstance(obj, dict):
+            check_blocked_response(obj.get("blocked_response"))
+        return super().model_validate(obj, strict=strict, context=context, **kwargs)
+
     @model_validator(mode="before")
     @classmethod
     def _collect_policy(cls, data: Any) -> Any:
-        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``): policy."""
+        """Policy keywords (``unverified_action="block"``, ``min_groundedness=0.7``): policy.
+
+        A policy loaded from a serialised postprocessor gets its masked credentials from the
+        environment.
+        """
         if not isinstance(data, dict):
             return data
+        if "policy" in data:
+            data = {**data, "policy": restore_secrets(data["policy"])}
         return collect_policy_options(data, cls.model_fields)
+
+    @field_serializer("policy", mode="wrap")
+    def _dump_policy(self, policy: PolicyConfig, handler: SerializerFunctionWrapHandler) -> Any:
+        # to_dict, to_json, model_dump: the credentials masked, never in clear.
+        return handler(mask_secrets(policy))
+
+    def __repr_args__(self) -> Any:
+        """The fields a repr (and ``str``, and a log line) shows: the credentials masked."""
+        for name, value in super().__repr_args__():
+            yield name, mask_secrets(value) if name == "policy" else value
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """The pickled state: the fields, credentials masked; not the verifier (which holds them).
+
+        As LlamaIndex's ``BaseComponent`` does, a field that cannot be pickled (a lambda as
+        ``blocked_response``) is left out with a logged warning; unlike it, the postprocessor
+        being pickled keeps all its fields.
+        """
+        fields = {**self.__dict__, "policy": mask_secrets(self.policy)}
+        for key in list(fields):
+            try:
+                pickle.dumps(fields[key])
+            except Exception:  # anything that cannot be pickled is left out
+                logger.warning("Removing unpickleable attribute %s", key)
+                del fields[key]
+        return {
+            "__dict__": fields,
+            "__pydantic_extra__": self.__pydantic_extra__,
+            "__pydantic_fields_set__": self.__pydantic_fields_set__,
+            "__pydantic_private__": {},
+        }
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        """Made again from its fields: the credentials from the environment, a new verifier."""
+        type(self).__init__(self, **state["__dict__"])
 
     def model_post_init(self, context: Any, /) -> None:
         """Build the verifier."""
@@ -245,43 +338,60 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         result = await self._verifier.averify(text, texts)
         return self._finish(response, result)
 
-    def _conclude(self, result: VerificationResult, metadata: dict[str, Any]) -> str | None:
-        """Record the result; the text shown in the answer's place (``None``: it is raised)."""
+    def _conclude(
+        self, result: VerificationResult, metadata: dict[str, Any], *, note: str | None = None
+    ) -> tuple[str | None, VerificationResult]:
+        """Record the result as it may be shown; the text in the answer's place, and that result.
+
+        The text is ``None`` when the answer is blocked and raised (with the result as shown).
+        The result stored, dispatched and raised is :func:`shown_result`'s: under block nothing
+        of the answer, under redact nothing of what was removed, unless ``include_original``.
+        ``note`` is a reason of the adapter's own, which holds no text of the answer.
+        """
+        replacement = None
+        if result.verdict == "block" and self.blocked_response is not None:
+            replacement = blocked_answer(result, self.blocked_response)  # sees the whole result
+        shown = shown_result(
+            result, replacement=replacement, include_original=self.include_original
+        )
+        if note is not None:
+            shown = dataclasses.replace(shown, reasons=[*shown.reasons, note])
         if listeners()[1]:  # the event is built only for someone to hear it
-            dispatcher.event(CiteVerifyEvent.of(result))
-        metadata[METADATA_KEY] = result
+            dispatcher.event(CiteVerifyEvent.of(shown))
+        metadata[METADATA_KEY] = shown
         if result.verdict != "block":
-            return result.answer
-        if self.blocked_response is None:
-            return None
-        return blocked_answer(result, self.blocked_response)
+            return result.answer, shown
+        return replacement, shown
 
     def _finish(self, response: Any, result: VerificationResult) -> Any:
         metadata = dict(getattr(response, "metadata", None) or {})
         nodes = list(getattr(response, "source_nodes", None) or [])
-        shown = self._conclude(result, metadata)
-        if shown is None:
-            raise CitationUnverifiedError(result)
+        model = response.response if isinstance(response, PydanticResponse) else None
+        note = None
+        if model is not None and result.verdict != "block" and result.action == "redact":
+            model = _redact_model(model, result, self.policy)
+            if model is None:
+                # A constrained field (a Literal, a pattern) cannot hold the marker: rather than
+                # hand back unverified values, the answer is blocked. The reason names the
+                # model, not the values (pydantic's message would quote them).
+                result = dataclasses.replace(
+                    result, verdict="block", action="block", answer=response_text(response)
+                )
+                note = f"the redacted values do not fit {type(response.response).__name__}"
+        text, shown = self._conclude(result, metadata, note=note)
+        if text is None:
+            raise CitationUnverifiedError(shown)
         if isinstance(response, AgentChatResponse):
             return AgentChatResponse(
-                response=shown,
+                response=text,
                 sources=list(response.sources),
                 source_nodes=nodes,
                 is_dummy_stream=response.is_dummy_stream,
                 metadata=metadata,
             )
         if isinstance(response, PydanticResponse) and result.verdict != "block":
-            model = response.response
-            if model is not None and result.action == "redact":
-                try:
-                    model = _redact_model(model, result, self.policy)
-                except CitationUnverifiedError as exc:
-                    shown = self._conclude(exc.result, metadata)
-                    if shown is None:
-                        raise
-                    return Response(shown, source_nodes=nodes, metadata=metadata)
             return PydanticResponse(model, source_nodes=nodes, metadata=metadata)
-        return Response(shown, source_nodes=nodes, metadata=metadata)
+        return Response(text, source_nodes=nodes, metadata=metadata)
 
     def _holds_back(self) -> bool:
         # Under redact and block an unverified claim must never reach the reader, and nothing
@@ -343,8 +453,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
                 if not hold:
                     yield _delta(parts, token)
             text = "".join(parts)
-            result = self._verifier.verify(text, texts)
-            shown = self._conclude(result, checked.metadata)
+            shown, result = self._conclude(self._verifier.verify(text, texts), checked.metadata)
             if on_end is not None:
                 on_end(text, shown)
             yield from _chat_end(parts, text, shown, result, hold=hold)
@@ -367,8 +476,8 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
                 if not hold:
                     yield _delta(parts, token)
             text = "".join(parts)
-            result = await self._verifier.averify(text, texts)
-            shown = self._conclude(result, checked.metadata)
+            checked_result = await self._verifier.averify(text, texts)
+            shown, result = self._conclude(checked_result, checked.metadata)
             if on_end is not None:
                 await on_end(text, shown)
             for chunk in _chat_end(parts, text, shown, result, hold=hold):
@@ -391,9 +500,9 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         Its own tokens if the answer is unchanged, else the checked answer (or the replacement)
         in one piece; nothing more when the tokens were passed through as they came (flag).
         """
-        shown = self._conclude(result, metadata)
+        shown, as_shown = self._conclude(result, metadata)
         if shown is None:
-            raise CitationUnverifiedError(result)
+            raise CitationUnverifiedError(as_shown)
         if not hold:
             return []
         if shown == text:
@@ -412,7 +521,10 @@ def _delta(parts: list[str], token: str) -> ChatResponse:
 def _chat_end(
     parts: list[str], text: str, shown: str | None, result: VerificationResult, *, hold: bool
 ) -> list[ChatResponse]:
-    """What a chat stream yields once checked (as :meth:`CiteVerifyPostprocessor._stream_end`)."""
+    """What a chat stream yields once checked (as :meth:`CiteVerifyPostprocessor._stream_end`).
+
+    ``result`` is the result as shown, what a block raises with.
+    """
     if shown is None:
         raise CitationUnverifiedError(result)
     if not hold:
@@ -478,7 +590,10 @@ async def averify_response(
 
 
 def _redact_model(model: Any, result: VerificationResult, policy: PolicyConfig) -> Any:
-    """The model with each failing claim replaced inside the string value it came from."""
+    """The model with each failing claim replaced inside the string value it came from.
+
+    ``None`` when the model does not accept the redacted values (a ``Literal``, a pattern).
+    """
     text, spans = field_values(model)
     failing = [c.span for c in result.details.claims or [] if c.verified is False]
     marker = policy.extensions.redaction_marker
@@ -493,14 +608,8 @@ def _redact_model(model: Any, result: VerificationResult, policy: PolicyConfig) 
         _set(data, path, value)
     try:
         return type(model).model_validate(data)
-    except ValidationError as exc:
-        # A constrained field (a Literal, a pattern) cannot hold the marker: rather than hand
-        # back unverified values, the answer is blocked.
-        why = f"the redacted values do not fit {type(model).__name__}: {exc}"
-        blocked = dataclasses.replace(
-            result, verdict="block", action="block", reasons=[*result.reasons, why]
-        )
-        raise CitationUnverifiedError(blocked) from exc
+    except ValidationError:
+        return None
 
 
 def _replace(text: str, start: int, end: int, spans: list[tuple[int, int]], marker: str) -> str:

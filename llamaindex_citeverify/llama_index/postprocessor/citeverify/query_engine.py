@@ -29,8 +29,10 @@ class CiteVerifyQueryEngine(CustomQueryEngine):
     redacted under ``redact``); a block raises :class:`citeverify_core.CitationUnverifiedError`,
     or with ``blocked_response=`` (a string or a callable of the result) the answer is replaced by
     that text, which is what a ``QueryEngineTool`` over this engine hands to an agent.
-    A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a streaming
-    response stays streaming and is verified when its stream ends (see
+    Under ``block`` the result and the error hold nothing of the blocked answer, under ``redact``
+    nothing of the removed claims, unless ``include_original=True`` (which sends the original
+    along). A ``PydanticResponse`` (``output_cls=...``) is verified by its string values; a
+    streaming response stays streaming and is verified when its stream ends (see
     :mod:`llama_index.postprocessor.citeverify.postprocessor` for what is yielded under each
     action).
 
