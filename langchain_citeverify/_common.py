@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
 from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents, shown_result
-from citeverify_core.policy import credentials_from_env, without_credentials
+from citeverify_core.policy import mask_credentials, restore_credentials
 
 __all__ = [
     "EVENT_NAME",
@@ -102,9 +102,9 @@ class AdapterModel:
     the InputError itself, as its docstring says.
 
     **A pickle carries no credential.** The policy's credentials
-    (:data:`citeverify_core.policy.CREDENTIALS`) are left out of the pickle, and so is the
-    verifier (rebuilt on load, as ``model_post_init`` builds it); the copy that is loaded reads
-    the credentials from their environment variables (``NCBI_API_KEY``,
+    (:data:`citeverify_core.policy.CREDENTIALS`) are masked in the pickle, and the verifier is
+    left out (rebuilt on load, as ``model_post_init`` builds it); the copy that is loaded reads
+    each masked credential from its environment variable (``NCBI_API_KEY``,
     ``SEMANTIC_SCHOLAR_API_KEY``, ``COURTLISTENER_TOKEN``) in the process that loads it. A
     ``copy.deepcopy`` is no serialisation: it keeps them.
     """
@@ -122,12 +122,12 @@ class AdapterModel:
     def __getstate__(self) -> dict[Any, Any]:
         state: dict[str, Any] = super().__getstate__()  # type: ignore[assignment]
         fields = dict(state["__dict__"])
-        fields["policy"] = without_credentials(fields["policy"])
+        fields["policy"] = mask_credentials(fields["policy"])
         return {**state, "__dict__": fields, "__pydantic_private__": {}}
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         fields = dict(state["__dict__"])
-        fields["policy"] = credentials_from_env(fields["policy"])
+        fields["policy"] = restore_credentials(fields["policy"])
         super().__setstate__({**state, "__dict__": fields})  # type: ignore[misc]
         self.model_post_init(None)  # type: ignore[attr-defined]
 

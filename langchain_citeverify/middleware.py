@@ -49,7 +49,7 @@ from citeverify_core.engine import (
     blocked_answer,
     check_blocked_response,
 )
-from citeverify_core.policy import credentials_from_env, merge_policy, without_credentials
+from citeverify_core.policy import mask_credentials, merge_policy, restore_credentials
 from langchain_citeverify._common import (
     EVENT_NAME,
     checked_message,
@@ -169,19 +169,19 @@ class CiteVerifyMiddleware(AgentMiddleware):
     def __getstate__(self) -> dict[str, Any]:
         """The configuration only: the verifier (locks, caches) and the schema are rebuilt.
 
-        So a middleware pickles (process pools, Ray). A pickle carries no credential: the copy
-        that is loaded reads them from their environment variables
+        So a middleware pickles (process pools, Ray). A pickle carries no credential (they are
+        masked): the copy that is loaded reads each from its environment variable
         (:data:`citeverify_core.policy.CREDENTIALS`).
         """
         state = dict(self.__dict__)
         del state["verifier"], state["state_schema"]
-        state["policy"] = without_credentials(state["policy"])
+        state["policy"] = mask_credentials(state["policy"])
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore the configuration and rebuild the verifier and the state schema."""
         self.__dict__.update(state)
-        self.policy = credentials_from_env(self.policy)
+        self.policy = restore_credentials(self.policy)
         self._build()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> CiteVerifyMiddleware:

@@ -71,7 +71,7 @@ ADAPTERS = {
     },
     "citeverify_core.policy": {
         "BUNDLED_POLICIES", "CREDENTIALS", "DEFAULT_EXTRACT_PATTERNS",
-        "DEFAULT_MIN_CONTEXT_OVERLAP", "credentials_from_env", "without_credentials",
+        "DEFAULT_MIN_CONTEXT_OVERLAP", "MASKED", "mask_credentials", "restore_credentials",
         "Extensions", "LookupSettings", "OutputAction", "PolicyConfig",
         "PolicySettings", "RagContext", "ResponseOptions", "SemanticSettings",
         "bundled_policy_path", "collect_policy_options", "load_policy", "load_policy_pack",

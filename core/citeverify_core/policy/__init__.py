@@ -9,7 +9,7 @@
 - :func:`merge_policy` (:mod:`citeverify_core.policy.merge`): a policy plus options, validated
   once; :func:`collect_policy_options` splits an adapter's keywords.
 - :data:`CREDENTIALS` (:mod:`citeverify_core.policy.credentials`): the options that are secrets;
-  :func:`without_credentials` and :func:`credentials_from_env`, for adapters that serialise.
+  :func:`mask_credentials` and :func:`restore_credentials`, for adapters that serialise.
 
 Importing this package imports no pydantic: the names of the loading and merging modules are
 imported on first access (PEP 562).
@@ -32,8 +32,9 @@ from citeverify_core.policy.settings import (
 if TYPE_CHECKING:
     from citeverify_core.policy.credentials import (
         CREDENTIALS,
-        credentials_from_env,
-        without_credentials,
+        MASKED,
+        mask_credentials,
+        restore_credentials,
     )
     from citeverify_core.policy.loading import (
         BUNDLED_POLICIES,
@@ -59,8 +60,9 @@ _LAZY = {
     "parse_policy_yaml": "citeverify_core.policy.loading",
     "safe_yaml": "citeverify_core.policy.loading",
     "CREDENTIALS": "citeverify_core.policy.credentials",
-    "credentials_from_env": "citeverify_core.policy.credentials",
-    "without_credentials": "citeverify_core.policy.credentials",
+    "MASKED": "citeverify_core.policy.credentials",
+    "mask_credentials": "citeverify_core.policy.credentials",
+    "restore_credentials": "citeverify_core.policy.credentials",
     "collect_policy_options": "citeverify_core.policy.merge",
     "merge_policy": "citeverify_core.policy.merge",
     "with_check_options": "citeverify_core.policy.merge",
@@ -87,6 +89,7 @@ __all__ = [
     "CREDENTIALS",
     "DEFAULT_EXTRACT_PATTERNS",
     "DEFAULT_MIN_CONTEXT_OVERLAP",
+    "MASKED",
     "Extensions",
     "LookupSettings",
     "OutputAction",
@@ -97,12 +100,12 @@ __all__ = [
     "SemanticSettings",
     "bundled_policy_path",
     "collect_policy_options",
-    "credentials_from_env",
     "load_policy",
     "load_policy_pack",
+    "mask_credentials",
     "merge_policy",
     "parse_policy_yaml",
+    "restore_credentials",
     "safe_yaml",
     "with_check_options",
-    "without_credentials",
 ]

@@ -16,13 +16,11 @@ from citeverify_core.engine import (
     check_blocked_response,
     shown_result,
 )
-from citeverify_core.policy import merge_policy
+from citeverify_core.policy import mask_credentials, merge_policy, restore_credentials
 from llama_index.postprocessor.citeverify._common import (
     abuffered,
-    mask_secrets,
     node_texts,
     response_text,
-    restore_secrets,
 )
 from llama_index.postprocessor.citeverify._common import semantic_scorer as scorer_of
 
@@ -94,13 +92,13 @@ class CiteVerifyEvaluator(BaseEvaluator):
     def __getstate__(self) -> dict[str, Any]:
         """The pickled state: the credentials masked; not the verifier (which holds them)."""
         state = {k: v for k, v in self.__dict__.items() if k != "_verifier"}
-        state["policy"] = mask_secrets(self.policy)
+        state["policy"] = mask_credentials(self.policy)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """The credentials from the environment, a new verifier."""
         self.__dict__.update(state)
-        self.policy = restore_secrets(self.policy)
+        self.policy = restore_credentials(self.policy)
         self._verifier = CitationVerifier(
             self.policy, include_original=self.include_original, semantic=self._semantic
         )

@@ -1,9 +1,7 @@
-"""What the LlamaIndex adapters share: nodes and responses as strings, instrumentation, secrets."""
+"""What the LlamaIndex adapters share: nodes and responses as strings, instrumentation."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -26,93 +24,16 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from citeverify_core import InputError, VerificationResult
 
 __all__ = [
-    "MASKED",
-    "POLICY_SECRETS",
     "CiteVerifyEvent",
     "abuffered",
     "dispatcher",
     "field_values",
     "listeners",
-    "mask_secrets",
     "node_texts",
     "response_text",
-    "restore_secrets",
     "semantic_scorer",
     "span_named",
 ]
-
-#: The policy's credentials (``extensions.lookups``), and the environment variable each is read
-#: from when a serialised adapter is loaded again: the adapters never write them in clear.
-POLICY_SECRETS = {
-    "ncbi_api_key": "NCBI_API_KEY",
-    "semanticscholar_api_key": "SEMANTIC_SCHOLAR_API_KEY",
-    "courtlistener_token": "COURTLISTENER_TOKEN",
-}
-
-#: What a credential that is set is written as (``to_dict``, ``to_json``, pickles, reprs), as
-#: pydantic's ``SecretStr`` shows itself.
-MASKED = "**********"
-
-_P = TypeVar("_P")
-
-
-def _replaced(obj: Any, **changes: Any) -> Any:
-    """A frozen policy part (a settings dataclass or a validating model) with ``changes``."""
-    if dataclasses.is_dataclass(obj):
-        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    return obj.model_copy(update=changes)
-
-
-def _with_lookups(policy: _P, changes: dict[str, Any]) -> _P:
-    if not changes:
-        return policy
-    ext = policy.extensions  # type: ignore[attr-defined]
-    lookups = _replaced(ext.lookups, **changes)
-    replaced: _P = _replaced(policy, extensions=_replaced(ext, lookups=lookups))
-    return replaced
-
-
-def mask_secrets(policy: _P) -> _P:
-    """``policy`` (a ``PolicyConfig`` or ``PolicySettings``) with each credential set masked.
-
-    The adapters serialise, pickle and show this copy; the verifier keeps the real one.
-    """
-    lookups = policy.extensions.lookups  # type: ignore[attr-defined]
-    return _with_lookups(
-        policy, {key: MASKED for key in POLICY_SECRETS if getattr(lookups, key) is not None}
-    )
-
-
-def _from_env(key: str) -> str | None:
-    return os.environ.get(POLICY_SECRETS[key]) or None
-
-
-def restore_secrets(policy: _P) -> _P:
-    """``policy`` with each masked credential read from its environment variable again.
-
-    ``policy`` is what an adapter is loaded with: a mapping (``from_dict``/``from_json``), a
-    ``PolicyConfig`` or ``PolicySettings`` (a pickle), or anything else (a pack path, ``None``),
-    returned as it is. A masked credential whose variable is unset becomes ``None``: the lookups
-    run without it, at the services' lower anonymous rate limits.
-    """
-    if isinstance(policy, dict):
-        ext = policy.get("extensions")
-        lookups = ext.get("lookups") if isinstance(ext, dict) else None
-        if not isinstance(ext, dict) or not isinstance(lookups, dict):
-            return policy
-        masked = [key for key in POLICY_SECRETS if lookups.get(key) == MASKED]
-        if not masked:
-            return policy
-        lookups = {**lookups, **{key: _from_env(key) for key in masked}}
-        restored: _P = {**policy, "extensions": {**ext, "lookups": lookups}}  # type: ignore[assignment]
-        return restored
-    lookups = getattr(getattr(policy, "extensions", None), "lookups", None)
-    if lookups is None:
-        return policy
-    return _with_lookups(
-        policy, {key: _from_env(key) for key in POLICY_SECRETS if getattr(lookups, key) == MASKED}
-    )
-
 
 #: citeverify's instrumentation dispatcher: its spans and events reach every LlamaIndex handler.
 dispatcher = get_dispatcher("citeverify")

@@ -85,16 +85,14 @@ from citeverify_core.engine import (
     check_blocked_response,
     shown_result,
 )
-from citeverify_core.policy import collect_policy_options
+from citeverify_core.policy import collect_policy_options, mask_credentials, restore_credentials
 from llama_index.postprocessor.citeverify._common import (
     CiteVerifyEvent,
     dispatcher,
     field_values,
     listeners,
-    mask_secrets,
     node_texts,
     response_text,
-    restore_secrets,
     semantic_scorer,
     span_named,
 )
@@ -209,18 +207,18 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         if not isinstance(data, dict):
             return data
         if "policy" in data:
-            data = {**data, "policy": restore_secrets(data["policy"])}
+            data = {**data, "policy": restore_credentials(data["policy"])}
         return collect_policy_options(data, cls.model_fields)
 
     @field_serializer("policy", mode="wrap")
     def _dump_policy(self, policy: PolicyConfig, handler: SerializerFunctionWrapHandler) -> Any:
         # to_dict, to_json, model_dump: the credentials masked, never in clear.
-        return handler(mask_secrets(policy))
+        return handler(mask_credentials(policy))
 
     def __repr_args__(self) -> Any:
         """The fields a repr (and ``str``, and a log line) shows: the credentials masked."""
         for name, value in super().__repr_args__():
-            yield name, mask_secrets(value) if name == "policy" else value
+            yield name, mask_credentials(value) if name == "policy" else value
 
     def __getstate__(self) -> dict[Any, Any]:
         """The pickled state: the fields, credentials masked; not the verifier (which holds them).
@@ -229,7 +227,7 @@ class CiteVerifyPostprocessor(BaseNodePostprocessor):
         ``blocked_response``) is left out with a logged warning; unlike it, the postprocessor
         being pickled keeps all its fields.
         """
-        fields = {**self.__dict__, "policy": mask_secrets(self.policy)}
+        fields = {**self.__dict__, "policy": mask_credentials(self.policy)}
         for key in list(fields):
             try:
                 pickle.dumps(fields[key])
