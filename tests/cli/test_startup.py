@@ -111,6 +111,50 @@ def test_check_fast_path_imports_no_pydantic(tmp_path) -> None:
     assert not new & (VALIDATION | {"typer", "click"}), sorted(new & VALIDATION)
 
 
+def test_check_of_an_answer_without_identifiers_leaves_lookups_and_renderers_out(tmp_path) -> None:
+    # Issue 32: the lookups' modules (HTTP, cache), the HTML renderer and the helpers that only
+    # some answers need cost a check of a plain answer about a third of its start-up.
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The museum opens at nine. Entry is free.", encoding="utf-8")
+    context = tmp_path / "context.txt"
+    context.write_text("The museum opens at nine.", encoding="utf-8")
+    new = imported_by(
+        "from citeverify_core.cli.fast import fast_main\n"
+        f"        assert fast_main(['check', '-a', {str(answer)!r}, '-c', {str(context)!r}]) == 0"
+    )
+    assert "citeverify_core.engine.verifier" in new  # it did verify
+    unneeded = {
+        "citeverify_core.lookups.resolve",
+        "citeverify_core.lookups.cache",
+        "citeverify_core.lookups.http",
+        "html",
+        "textwrap",
+        "logging",
+        "datetime",
+    }
+    assert not new & unneeded, sorted(new & unneeded)
+
+
+def test_citation_marker_patterns_compile_on_first_use() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from citeverify_core.engine.extract import markers\n"
+            "assert markers._pattern.cache_info().currsize == 0\n"
+            "assert markers.citation_markers('The museum opens at nine.') == []\n"
+            "assert markers._pattern.cache_info().currsize == 0\n"
+            "assert markers.citation_markers('It opens at nine (Smith, 2020).') == [(17, 30)]\n"
+            "assert markers._pattern.cache_info().currsize == 2",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_verify_with_a_doi_offline_imports_idutils_only() -> None:
     new = imported_by(
         "r = CitationVerifier(POLICY).verify('Shown in doi:10.1038/nature12373.', ['Shown.'])\n"

@@ -1,7 +1,8 @@
 """Result value objects: frozen, slotted dataclasses, JSON-ready with the policy-pack format's keys.
 
 Also their readable forms: :func:`render_text` (``str(result)``, the CLI's report) and
-:func:`render_html` (Jupyter), here because the objects render themselves.
+:func:`render_html` (Jupyter), here because the objects render themselves; ``html`` and
+``textwrap`` are imported where they are used (every ``citeverify check`` imports this module).
 
 They import nothing beyond the standard library: building and reading results costs no pydantic.
 :meth:`VerificationResult.to_dict` gives the JSON; :meth:`VerificationResult.from_dict` rebuilds a
@@ -11,8 +12,6 @@ result from it (a serialised result, a service's answer). Each field's descripti
 
 from __future__ import annotations
 
-import html
-import textwrap
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -467,6 +466,8 @@ def _shorten(text: str, width: int) -> str:
     collapsed = " ".join(text.split())
     if len(collapsed) <= width:
         return collapsed
+    import textwrap  # noqa: PLC0415 - start-up time: only long texts need it
+
     return textwrap.shorten(collapsed, width=width, placeholder=" ...")
 
 
@@ -554,6 +555,8 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
     if result.action == "redact":
         lines.append("")
         lines.append("Redacted answer:")
+        import textwrap  # noqa: PLC0415 - start-up time: only a redaction is wrapped
+
         lines.extend(
             textwrap.wrap(
                 result.answer, width=width - 2, initial_indent="  ", subsequent_indent="  "
@@ -584,6 +587,8 @@ def render_html(result: VerificationResult) -> str:
     The answer with supported and unsupported claims highlighted, quotes underlined (solid:
     found, dashed: not found), and a table of citations. Everything from the answer is escaped.
     """
+    import html  # noqa: PLC0415 - start-up time: only notebooks render HTML
+
     d = result.details
     badge = result.verdict if result.verified or result.verdict == "block" else "flag"
     head = (
@@ -640,6 +645,8 @@ def render_html(result: VerificationResult) -> str:
 
 
 def _highlight(text: str, marks: list[tuple[int, int, str, str]], quotes: list[Any]) -> str:
+    import html  # noqa: PLC0415 - start-up time: only notebooks render HTML
+
     out: list[str] = []
     pos = 0
     quote_spans = [(q.span[0], q.span[1], "q-ok" if q.matched else "q-no") for q in quotes]
@@ -653,6 +660,8 @@ def _highlight(text: str, marks: list[tuple[int, int, str, str]], quotes: list[A
 
 
 def _underline(text: str, start: int, end: int, quotes: list[tuple[int, int, str]]) -> str:
+    import html  # noqa: PLC0415 - start-up time: only notebooks render HTML
+
     out: list[str] = []
     pos = start
     for qs, qe, cls in quotes:

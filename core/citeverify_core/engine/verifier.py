@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import datetime
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
@@ -47,9 +47,7 @@ from citeverify_core.engine.results import (
     updated,
 )
 from citeverify_core.errors import InputError
-from citeverify_core.lookups.cache import LookupCache
 from citeverify_core.lookups.outcome import Target
-from citeverify_core.lookups.resolve import Lookups
 from citeverify_core.policy.settings import PolicySettings
 from citeverify_core.sync import run_sync
 from citeverify_core.text import (
@@ -64,7 +62,9 @@ if TYPE_CHECKING:
     import httpx
 
     from citeverify_core.engine.semantic import Passages, SemanticTier
+    from citeverify_core.lookups.cache import LookupCache
     from citeverify_core.lookups.record import LookupRecord
+    from citeverify_core.lookups.resolve import Lookups
     from citeverify_core.policy.loading import PolicyConfig
 
 __all__ = ["MAX_ANSWER_CHARS", "MAX_CLAIMS", "MAX_QUOTES", "CitationVerifier", "resolve_policy"]
@@ -171,6 +171,7 @@ class CitationVerifier:
         **options: Any,
     ) -> None:
         self.policy = resolve_policy(policy, options)
+        lookups = self.policy.extensions.lookups
         self.include_original = include_original
         self._semantic: SemanticTier | None = None
         if semantic is not None:
@@ -187,9 +188,29 @@ class CitationVerifier:
             got = type(context_cache).__name__
             msg = f"context_cache must be a bool or a ContextCache, got {got}"
             raise InputError(msg, path="context_cache")
-        self.lookups = Lookups(self.policy.extensions.lookups, client=client, cache=lookup_cache)
+        self._lookups: Lookups | None = None
+        if client is not None or lookup_cache is not None or lookups.cache_path is not None:
+            # Built now: a bad cache path is an error of the constructor, and pickling says
+            # at once that a client cannot travel.
+            from citeverify_core.lookups.resolve import Lookups  # noqa: PLC0415 - start-up time
+
+            self._lookups = Lookups(lookups, client=client, cache=lookup_cache)
         self._matcher = (self.policy, self.policy.extensions.matcher())
         self._matcher[1].prepare()
+
+    @property
+    def lookups(self) -> Lookups:
+        """The lookups of the answers' citations (``extensions.lookups``; cache, client).
+
+        With the defaults (no client, no lookup cache, no ``cache_path``) they are built on first
+        use: ``citeverify check`` of an answer without identifiers never imports the lookups'
+        modules (their HTTP and cache code).
+        """
+        if self._lookups is None:
+            from citeverify_core.lookups.resolve import Lookups  # noqa: PLC0415 - start-up time
+
+            self._lookups = Lookups(self.policy.extensions.lookups)
+        return self._lookups
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # Each part rebuilt what it does not carry (their __setstate__); the stemmer is loaded
@@ -330,7 +351,7 @@ class CitationVerifier:
             truncated,
         )
         # Extraction is pure and needed below: citation markers are found among its results.
-        found = extract(answer, policy.extract_patterns, current_year=datetime.date.today().year)
+        found = extract(answer, policy.extract_patterns, current_year=time.localtime().tm_year)
         truncated |= found.truncated
         # Inline source markers ([1], [Source 2]) are citations, not content: their words are not
         # counted (a deliberate difference from the reference verifier, which has no markers;

@@ -8,7 +8,6 @@ once a process; short forms, "Id.", "supra" and citations without a case name ar
 
 from __future__ import annotations
 
-import logging
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -156,6 +155,8 @@ def _eyecite() -> Callable[[str], list[Any]] | None:
             raise  # eyecite is there but broken: not a missing extra
         warnings.warn(CASE_LAW_UNCHECKED, MissingExtraWarning, stacklevel=1)
         return None
+    import logging  # noqa: PLC0415 - start-up time: only with eyecite
+
     logging.getLogger("eyecite").setLevel(logging.ERROR)  # it logs "Unknown overlap case"
     return get_citations
 

@@ -16,10 +16,14 @@ counted: ``(the museum is closed on Mondays)`` has lower-case words before any y
 bracketed name must be a file name, a document id or a short capitalized title followed by the
 end of a clause. Every repetition is bounded and each pattern starts at a literal bracket or at
 "source"/"reference", so hostile inputs stay linear.
+
+The patterns are long (compiling them took about 20 ms at import, on every ``citeverify check``):
+each is compiled on first use (:func:`_pattern`), and only when the text has what it starts at.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -54,7 +58,7 @@ _LOCATOR = (
 )
 _PREFIX = r"(?:(?:see(?:\s+also)?|cf\.|e\.g\.,?|i\.e\.,?|as\s+cited\s+in)\s+)?"
 _REFERENCE = rf"{_PREFIX}{_AUTHORS},?\s+{_YEAR}(?:\s*,\s*{_YEAR}){{0,5}}{_LOCATOR}"
-_AUTHOR_YEAR = re.compile(
+_AUTHOR_YEAR = (
     rf"\(\s*{_REFERENCE}(?:\s*;\s*{_REFERENCE}){{0,9}}\s*\)"
     rf"|\[\s*{_REFERENCE}(?:\s*;\s*{_REFERENCE}){{0,9}}\s*\]"
 )
@@ -79,21 +83,25 @@ _SOURCE = (
 )
 _SOURCES = rf"{_SOURCE}(?:\s*[,;]\s*(?:and\s+)?{_SOURCE}){{0,9}}"
 _LABEL = r"(?:\*\*|__)?(?i:sources?|references?|refs?|citations?)(?:\*\*|__)?\s*:(?:\*\*|__)?"
-_NOTE_IN_BRACKETS = re.compile(rf"\(\s*{_LABEL}\s*{_SOURCES}\s*\)|\[\s*{_LABEL}\s*{_SOURCES}\s*\]")
+_NOTE_IN_BRACKETS = rf"\(\s*{_LABEL}\s*{_SOURCES}\s*\)|\[\s*{_LABEL}\s*{_SOURCES}\s*\]"
 # "Source: hours.md" as a sentence of its own: after a sentence end or a line start, and up to
 # the end of its line or a period before the next sentence.
-_NOTE_AT_END = re.compile(
+_NOTE_AT_END = (
     rf"(?:(?<=[.!?])|(?<=[.!?][\"'”’)\]])|^)[ \t]*{_LABEL}[ \t]*{_SOURCES}"
-    r"(?:[ \t]*\.?[ \t]*$|\.(?=[ \t]+[\"“A-Z\u00c0-\u00de]))",
-    re.MULTILINE,
+    r"(?:[ \t]*\.?[ \t]*$|\.(?=[ \t]+[\"“A-Z\u00c0-\u00de]))"
 )
-_NAME_IN_BRACKETS = re.compile(
+_NAME_IN_BRACKETS = (
     rf"\[(?:{_DOC_ID}|{_FILE}|{_TITLE})\]"
     # At the end of a claim or clause: not "[He] said" (an insertion in a quotation), nor a
     # Markdown link's text ("[Louvre FAQ](https://...)").
-    r"(?=[ \t]*(?:[.!?,;:)\]【\[]|$))",
-    re.MULTILINE,
+    r"(?=[ \t]*(?:[.!?,;:)\]【\[]|$))"
 )
+
+
+@functools.cache
+def _pattern(source: str) -> re.Pattern[str]:
+    """``source`` compiled (multiline: ``^`` and ``$`` at line ends), once per process."""
+    return re.compile(source, re.MULTILINE)
 
 
 def citation_markers(text: str, found: Iterable[Found] = ()) -> list[tuple[int, int]]:
@@ -104,13 +112,14 @@ def citation_markers(text: str, found: Iterable[Found] = ()) -> list[tuple[int, 
     """
     spans = [(f.start, f.end) for f in found if f.type in CITATION_TYPES]
     if "(" in text or "[" in text:
-        spans.extend(m.span() for m in _AUTHOR_YEAR.finditer(text))
-        spans.extend(m.span() for m in _NAME_IN_BRACKETS.finditer(text))
+        spans.extend(m.span() for m in _pattern(_AUTHOR_YEAR).finditer(text))
+        spans.extend(m.span() for m in _pattern(_NAME_IN_BRACKETS).finditer(text))
     lowered = text.lower()
     if ":" in text and any(w in lowered for w in ("source", "ref", "citation")):
         if "(" in text or "[" in text:
-            spans.extend(m.span() for m in _NOTE_IN_BRACKETS.finditer(text))
-        spans.extend(_trimmed(text, m.start(), m.end()) for m in _NOTE_AT_END.finditer(text))
+            spans.extend(m.span() for m in _pattern(_NOTE_IN_BRACKETS).finditer(text))
+        note_at_end = _pattern(_NOTE_AT_END)
+        spans.extend(_trimmed(text, m.start(), m.end()) for m in note_at_end.finditer(text))
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
