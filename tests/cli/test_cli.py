@@ -219,6 +219,21 @@ def test_demo_json():
     assert [d["action"] for d in data] == ["allow", "block", "redact"]
 
 
+def test_the_demos_report_numbers_documents_as_its_answers_markers_do():
+    # Issue 32: the answers cite [1] and [2]; the report said #0 and #1 for the same documents.
+    out = invoke("demo").output
+    assert "Context document #1: Municipal infrastructure audit" in out
+    assert "Context document #2: Council minutes" in out
+    assert "#0" not in out
+    grounded = out.split("drifted answer (blocked)")[0]
+    assert grounded.count("cites #1: supports it") == 2  # the two claims marked [1]
+    assert grounded.count("cites #2: supports it") == 1  # the claim marked [2]
+    assert "found in document #1 at" in grounded
+    # The JSON keeps 0-based indices into context_documents.
+    claims = json.loads(invoke("demo", "--json").output)[0]["details"]["claims"]
+    assert [c["cited_documents"] for c in claims] == [[0], [0], [1]]
+
+
 def test_console_script_help():
     out = subprocess.run(
         [sys.executable, "-m", "citeverify_core", "--help"],

@@ -78,3 +78,20 @@ def test_reports_say_which_claims_the_semantic_tier_decided():
     # Without a scorer, nothing about a tier.
     plain = CitationVerifier().verify("The museum opens at 9 am.", ["The museum opens at nine."])
     assert "semantic" not in render_text(plain) and "semantic" not in plain._repr_html_()
+
+
+def test_the_text_report_numbers_documents_from_1_as_markers_do():
+    docs = ["Tickets cost ten euros.", "The museum opens at nine.", "Dragons are myths."]
+    answer = (
+        'The museum opens at nine [1]. "Tickets cost ten euros." Dragons are loud at night [3].'
+    )
+    r = CitationVerifier(OFFLINE).verify(answer, docs)
+    opens, _quote, dragons = r.details.claims
+    assert (opens.cited_documents, opens.best_document) == ([0], 1)  # JSON: indices from 0
+    assert r.details.quotes[0].document == 0
+    text = render_text(r)
+    assert "cites #1: MISATTRIBUTED" in text  # [1] is the first document
+    assert "closest document: #3" in text  # the dragons claim: the third document, "[3]"
+    assert dragons.best_document == 2
+    assert "found in document #1 at 0-" in text
+    assert r.details.citations[0].reason == "found in context document 1"

@@ -270,7 +270,7 @@ def run_demo(*, as_json: bool = False, echo: Echo = echo) -> int:
     results = []
     if not as_json:
         echo(f"Question: {data['question']}\n")
-        for i, doc in enumerate(docs):
+        for i, doc in enumerate(docs, 1):  # from 1, as the answers' markers and the report
             echo(f"Context document #{i}: {doc['title']}")
     for item in data["answers"]:
         verifier = CitationVerifier({"output_action": {"unverified_action": item["policy"]}})

@@ -164,7 +164,7 @@ def _by_format_and_context(found: Found, search: ContextSearch) -> tuple[bool | 
         match_normalize(found.text).strip(), match_normalize(found.normalized).strip()
     )
     if i is not None:
-        return True, "in_context", f"also cited in context document {i}"
+        return True, "in_context", f"also cited in context document {i + 1}"  # from 1
     if found.type == "case_law" and found.format_ok is None:  # found without eyecite
         return None, "unchecked", f"not checked: {found.note}"
     note = f" ({found.note})" if found.note else ""

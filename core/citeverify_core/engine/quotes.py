@@ -57,7 +57,9 @@ def quote_citation(q: QuoteResult) -> Citation:
     if q.matched is None:
         status, reason = "unchecked", "not checked: no context documents to compare with"
     elif q.matched:
-        status, reason = "matched", f"found in context document {q.document}"
+        # Numbered from 1, as the answer's markers and the report number documents.
+        where = "" if q.document is None else f" {q.document + 1}"
+        status, reason = "matched", f"found in context document{where}"
     else:
         status, reason = "not_found", "not found in any context document"
     return assemble(

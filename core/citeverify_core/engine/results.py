@@ -98,7 +98,7 @@ class ClaimResult:
     )
     best_document: int | None = field(
         metadata=_doc(
-            "Index of the context document that supports the claim best (most words; "
+            "0-based index of the context document that supports the claim best (most words; "
             "first on ties); null when none shares a word."
         )
     )
@@ -190,7 +190,9 @@ class QuoteResult:
     matched: bool | None = field(
         metadata=_doc("Whether a context document contains the quote; null when not checked.")
     )
-    document: int | None = field(metadata=_doc("Index of the first document that contains it."))
+    document: int | None = field(
+        metadata=_doc("0-based index of the first document that contains it.")
+    )
     document_span: Span | None = field(
         metadata=_doc("[start, end) of the match in the original text of that document.")
     )
@@ -489,7 +491,12 @@ def _pct(value: float | None) -> str:
 
 
 def render_text(result: VerificationResult, *, width: int = 100) -> str:
-    """Render a result as a readable report: verdict, scores, claims, quotes, reasons."""
+    """Render a result as a readable report: verdict, scores, claims, quotes, reasons.
+
+    Documents are numbered from 1 here (``#1`` is the first), as the answer's inline markers
+    (``[1]``) and the reasons number them; the JSON's indices (``best_document``,
+    ``cited_documents``, a quote's ``document``) count from 0.
+    """
     d = result.details
     lines = [
         f"Verdict: {result.verdict.upper()}  ({result.reason_code}, action: {result.action})",
@@ -516,9 +523,9 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
                 lines.append(f"{pad}not in context: {missing}")
             if c.best_document is not None and c.verified is False:
                 best = _pct(c.best_document_groundedness).strip()
-                lines.append(f"{pad}closest document: #{c.best_document} ({best})")
+                lines.append(f"{pad}closest document: #{c.best_document + 1} ({best})")
             if c.cited_documents:
-                cited = ", ".join(f"#{i}" for i in c.cited_documents)
+                cited = ", ".join(f"#{i + 1}" for i in c.cited_documents)
                 state = "MISATTRIBUTED" if c.misattributed else "supports it"
                 share = _pct(c.cited_groundedness).strip()
                 lines.append(f"{pad}cites {cited}: {state} ({share} of its words)")
@@ -531,7 +538,7 @@ def render_text(result: VerificationResult, *, width: int = 100) -> str:
         lines.append("Quotes:")
         for q in d.quotes:
             if q.matched:
-                where = f"found in document #{q.document}"
+                where = "found" if q.document is None else f"found in document #{q.document + 1}"
                 if q.document_span is not None:
                     where += f" at {q.document_span[0]}-{q.document_span[1]}"
             elif q.matched is False:
