@@ -10,7 +10,9 @@ Each run is a separate process with its output captured, as a CI job or a script
   watchdog.
 - Stopped mid-run by SIGTERM (sent to ``uv run``, which passes it on) or by a Ctrl-C (SIGINT to
   the whole process group), it ends, its output is closed, and no process of the instance is
-  left a few seconds later (the watchdog stops what Ray's shutdown leaves).
+  left a few seconds later (the watchdog stops what Ray's shutdown leaves). Mid-run by
+  construction, not by timing: a record's lookup waits on a loopback Crossref that answers only
+  once the test says so, so the run cannot end before it is stopped, however busy the machine.
 
 One Ray start per test: slow (seconds each), so the input is small and there are five. The
 watchdog itself is tested without Ray: it stops what is below the processes it was told of,
@@ -26,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,6 +42,7 @@ from tests.batch.test_batch import (  # noqa: F401 - _unix_sockets: an autouse f
     make_records,
     write_jsonl,
 )
+from tests.support.loopback import Loopback, Reply, Seen
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the ray extra")
@@ -157,44 +161,75 @@ def test_ray_engine_finishes_however_launched_and_leaves_no_process(
     assert _left(run.pid, watchdogs_before) == {}  # at once: the command waited for them
 
 
+#: The DOI whose lookup the loopback Crossref holds until the test releases it.
+HELD_DOI = "10.5555/held.until.released"
+
+
 @needs_ray
 @pytest.mark.parametrize(
     ("how", "stop"),
     [("uv run", "SIGTERM to the command"), ("python -m", "Ctrl-C (SIGINT to the group)")],
 )
 def test_ray_engine_stopped_mid_run_leaves_no_process(tmp_path: Path, how: str, stop: str) -> None:
-    source = write_jsonl(tmp_path / "in.jsonl", make_records(3000, seed=4, docs=6))
-    out = tmp_path / "ray.jsonl"
-    command = [*_launch(how), "batch", str(source), "-o", str(out), "--engine", "ray"]
-    command += ["--workers", "2", "--batch-size", "50"]
-    watchdogs_before = _watchdogs()
-    run = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=_environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+    # 400 plain records, then one whose DOI lookup is held: rows come back for the first
+    # batches, and the run cannot finish while that lookup waits (120 s per call, far beyond
+    # the test's window), so it is provably in progress when it is stopped.
+    records = make_records(400, seed=4, docs=6)
+    records.append(
+        {"id": "held", "answer": f"Shown in doi:{HELD_DOI} here.", "context_documents": ["x"]}
     )
-    try:
-        # Mid-run: rows have come back (the driver writes the file's part).
-        parts = tmp_path / "ray.jsonl.parts"
-        deadline = time.monotonic() + 240
-        while run.poll() is None and time.monotonic() < deadline:
-            if any(p.stat().st_size for p in parts.glob("*.tmp-*")):
-                break
-            time.sleep(0.05)
-        assert run.poll() is None, "the run ended before it could be stopped"
-        if stop.startswith("SIGTERM"):
-            run.send_signal(signal.SIGTERM)
-        else:
-            os.killpg(run.pid, signal.SIGINT)
-        _stdout, stderr = run.communicate(timeout=120)  # it ends, and its output is closed
-    finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.wait()
+    records += make_records(100, seed=5, docs=6)
+    source = write_jsonl(tmp_path / "in.jsonl", records)
+    out = tmp_path / "ray.jsonl"
+    release = threading.Event()
+
+    def held(seen: Seen) -> Reply:
+        release.wait(300)
+        return Reply(404, "released")
+
+    with Loopback() as crossref:
+        crossref.routes[("GET", f"/works/{HELD_DOI}")] = held
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(
+            "policy:\n  citation-verifier:\n    extensions:\n      lookups:\n"
+            f"        crossref_base_url: {crossref.url}\n"
+            "        timeout: 120\n        deadline: 600\n        retries: 0\n",
+            encoding="utf-8",
+        )
+        command = [*_launch(how), "batch", str(source), "-o", str(out), "--engine", "ray"]
+        command += ["--workers", "2", "--batch-size", "50", "--lookups", "--policy", str(policy)]
+        watchdogs_before = _watchdogs()
+        run = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=_environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            # Mid-run: rows have come back (the driver writes the file's part), and the held
+            # lookup has been asked for (so the run cannot end until it is released).
+            parts = tmp_path / "ray.jsonl.parts"
+            deadline = time.monotonic() + 240
+            while run.poll() is None and time.monotonic() < deadline:
+                wrote = any(p.stat().st_size for p in parts.glob("*.tmp-*"))
+                if wrote and crossref.calls(f"/works/{HELD_DOI}"):
+                    break
+                time.sleep(0.05)
+            assert crossref.calls(f"/works/{HELD_DOI}"), "the held lookup was never asked for"
+            assert run.poll() is None, "the run ended while a lookup was held"
+            if stop.startswith("SIGTERM"):
+                run.send_signal(signal.SIGTERM)
+            else:
+                os.killpg(run.pid, signal.SIGINT)
+            _stdout, stderr = run.communicate(timeout=120)  # it ends, and its output is closed
+        finally:
+            release.set()
+            if run.poll() is None:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
     assert run.returncode != 0, stderr
     assert not out.exists()
     # Within seconds: when the driver dies inside ray.shutdown, the watchdog stops the rest.

@@ -101,14 +101,25 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return build_index(tmp_path_factory.mktemp("index"))
 
 
+def _database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "jobs.sqlite")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def service(request: pytest.FixtureRequest, tmp_path: Path, index: Any) -> Iterator[Service]:
-    db = (
-        str(tmp_path / "jobs.sqlite")
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres_url")
-    )
+    db = _database(request, tmp_path)
     with Service(db, index, poll_interval=0.05, max_document_bytes=200_000) as running:
+        yield running
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def held_service(request: pytest.FixtureRequest, tmp_path: Path, index: Any) -> Iterator[Service]:
+    """The service without its workers: a job waits until the test runs it (``store.process``)."""
+    db = _database(request, tmp_path)
+    with Service(db, index, workers=False, max_document_bytes=200_000) as running:
         yield running
 
 
@@ -118,12 +129,22 @@ def client(service: Service) -> Iterator[httpx.Client]:
         yield http
 
 
+@pytest.fixture
+def held_client(held_service: Service) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=held_service.url, timeout=60) as http:
+        yield http
+
+
 # --- the upload ----------------------------------------------------------------------------------
 
 
 def test_a_markdown_upload_queues_one_job_per_reference_and_charges_one_token_each(
-    service: Service, client: httpx.Client
+    held_service: Service, held_client: httpx.Client
 ) -> None:
+    # No worker runs until the test says so: the balance read right after the upload is the
+    # one of three queued jobs, whatever the machine's load (a worker that ended a job first
+    # made it 2).
+    service, client = held_service, held_client
     key = service.key(tokens=10)
     response = upload(client, key, PAPER.encode(), "paper.md", title="Paradigms")
     assert response.status_code == 200, response.text
@@ -141,8 +162,13 @@ def test_a_markdown_upload_queues_one_job_per_reference_and_charges_one_token_ea
     assert [r["jobId"] for r in body["references"]] == body["jobIds"]
     assert body["counts"]["references"] == body["counts"]["queued"] == 3
     assert body["counts"]["findings"] == len(body["document"]["findings"])
+    queued = client.post(
+        "/api/verify-reference/results", json={"jobIds": body["jobIds"]}, headers=bearer(key)
+    ).json()["jobs"]
+    assert [j["state"] for j in queued] == ["waiting"] * 3
 
-    # The jobs are verify-reference's: polled and settled there.
+    # The jobs are verify-reference's: run by a worker, polled and settled there.
+    assert service.store.process() == 3
     jobs = wait_done(client, key, body["jobIds"])
     assert [j["result"]["status"] for j in jobs] == [
         "verified",
