@@ -114,6 +114,60 @@ def test_no_markers_no_attribution():
     assert (claim.cited_documents, claim.misattributed) == ([], None)
 
 
+# --- strict_attribution (issue 32) ------------------------------------------------------------
+
+MISCITED = "The museum opens at nine [1]. Tickets cost ten euros for adults [3]."
+
+
+def test_a_misattributed_claim_is_reported_but_does_not_fail_by_default():
+    result = run(MISCITED, DOCS_3)
+    assert [c.misattributed for c in result.details.claims] == [False, True]
+    assert result.verified
+    assert result.reasons == []
+
+
+def test_strict_attribution_fails_a_claim_whose_marker_cites_the_wrong_document():
+    result = run(MISCITED, DOCS_3, strict_attribution=True)
+    assert not result.verified
+    start = MISCITED.index("Tickets")
+    end = len(MISCITED)
+    why = f"strict_attribution: the claim at {start}-{end} cites document 3; document 2 supports it"
+    assert result.reasons == [
+        "claim confidence 0.50 is below min_confidence 0.80 (1 of 2 claims pass)",  # it failed
+        why,
+    ]
+    opens, tickets = result.details.claims
+    assert (opens.verified, opens.problems) == (True, [])
+    assert (tickets.verified, tickets.problems) == (False, [why])
+    assert not any(word in why for word in ("Tickets", "euros", "adults"))  # no answer text
+    # The keyword option of CitationVerifier and the adapters, and redact removes the claim.
+    redacted = CitationVerifier(
+        OFFLINE, strict_attribution=True, unverified_action="redact"
+    ).verify(MISCITED, DOCS_3)
+    assert redacted.answer == "The museum opens at nine [1]. [unverified claim removed]"
+    # Cited right, it passes.
+    assert run(MISCITED.replace("[3]", "[2]"), DOCS_3, strict_attribution=True).verified
+
+
+def test_strict_attribution_names_only_the_markers_beyond_the_documents_given():
+    answer = "The museum opens at nine [1][7]."
+    result = run(answer, DOCS_3, strict_attribution=True)
+    assert result.reasons[-1] == (
+        f"strict_attribution: the claim at 0-{len(answer)} cites document 7; document 1 supports it"
+    )
+    several = run("Tickets cost ten euros for adults [1, 3].", DOCS_3, strict_attribution=True)
+    assert several.reasons[-1].endswith("cites documents 1, 3; document 2 supports it")
+
+
+def test_strict_attribution_leaves_claims_no_document_supports_to_the_word_rules():
+    # Unsupported by every document: it fails on its words already, with no attribution reason.
+    result = run("Dragons guard the museum at night [2].", DOCS_3, strict_attribution=True)
+    (claim,) = result.details.claims
+    assert claim.misattributed and claim.verified is False
+    assert not any(r.startswith("strict_attribution") for r in result.reasons)
+    assert claim.problems == []
+
+
 def test_regulatory_and_case_citations_found_in_the_context():
     docs = ["Claims arise under 42 U.S.C. § 1983, as in Monroe v. Pape, 365 U.S. 167 (1961)."]
     answer = "Claims arise under 42 USC 1983 (Monroe v. Pape, 365 U.S. 167 (1961)); see also 21 C.F.R. § 314.50."

@@ -90,7 +90,9 @@ def decide(
             )
         )
     citations.sort(key=lambda c: c.span)
-    claims = apply_strict(a.claims, a.quotes, citations, policy, a.missing_numbers)
+    claims = apply_strict(
+        a.claims, a.quotes, citations, policy, a.missing_numbers, document_count=a.document_count
+    )
 
     min_overlap = policy.effective_min_context_overlap
     overlap = a.overlap if a.overlap is not None else a.groundedness
@@ -327,14 +329,25 @@ def apply_strict(
     citations: list[Citation],
     policy: PolicySettings,
     missing_numbers: list[tuple[int, str]] | None = None,
+    *,
+    document_count: int,
 ) -> list[ClaimResult]:
-    """Attach the strict_quotes / strict_statistics failures to the claims that carry them.
+    """Attach the strict_quotes / strict_statistics / strict_attribution failures to the claims.
 
     With ``numbers: value``, strict_statistics also fails a claim for a number that no document
     holds (``missing_numbers``), unless a statistic of that claim failed already.
+    strict_attribution fails a claim that passes on the context but is ``misattributed``: its
+    markers cite documents that do not support it, or documents that were not given
+    (:func:`misattribution`; ``document_count``: the context documents given).
     """
     ext = policy.extensions
     failing: list[tuple[int, str]] = []
+    if ext.strict_attribution:
+        failing += [
+            (c.span[0], why)
+            for c in claims
+            if (why := misattribution(c, document_count)) is not None
+        ]
     if ext.strict_quotes:
         failing += [
             (
@@ -378,6 +391,34 @@ def apply_strict(
         else c
         for c in claims
     ]
+
+
+def misattribution(claim: ClaimResult, document_count: int) -> str | None:
+    """strict_attribution's reason for ``claim``, or None when it does not fail the claim.
+
+    A claim fails when the context supports it (``verified``) while its inline markers do not
+    (``misattributed``): they cite documents beyond those given, or documents that together
+    hold less than ``min_groundedness`` of its words, and another document is the one that
+    supports it best. The reason is made of the rule, the claim's span and document numbers
+    counted from 1 as the markers count them: "strict_attribution: the claim at 10-45 cites
+    document 16; document 15 supports it" (beyond the documents given, only those are named).
+    """
+    if not (claim.misattributed and claim.verified and claim.best_document is not None):
+        return None
+    cited = claim.cited_documents
+    beyond = [i for i in cited if not 0 <= i < document_count]
+    named = beyond or cited
+    if not beyond and claim.best_document in cited:
+        # The document that supports it best is one it cites: no other document supports it
+        # (its words are spread over several, or the semantic tier passed it).
+        return None
+    numbers = ", ".join(str(i + 1) for i in named)
+    what = f"document {numbers}" if len(named) == 1 else f"documents {numbers}"
+    start, end = claim.span
+    return (
+        f"strict_attribution: the claim at {start}-{end} cites {what}; "
+        f"document {claim.best_document + 1} supports it"
+    )
 
 
 def redact(answer: str, unverified: list[ClaimResult], marker: str) -> str:

@@ -119,12 +119,16 @@ class ClaimResult:
         default=None,
         metadata=_doc(
             "True when the cited documents do not support the claim (below "
-            "min_groundedness, or a marker beyond the documents given); null without markers."
+            "min_groundedness, or a marker beyond the documents given); null without markers. "
+            "Reported only, unless extensions.strict_attribution fails such a claim."
         ),
     )
     problems: list[str] = field(
         default_factory=list,
-        metadata=_doc("Why a strict option (strict_quotes, strict_statistics) fails this claim."),
+        metadata=_doc(
+            "Why a strict option (strict_quotes, strict_statistics, strict_attribution) fails "
+            "this claim."
+        ),
     )
     tier: Literal["words", "semantic"] = field(
         default="words",

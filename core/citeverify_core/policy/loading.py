@@ -297,6 +297,12 @@ class Extensions(_Strict):
         default=_EXT.strict_statistics,
         description="A number not found in the context fails the answer.",
     )
+    strict_attribution: bool = Field(
+        default=_EXT.strict_attribution,
+        description="A misattributed claim fails the answer: its inline markers ([2], "
+        "[Source 2]) cite documents that do not support it (or that were not given) while the "
+        "context does. Off: such a claim is reported (misattributed) and does not fail.",
+    )
     words: Literal["exact", "stem"] = Field(
         default=_EXT.words,
         description="exact: compare words as written (the default); stem: compare their Snowball "

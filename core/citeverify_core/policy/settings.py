@@ -132,6 +132,7 @@ class Extensions:
     redaction_marker: str = "[unverified claim removed]"
     strict_quotes: bool = False
     strict_statistics: bool = False
+    strict_attribution: bool = False
     words: Literal["exact", "stem"] = "exact"
     stopwords: Literal["count", "ignore"] = "count"
     numbers: Literal["words", "value"] = "words"
