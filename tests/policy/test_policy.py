@@ -407,3 +407,13 @@ def test_a_missing_policy_path_is_not_taken_for_a_pack_name(tmp_path):
         CitationVerifier(str(tmp_path / "recomended.yaml"))
     assert "cannot read policy file" in str(info.value)
     assert "bundled" not in str(info.value)
+
+
+def test_strict_attribution_is_off_by_default_and_set_like_the_other_strict_options(tmp_path):
+    assert PolicyConfig().extensions.strict_attribution is False
+    f = tmp_path / "p.yaml"
+    f.write_text("policy:\n  citation-verifier:\n    extensions: {strict_attribution: true}\n")
+    assert load_policy_pack(f)[0].to_settings().extensions.strict_attribution is True
+    assert CitationVerifier(strict_attribution=True).policy.extensions.strict_attribution
+    with pytest.raises(PolicyError, match="did you mean 'strict_attribution'"):
+        PolicyConfig.model_validate({"extensions": {"strict_atribution": True}})
