@@ -52,6 +52,8 @@ __all__ = [
     "bundled_policy_path",
     "load_policy",
     "load_policy_pack",
+    "option_keyword",
+    "option_path",
     "pack_policy",
     "parse_policy_pack",
     "parse_policy_yaml",
@@ -552,6 +554,34 @@ def _option_paths() -> tuple[str, ...]:
     return tuple(paths)
 
 
+#: Keyword options that are not top-level fields but common enough to deserve one, by their path.
+_SHORTCUTS = {"unverified_action": "output_action.unverified_action"}
+
+
+def option_path(key: str) -> str:
+    """The dotted path of the option that the keyword option ``key`` sets (``merge_policy``).
+
+    ``unverified_action`` is ``output_action.unverified_action``, an extension option
+    (``strict_quotes``) is under ``extensions``; a top-level field or a dotted path is itself.
+    """
+    path = _SHORTCUTS.get(key, key)
+    top_level = "." in path or path in PolicyConfig.model_fields
+    if not top_level and path in Extensions.model_fields:  # strict_quotes=True and such
+        path = f"extensions.{path}"
+    return path
+
+
+def option_keyword(path: str) -> str | None:
+    """The keyword option that sets the option at the dotted ``path``, if one does.
+
+    The inverse of :func:`option_path` for plain names: ``"output_action.unverified_action"``
+    gives ``"unverified_action"``, ``"extensions.lookups.enabled"`` gives None (a dotted path
+    is still accepted as ``**{"extensions.lookups.enabled": False}``).
+    """
+    name = path.rpartition(".")[2]
+    return name if option_path(name) == path else None
+
+
 def _unknown_key(parts: list[str], value: Any, *, in_file: bool) -> str:
     """The message for the unknown key at ``parts`` (from the policy's root): the fix, if any.
 
@@ -561,8 +591,6 @@ def _unknown_key(parts: list[str], value: Any, *, in_file: bool) -> str:
     policy file, the section to put it under; in a mapping, the nested mapping and the keyword
     option of ``CitationVerifier`` and the adapters when one sets it.
     """
-    from citeverify_core.policy.merge import option_keyword  # noqa: PLC0415 - import cycle
-
     key, section = parts[-1], ".".join(parts[:-1])
     paths = _option_paths()
     split = [p.rpartition(".") for p in paths]

@@ -17,16 +17,8 @@ from citeverify_core.policy.settings import PolicySettings
 if TYPE_CHECKING:
     from citeverify_core.policy.loading import PolicyConfig
 
-__all__ = [
-    "collect_policy_options",
-    "merge_policy",
-    "option_keyword",
-    "option_path",
-    "with_check_options",
-]
+__all__ = ["collect_policy_options", "merge_policy", "with_check_options"]
 
-#: Options that are not top-level fields but common enough to deserve a keyword, by their path.
-_SHORTCUTS = {"unverified_action": "output_action.unverified_action"}
 #: ``output_action.unverified_action``'s values, known without validating.
 _ACTIONS = frozenset({"flag", "redact", "block"})
 
@@ -55,6 +47,7 @@ def merge_policy(
         PolicyConfig,
         _pack_file,
         load_policy,
+        option_path,
         pack_policy,
         read_policy_pack,
         settings_mapping,
@@ -89,35 +82,6 @@ def merge_policy(
         return PolicyConfig._from_mapping(base, prefix=PACK_PREFIX)
     except PolicyError as exc:
         raise PolicyError(f"{where}{exc}", path=exc.path, problems=exc.problems) from None
-
-
-def option_path(key: str) -> str:
-    """The dotted path of the option that the keyword option ``key`` sets (see merge_policy).
-
-    ``unverified_action`` is ``output_action.unverified_action``, an extension option
-    (``strict_quotes``) is under ``extensions``; a top-level field or a dotted path is itself.
-    """
-    from citeverify_core.policy.loading import (  # noqa: PLC0415 - pydantic: only when merging
-        Extensions,
-        PolicyConfig,
-    )
-
-    path = _SHORTCUTS.get(key, key)
-    top_level = "." in path or path in PolicyConfig.model_fields
-    if not top_level and path in Extensions.model_fields:  # strict_quotes=True and such
-        path = f"extensions.{path}"
-    return path
-
-
-def option_keyword(path: str) -> str | None:
-    """The keyword option that sets the option at the dotted ``path``, if one does.
-
-    The inverse of :func:`option_path` for plain names: ``"output_action.unverified_action"``
-    gives ``"unverified_action"``, ``"extensions.lookups.enabled"`` gives None (a dotted path
-    is still accepted as ``**{"extensions.lookups.enabled": False}``).
-    """
-    name = path.rpartition(".")[2]
-    return name if option_path(name) == path else None
 
 
 def _copy(mapping: Mapping[str, Any]) -> dict[str, Any]:
