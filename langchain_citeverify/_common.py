@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.exceptions import OutputParserException
@@ -17,6 +17,7 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
     var_child_runnable_config,
 )
+from langchain_core.tracers.base import BaseTracer
 from pydantic import ValidationError
 
 from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
@@ -202,14 +203,76 @@ def _streams_tokens(handler: Any) -> bool:
     return hasattr(handler, "tap_output_iter") and hasattr(handler, "tap_output_aiter")
 
 
+class _WithoutTokens(BaseCallbackHandler):
+    """A handler as it is, less ``on_llm_new_token``: for a call whose tokens are held.
+
+    A handler that shows tokens as they come (``StreamingStdOutCallbackHandler``, a handler
+    that forwards them to a websocket) would otherwise get them from a model that streams on its
+    own (``streaming=True``) even when no stream handler asks it to. Every other callback, and
+    the flags the callback manager reads, are the wrapped handler's.
+    """
+
+    def __init__(self, inner: BaseCallbackHandler) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
+        """Dropped: the tokens are the unchecked answer."""
+
+    @property
+    def raise_error(self) -> bool:  # type: ignore[override]
+        return bool(self.inner.raise_error)
+
+    @property
+    def run_inline(self) -> bool:  # type: ignore[override]
+        return bool(self.inner.run_inline)
+
+    @property
+    def ignore_llm(self) -> bool:
+        return bool(self.inner.ignore_llm)
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        return bool(self.inner.ignore_chat_model)
+
+    @property
+    def ignore_chain(self) -> bool:
+        return bool(self.inner.ignore_chain)
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        return bool(self.inner.ignore_custom_event)
+
+
+def _held_handler(handler: Any) -> Any | None:
+    """``handler`` for a held call: left out, wrapped without tokens, or as it is.
+
+    Left out: handlers that stream tokens out (see :func:`_streams_tokens`). Wrapped: any
+    other handler that takes tokens, except tracers (a LangSmith run keeps what the model said:
+    the application's own observability).
+    """
+    if _streams_tokens(handler):
+        return None
+    takes_tokens = type(handler).on_llm_new_token is not BaseCallbackHandler.on_llm_new_token
+    if takes_tokens and not isinstance(handler, BaseTracer):
+        return _WithoutTokens(handler)
+    return handler
+
+
+def _held_handlers(handlers: list[Any]) -> list[Any]:
+    return [held for h in handlers if (held := _held_handler(h)) is not None]
+
+
 def _held_callbacks(callbacks: Any) -> Any:
     if isinstance(callbacks, BaseCallbackManager):
         held = callbacks.copy()
-        held.handlers = [h for h in held.handlers if not _streams_tokens(h)]
-        held.inheritable_handlers = [h for h in held.inheritable_handlers if not _streams_tokens(h)]
+        held.handlers = _held_handlers(held.handlers)
+        held.inheritable_handlers = _held_handlers(held.inheritable_handlers)
         return held
     if isinstance(callbacks, list):
-        return [h for h in callbacks if not _streams_tokens(h)]
+        return _held_handlers(callbacks)
     return callbacks
 
 

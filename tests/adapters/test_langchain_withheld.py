@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
@@ -85,10 +86,13 @@ needs_agents = pytest.mark.skipif(
 )
 
 
-def agent(action: str, **options: Any) -> tuple[Any, Any]:
+def agent(action: str, *, streaming: bool = False, **options: Any) -> tuple[Any, Any]:
     class StreamingToolFake(ToolCallingFake):
         """Streams its replies word by word, tool calls included (GenericFakeChatModel's stream
-        drops them)."""
+        drops them); with ``streaming=True`` it streams even when no handler asks for it, as a
+        provider's chat model does (``ChatOpenAI(streaming=True)``)."""
+
+        streaming: bool = False
 
         def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
             reply = next(self.messages)
@@ -109,7 +113,9 @@ def agent(action: str, **options: Any) -> tuple[Any, Any]:
 
     saver = InMemorySaver()
     middleware = CiteVerifyMiddleware(OFFLINE, unverified_action=action, **options)
-    model = StreamingToolFake(messages=replies(ANSWER))
+    # Only when asked: a model whose `streaming` is set to False never streams at all.
+    more = {"streaming": True} if streaming else {}
+    model = StreamingToolFake(messages=replies(ANSWER), **more)
     return create_agent(model, [search_tool()], middleware=[middleware], checkpointer=saver), saver
 
 
@@ -170,6 +176,27 @@ def test_the_async_agent_and_its_events_hold_only_what_the_user_is_shown(action:
     final = agent_.get_state(config).values
     assert final["messages"][-1].content == SHOWN[action]
     assert leaks(events, parts, final, stored(agent_, saver, config)) is (action == "flag")
+
+
+class Tokens(BaseCallbackHandler):
+    """A handler that shows tokens as they come (to a terminal, a websocket)."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        self.tokens.append(token)
+
+
+@needs_agents
+@pytest.mark.parametrize("action", ["redact", "block", "flag"])
+def test_a_model_that_streams_on_its_own_gives_token_handlers_nothing_held(action: str) -> None:
+    tokens = Tokens()
+    agent_, _ = agent(action, streaming=True)
+    config = {"configurable": {"thread_id": "tokens"}, "callbacks": [tokens]}
+    out = agent_.invoke(QUESTION, config)
+    assert out["messages"][-1].content == SHOWN[action]
+    assert ("Dragons" in "".join(tokens.tokens)) is (action == "flag")
 
 
 @needs_agents
