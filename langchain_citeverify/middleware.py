@@ -123,9 +123,9 @@ class CiteVerifyMiddleware(AgentMiddleware):
 
     Raises:
         PolicyError: the policy or an option is invalid.
-        InputError: ``blocked_response`` is neither a string nor a callable, or both
-            ``embeddings`` and ``semantic_scorer`` are given. While the agent runs: the state has
-            no ``context_key``, or it holds something other than documents.
+        InputError: ``blocked_response`` is neither a string nor a callable, a flag is not a
+            bool, or both ``embeddings`` and ``semantic_scorer`` are given. While the agent
+            runs: the state has no ``context_key``, or it holds something other than documents.
     """
 
     def __init__(
@@ -142,6 +142,14 @@ class CiteVerifyMiddleware(AgentMiddleware):
         **options: Any,
     ) -> None:
         check_blocked_response(blocked_response)
+        for name, value in (
+            ("check_intermediate", check_intermediate),
+            ("include_original", include_original),
+            ("context_cache", context_cache),
+        ):
+            if not isinstance(value, bool):  # "false" from an environment variable is truthy
+                msg = f"{name} must be True or False, got {type(value).__name__} {value!r}"
+                raise InputError(msg, path=name)
         if context_key is not None and (not isinstance(context_key, str) or not context_key):
             msg = f"context_key must be a non-empty string, got {context_key!r}"
             raise InputError(msg, path="context_key")

@@ -262,6 +262,8 @@ def test_tool_context_reads_documents_from_artifacts_and_skips_failed_tools():
     [
         ({"blocked_response": 3}, "blocked_response must be a string or a callable"),
         ({"context_key": ""}, "context_key must be a non-empty string"),
+        ({"include_original": "false"}, "include_original must be True or False, got str"),
+        ({"check_intermediate": "no"}, "check_intermediate must be True or False"),
     ],
 )
 def test_bad_options_are_refused_at_once(options, error):
