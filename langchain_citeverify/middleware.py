@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from enum import Enum
 from functools import lru_cache
 from typing import Any
 
@@ -254,10 +255,14 @@ class CiteVerifyMiddleware(AgentMiddleware):
         :func:`citeverify_core.engine.shown_result`) is in the answer's ``response_metadata``.
         """
         messages = state.get("messages") or []
-        if not messages or not isinstance(messages[-1], AIMessage):
-            return None
-        data = messages[-1].response_metadata.get(STATE_KEY)
-        return {STATE_KEY: data} if isinstance(data, dict) else None
+        # The answer is the last message, or the one before a structured response's ToolMessage.
+        for message in messages[-1:-3:-1]:
+            if isinstance(message, AIMessage):
+                data = message.response_metadata.get(STATE_KEY)
+                return {STATE_KEY: data} if isinstance(data, dict) else None
+            if not isinstance(message, ToolMessage):
+                return None
+        return None
 
     async def aafter_model(self, state: Any, runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Async :meth:`after_model`."""
@@ -273,8 +278,11 @@ class CiteVerifyMiddleware(AgentMiddleware):
     def _answer_of(self, response: Any) -> tuple[int, AIMessage, str] | None:
         """The answer to check in a model response: its last AIMessage, when it claims anything.
 
-        A tool-calling message is checked only with ``check_intermediate``, and only when it
-        has text (a bare tool call claims nothing).
+        A structured response (``create_agent(response_format=...)``) is the answer: its string
+        values are checked, one a line (not its JSON, whose field names no source says), whether
+        the model gave it as JSON text or as a tool call's arguments. Otherwise a tool-calling
+        message is checked only with ``check_intermediate``, and only when it has text (a bare
+        tool call claims nothing).
         """
         messages = _response_messages(response)
         index = next(
@@ -284,6 +292,9 @@ class CiteVerifyMiddleware(AgentMiddleware):
         if index is None:
             return None
         message = messages[index]
+        structured = getattr(response, "structured_response", None)
+        if structured is not None:
+            return index, message, structured_text(structured)
         if message.tool_calls and not self.check_intermediate:
             return None
         text = message_text(message)
@@ -294,17 +305,32 @@ class CiteVerifyMiddleware(AgentMiddleware):
     def _checked(
         self, response: Any, index: int, message: AIMessage, result: VerificationResult
     ) -> Any:
-        """``response`` with the answer blocked, redacted or annotated (see ``checked_message``)."""
+        """``response`` with the answer blocked, redacted or annotated (see ``checked_message``).
+
+        A structured response that fails under redact or block is dropped
+        (``structured_response`` None): it cannot be shown in part, and its text would be in
+        the state. The model's messages of that call (the JSON text, or the structured-output
+        tool call and its ToolMessage) become one message: the redacted values, or the
+        replacement.
+        """
         replacement = (
             blocked_answer(result, self.blocked_response) if result.action == "block" else None
         )
-        checked = checked_message(
+        if isinstance(response, AIMessage):
+            return checked_message(
+                response, result, replacement=replacement, include_original=self.include_original
+            )
+        messages = list(_response_messages(response))
+        structured = getattr(response, "structured_response", None)
+        if structured is not None and result.action in ("redact", "block"):
+            shown = replacement if replacement is not None else result.answer
+            checked = checked_message(
+                message, result, replacement=shown, include_original=self.include_original
+            )
+            return dataclasses.replace(response, result=[checked], structured_response=None)
+        messages[index] = checked_message(
             message, result, replacement=replacement, include_original=self.include_original
         )
-        if isinstance(response, AIMessage):
-            return checked
-        messages = list(_response_messages(response))
-        messages[index] = checked
         return dataclasses.replace(response, result=messages)
 
     def _context(self, state: Any) -> list[str]:
@@ -317,6 +343,35 @@ class CiteVerifyMiddleware(AgentMiddleware):
                 raise InputError(msg, path=self.context_key)
             return document_texts(state[self.context_key], where=self.context_key)
         return tool_context(state.get("messages") or [])
+
+
+def structured_text(value: Any) -> str:
+    """The text a structured response claims: its string values, one a line, in field order.
+
+    Pydantic models, dataclasses, mappings and sequences are walked; numbers, booleans, None and
+    enum members are not text claims.
+    """
+    parts: list[str] = []
+
+    def walk(item: Any, depth: int) -> None:
+        if depth > 50 or isinstance(item, Enum):
+            return
+        if isinstance(item, str):
+            if item.strip():
+                parts.append(item)
+        elif hasattr(item, "model_dump") and not isinstance(item, type):
+            walk(item.model_dump(), depth + 1)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            walk(dataclasses.asdict(item), depth + 1)
+        elif isinstance(item, Mapping):
+            for inner in item.values():
+                walk(inner, depth + 1)
+        elif isinstance(item, list | tuple):
+            for inner in item:
+                walk(inner, depth + 1)
+
+    walk(value, 0)
+    return "\n".join(parts)
 
 
 def _response_messages(response: Any) -> list[Any]:

@@ -25,6 +25,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.load import dumps
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk
+from pydantic import BaseModel
 
 from citeverify_core import CitationVerifier, VerificationResult
 from citeverify_core.engine import DEFAULT_BLOCKED_RESPONSE
@@ -360,3 +361,55 @@ def test_no_adapter_writes_a_credential_in_clear(
     assert pickle.loads(pickled).policy.extensions.lookups.ncbi_api_key == "from-the-environment"
     # A deep copy is no serialisation: the key stays.
     assert copy.deepcopy(adapter).policy.extensions.lookups.ncbi_api_key == KEY
+
+
+class Museum(BaseModel):
+    """A structured answer (``create_agent(response_format=Museum)``)."""
+
+    answer: str
+    open_on_sundays: bool = False
+
+
+def structured_agent(action: str, strategy: str) -> tuple[Any, Any]:
+    from langchain.agents.structured_output import ProviderStrategy, ToolStrategy
+
+    call = {"name": "search_museum", "args": {"query": "hours"}, "id": "call-1"}
+    if strategy == "provider":  # the model answers with the JSON text
+        final = AIMessage(content=json.dumps({"answer": ANSWER}), id="ai-2")
+        response_format: Any = ProviderStrategy(Museum)
+    else:  # the model calls the structured-output tool with the values
+        structured_call = {"name": "Museum", "args": {"answer": ANSWER}, "id": "call-2"}
+        final = AIMessage(content="", tool_calls=[structured_call], id="ai-2")
+        response_format = ToolStrategy(Museum)
+    model = ToolCallingFake(messages=iter([AIMessage("", tool_calls=[call], id="ai-1"), final]))
+    saver = InMemorySaver()
+    middleware = CiteVerifyMiddleware(OFFLINE, unverified_action=action)
+    agent_ = create_agent(
+        model,
+        [search_tool()],
+        middleware=[middleware],
+        response_format=response_format,
+        checkpointer=saver,
+    )
+    return agent_, saver
+
+
+@needs_agents
+@pytest.mark.parametrize("strategy", ["provider", "tool"])
+@pytest.mark.parametrize("action", ["redact", "block", "flag"])
+def test_a_structured_answer_is_checked_and_dropped_when_it_fails(
+    action: str, strategy: str
+) -> None:
+    agent_, saver = structured_agent(action, strategy)
+    config = {"configurable": {"thread_id": f"structured-{action}-{strategy}"}}
+    # Not "messages": the fake model cannot stream a tool call (the other tests cover that mode).
+    modes = [mode for mode in MODES if mode != "messages"]
+    parts = list(agent_.stream(QUESTION, config, stream_mode=modes))
+    final = agent_.get_state(config).values
+    assert final["citeverify"]["action"] == action
+    if action == "flag":
+        assert final["structured_response"].answer == ANSWER  # shown as it came, annotated
+    else:
+        assert final.get("structured_response") is None
+        assert final["messages"][-1].content == SHOWN[action]
+    assert leaks(parts, final, stored(agent_, saver, config)) is (action == "flag")
