@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,7 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.exceptions import OutputParserException
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import (
     ensure_config,
     get_callback_manager_for_config,
@@ -33,6 +33,7 @@ __all__ = [
     "document_texts",
     "held_config",
     "held_streams",
+    "held_then",
     "message_text",
     "semantic_scorer",
     "unobserved",
@@ -308,6 +309,30 @@ def held_streams() -> Iterator[None]:
         yield
     finally:
         var_child_runnable_config.reset(token)
+
+
+def held_then(
+    runnable: Runnable[Any, Any],
+    check: Callable[[Any, RunnableConfig], Any],
+    acheck: Callable[[Any, RunnableConfig], Awaitable[Any]],
+    *,
+    name: str,
+) -> Runnable[Any, Any]:
+    """One step: ``runnable`` run with its streams held (:func:`held_config`), then ``check``.
+
+    What ``around(chain)`` of the guard and the parser returns. The step's own events are its
+    input, what ``check`` dispatches and its output: the model's tokens and the unchecked
+    answer (``runnable``'s output, which a following step would take as its input) reach no
+    stream. ``check(output, config)`` gets the step's config (its events are heard).
+    """
+
+    def held(input: Any, config: RunnableConfig) -> Any:
+        return check(runnable.invoke(input, held_config(config)), config)
+
+    async def aheld(input: Any, config: RunnableConfig) -> Any:
+        return await acheck(await runnable.ainvoke(input, held_config(config)), config)
+
+    return RunnableLambda(held, afunc=aheld, name=name)
 
 
 def semantic_scorer(embeddings: Any, scorer: Any) -> Any:

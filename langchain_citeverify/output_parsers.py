@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.output_parsers import BaseOutputParser
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import (
     ConfigDict,
     Field,
@@ -25,6 +25,7 @@ from langchain_citeverify._common import (
     CitationBlockedError,
     answer_text,
     document_texts,
+    held_then,
     semantic_scorer,
     unobserved,
 )
@@ -143,6 +144,31 @@ class CiteVerifyOutputParser(AdapterModel, BaseOutputParser[VerificationResult])
         if unobserved(config):
             return await run(input)
         return await self._acall_with_config(run, input, config, run_type="parser")
+
+    def around(self, runnable: Runnable[Any, Any]) -> Runnable[Any, VerificationResult]:
+        """``runnable | self`` as one step whose streams show only the checked result.
+
+        In ``prompt | llm | parser`` the model streams its tokens before the parser sees the
+        answer: ``astream_events`` carries them (and the parser's input), and a LangGraph node
+        that runs the chain shows them in ``stream_mode="messages"``. Under ``redact`` and
+        ``block``, ``parser.around(prompt | llm)`` runs the chain with every stream held
+        (tracers such as LangSmith still see it) and then parses; under ``flag`` it is
+        ``runnable | self``. The documents come as for :meth:`invoke`.
+        """
+        if self._verifier.policy.output_action.unverified_action == "flag":
+            return runnable | self
+
+        def check(output: Any, config: RunnableConfig) -> VerificationResult:
+            text = answer_text(output, where="input")
+            return self._check(self._verifier.verify(text, self._documents(config)))
+
+        async def acheck(output: Any, config: RunnableConfig) -> VerificationResult:
+            text = answer_text(output, where="input")
+            return self._check(await self._verifier.averify(text, self._documents(config)))
+
+        return held_then(
+            runnable, check, acheck, name=f"CiteVerifyOutputParser.around({runnable.get_name()})"
+        )
 
     def _documents(self, config: RunnableConfig | None) -> list[str]:
         configurable = (config or {}).get("configurable") or {}

@@ -26,7 +26,6 @@ from langchain_core.messages import AIMessageChunk, AnyMessage, BaseMessage, Bas
 from langchain_core.runnables import (
     Runnable,
     RunnableConfig,
-    RunnableLambda,
     RunnableSerializable,
 )
 from langchain_core.runnables.utils import AddableDict
@@ -56,7 +55,7 @@ from langchain_citeverify._common import (
     answer_text,
     checked_message,
     document_texts,
-    held_config,
+    held_then,
     semantic_scorer,
     unobserved,
     verdict_event,
@@ -193,16 +192,14 @@ class CiteVerifyGuard(AdapterModel, RunnableSerializable[dict[str, Any], dict[st
         if self._streams():
             return runnable | self
 
-        def held(input: Any, config: RunnableConfig) -> dict[str, Any]:
-            whole = runnable.invoke(input, held_config(config))
+        def check(whole: Any, config: RunnableConfig) -> dict[str, Any]:
             answer, text, docs = self._unpack(whole)
             result = self._verifier.verify(text, docs)
             if not unobserved(config):
                 dispatch_custom_event(EVENT_NAME, verdict_event(result), config=config)
             return self._finish(whole, answer, result)
 
-        async def aheld(input: Any, config: RunnableConfig) -> dict[str, Any]:
-            whole = await runnable.ainvoke(input, held_config(config))
+        async def acheck(whole: Any, config: RunnableConfig) -> dict[str, Any]:
             answer, text, docs = self._unpack(whole)
             result = await self._verifier.averify(text, docs)
             if not unobserved(config):
@@ -210,7 +207,7 @@ class CiteVerifyGuard(AdapterModel, RunnableSerializable[dict[str, Any], dict[st
             return self._finish(whole, answer, result)
 
         name = f"{self.get_name()}.around({runnable.get_name()})"
-        return RunnableLambda(held, afunc=aheld, name=name)
+        return held_then(runnable, check, acheck, name=name)
 
     def get_input_schema(self, config: RunnableConfig | None = None) -> type[BaseModel]:
         """A model with the keys the guard reads (``answer_key``, ``context_key``).

@@ -311,7 +311,7 @@ def test_guard_around_a_chain_holds_the_models_tokens_from_every_event(action: s
     chain = guard.around(generation)
 
     async def events() -> list[Any]:
-        return [e async for e in chain.astream_events("When?", version="v2")]
+        return [e async for e in chain.astream_events({"question": "When?"}, version="v2")]
 
     seen = asyncio.run(events())
     outputs = [e["data"]["output"] for e in seen if e["event"] == "on_chain_end"]
@@ -327,7 +327,7 @@ def test_guard_around_a_chain_holds_the_models_tokens_from_every_event(action: s
 
 
 async def _events(chain: Any) -> list[Any]:
-    return [e async for e in chain.astream_events("When?", version="v2")]
+    return [e async for e in chain.astream_events({"question": "When?"}, version="v2")]
 
 
 # --- credentials: never serialised in clear --------------------------------------------------
@@ -413,3 +413,22 @@ def test_a_structured_answer_is_checked_and_dropped_when_it_fails(
         assert final.get("structured_response") is None
         assert final["messages"][-1].content == SHOWN[action]
     assert leaks(parts, final, stored(agent_, saver, config)) is (action == "flag")
+
+
+@pytest.mark.parametrize("action", ["redact", "block", "flag"])
+def test_parser_around_a_chain_holds_the_models_tokens_from_every_event(action: str) -> None:
+    from langchain_core.language_models import GenericFakeChatModel
+    from langchain_core.prompts import ChatPromptTemplate
+
+    llm = GenericFakeChatModel(messages=iter([AIMessage(ANSWER)]))
+    parser = CiteVerifyOutputParser(
+        policy=OFFLINE,
+        unverified_action=action,
+        documents=[d.page_content for d in DOCS],
+        blocked_response=DEFAULT_BLOCKED_RESPONSE,
+    )
+    chain = parser.around(ChatPromptTemplate.from_template("{question}") | llm)
+    seen = asyncio.run(_events(chain))
+    result = [e for e in seen if e["event"] == "on_chain_end"][-1]["data"]["output"]
+    assert result.answer == SHOWN[action]
+    assert leaks(seen) is (action == "flag")
