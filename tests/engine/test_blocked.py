@@ -115,3 +115,15 @@ def test_flag_and_allow_are_shown_as_they_are(action: str) -> None:
     else:
         result = _verify("flag")
     assert shown_result(result) is result
+
+
+def test_a_strict_attribution_reason_is_public_as_it_is() -> None:
+    docs = ["The museum opens at nine.", "Tickets cost ten euros."]
+    policy = {**OFFLINE, "output_action": {"unverified_action": "block"}}
+    verifier = CitationVerifier(policy, strict_attribution=True)  # type: ignore[arg-type]
+    result = verifier.verify("The museum opens at nine [2].", docs)
+    reason = next(r for r in result.reasons if r.startswith("strict_attribution"))
+    assert (
+        reason == "strict_attribution: the claim at 0-29 cites document 2; document 1 supports it"
+    )
+    assert reason in shown_result(result).reasons

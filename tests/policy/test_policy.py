@@ -417,3 +417,28 @@ def test_strict_attribution_is_off_by_default_and_set_like_the_other_strict_opti
     assert CitationVerifier(strict_attribution=True).policy.extensions.strict_attribution
     with pytest.raises(PolicyError, match="did you mean 'strict_attribution'"):
         PolicyConfig.model_validate({"extensions": {"strict_atribution": True}})
+
+
+SECRET = "ncbi-7f3a-secret"
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"ncbi_api_key": SECRET},  # at the wrong place
+        {"extensions": {"lookups": SECRET}},  # a section given as the key
+        {"extensions": {"lookups": {"ncbi_api_key": [SECRET]}}},  # of the wrong type
+    ],
+)
+def test_a_credential_is_never_written_in_a_policy_error(policy):
+    with pytest.raises(PolicyError) as caught:
+        CitationVerifier(policy)
+    assert SECRET not in str(caught.value)
+    assert SECRET not in repr(caught.value.problems)
+
+
+def test_the_credentials_are_keyword_options_like_the_adapters_take():
+    verifier = CitationVerifier(ncbi_api_key=SECRET, courtlistener_token="t")
+    lookups = verifier.policy.extensions.lookups
+    assert (lookups.ncbi_api_key, lookups.courtlistener_token) == (SECRET, "t")
+    assert SECRET not in repr(verifier.policy)

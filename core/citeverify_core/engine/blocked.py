@@ -166,6 +166,8 @@ def _public_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str
         r"|strict_statistics: the [a-z ]+ at [0-9]+-[0-9]+ is not in the context"
         r"|strict_quotes: more than [0-9,]+ quotes; the rest were not checked"
         r"|strict_statistics: too many statistics; the rest were not checked"
+        r"|strict_attribution: the claim at [0-9]+-[0-9]+ cites documents? [0-9]+(, [0-9]+)*; "
+        r"document [0-9]+ supports it"
     )
     # The one reason that names a number of the answer: said by where it is instead.
     number = re.compile(

@@ -28,6 +28,7 @@ from pydantic import (
 
 from citeverify_core.errors import PolicyError
 from citeverify_core.policy import settings as s
+from citeverify_core.policy.credentials import CREDENTIALS
 from citeverify_core.policy.settings import (
     DEFAULT_MIN_CONTEXT_OVERLAP,
     CitationType,
@@ -507,11 +508,16 @@ def _non_string_key(obj: Any, prefix: str, depth: int = 0) -> str | None:
     return None
 
 
-def _brief(value: Any) -> str:
-    """``repr(value)`` cut to 60 characters.
+def _brief(value: Any, path: str = "") -> str:
+    """``repr(value)`` cut to 60 characters; a credential's value (at ``path``) never.
 
-    Never raises: an int of 5,000 digits cannot be printed.
+    An error message is printed and logged: the value of an option at a credential's path, or
+    of the ``lookups`` section that holds them, is written ``'...'``. Never raises: an int of
+    5,000 digits cannot be printed.
     """
+    name = path.rpartition(".")[2]
+    if name in CREDENTIALS or name == "lookups":
+        return "'...'"
     try:
         text = repr(value)
     except ValueError:
@@ -534,7 +540,7 @@ def _policy_error(exc: ValidationError, prefix: str) -> PolicyError:
             parts = [str(part) for part in err["loc"]]
             message = _unknown_key(parts, err.get("input"), in_file=bool(prefix))
         elif "input" in err and not isinstance(err["input"], dict | list):
-            message = f"{message} (got {_brief(err['input'])})"
+            message = f"{message} (got {_brief(err['input'], path)})"
         problems.append((path, message))
     return _make_policy_error(problems)
 
@@ -555,7 +561,13 @@ def _option_paths() -> tuple[str, ...]:
 
 
 #: Keyword options that are not top-level fields but common enough to deserve one, by their path.
-_SHORTCUTS = {"unverified_action": "output_action.unverified_action"}
+_SHORTCUTS = {
+    "unverified_action": "output_action.unverified_action",
+    # The credentials: CitationVerifier(ncbi_api_key=...) and every adapter's keyword.
+    "ncbi_api_key": "extensions.lookups.ncbi_api_key",
+    "semanticscholar_api_key": "extensions.lookups.semanticscholar_api_key",
+    "courtlistener_token": "extensions.lookups.courtlistener_token",
+}
 
 
 def option_path(key: str) -> str:
@@ -611,13 +623,14 @@ def _unknown_key(parts: list[str], value: Any, *, in_file: bool) -> str:
     if in_file:
         where = f"under {parent}" if parent else "directly under citation-verifier"
         return f"unknown key (did you mean {target!r}? Put {name} {where})"
-    nested = _brief(value)
+    shown = _brief(value, target)
+    nested = shown
     for part in reversed(target.split(".")):
         nested = f"{{{part!r}: {nested}}}"
     keyword = option_keyword(target)
     how = f"Pass {nested}"
     if keyword is not None:
-        how += f", or the keyword option {keyword}={_brief(value)}"
+        how += f", or the keyword option {keyword}={shown}"
         how += " of CitationVerifier or an adapter"
     return f"unknown key (did you mean {target!r}? {how})"
 
