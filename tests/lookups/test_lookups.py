@@ -3,6 +3,7 @@
 import asyncio
 import gzip
 import itertools
+import logging
 import time
 
 import pytest
@@ -179,6 +180,18 @@ def test_pubmed_found_and_not_found_in_one_call(server):
     assert "tool=citeverify" in query
     record = next(r for r in result.details.external_lookup if r.target == "27933103")
     assert record.metadata["doi"] == "10.1186/s13321-016-0181-z"
+
+
+def test_the_ncbi_key_in_the_url_is_never_logged(server, caplog):
+    # httpx logs every request's URL at INFO; NCBI takes its key only in the query.
+    server.routes[("GET", "/eutils/esummary.fcgi")] = Reply(200, ESUMMARY)
+    key = "ncbi-7f3a-secret"
+    with caplog.at_level(logging.DEBUG):
+        CitationVerifier(policy(server, ncbi_api_key=key)).verify("Jmol (PMID: 27933103).")
+    assert f"api_key={key}" in server.seen[0].query  # sent, as NCBI needs it
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("esummary.fcgi" in line and "api_key=***" in line for line in logged)
+    assert not any(key in line for line in logged)
 
 
 def test_url_head_then_get_when_head_is_refused(server):

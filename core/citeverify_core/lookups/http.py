@@ -278,6 +278,40 @@ def _forget_shared_client() -> None:
 os.register_at_fork(after_in_child=_forget_shared_client)
 
 
+#: A credential in a URL's query (NCBI takes its API key only there): what httpx's INFO log line
+#: "HTTP Request: GET <url>" would print in clear.
+_URL_CREDENTIAL = re.compile(r"((?:api_key|token|apikey)=)[^&\s\"']+", re.IGNORECASE)
+
+
+class _RedactCredentials:
+    """A ``logging`` filter: the value of a credential in a logged URL becomes ``***``."""
+
+    def filter(self, record: Any) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and any(_URL_CREDENTIAL.search(str(a)) for a in args):
+            record.args = tuple(
+                _URL_CREDENTIAL.sub(r"\1***", str(a)) if _URL_CREDENTIAL.search(str(a)) else a
+                for a in args
+            )
+        elif isinstance(record.msg, str) and _URL_CREDENTIAL.search(record.msg):
+            record.msg = _URL_CREDENTIAL.sub(r"\1***", record.msg)
+        return True
+
+
+@functools.cache
+def _credentials_kept_out_of_logs() -> None:
+    """Put :class:`_RedactCredentials` on httpx's loggers, once, before the first lookup.
+
+    httpx logs every request's URL at INFO ("HTTP Request: GET ...&api_key=..."), on the
+    loggers ``httpx`` and ``httpcore``; an application that logs at INFO would write NCBI's key
+    to its logs.
+    """
+    import logging  # noqa: PLC0415 - start-up time: only once lookups run
+
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).addFilter(_RedactCredentials())
+
+
 def _new_client() -> httpx.AsyncClient:
     # Timeouts and the User-Agent are set per request, from each verifier's settings. No cookie
     # is kept: every page an answer links to could add some to the shared client, for as long
@@ -376,6 +410,7 @@ class Outbound:
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[httpx.AsyncClient]:
         """The HTTP client for the calls made inside (see the class docstring for which one)."""
+        _credentials_kept_out_of_logs()
         async with contextlib.AsyncExitStack() as stack:
             if self._client is not None:
                 client = self._client
