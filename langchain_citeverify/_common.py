@@ -20,7 +20,7 @@ from langchain_core.runnables.config import (
 from langchain_core.tracers.base import BaseTracer
 from pydantic import ValidationError
 
-from citeverify_core import CitationUnverifiedError, InputError, VerificationResult
+from citeverify_core import CitationUnverifiedError, InputError, PolicyConfig, VerificationResult
 from citeverify_core.engine import MAX_DOCUMENTS, coerce_documents, shown_result
 from citeverify_core.policy import mask_credentials, restore_credentials
 
@@ -34,6 +34,7 @@ __all__ = [
     "held_config",
     "held_streams",
     "held_then",
+    "masked_policy",
     "message_text",
     "semantic_scorer",
     "unobserved",
@@ -132,6 +133,17 @@ class AdapterModel:
         fields["policy"] = restore_credentials(fields["policy"])
         super().__setstate__({**state, "__dict__": fields})  # type: ignore[misc]
         self.model_post_init(None)  # type: ignore[attr-defined]
+
+
+def masked_policy(policy: PolicyConfig, info: Any) -> dict[str, Any]:
+    """The policy as an adapter's ``model_dump``/``model_dump_json`` writes it: credentials masked.
+
+    Used as the pydantic adapters' ``policy`` field serializer.
+    """
+    data: dict[str, Any] = mask_credentials(policy).model_dump(
+        mode="json" if info.mode_is_json() else "python"
+    )
+    return data
 
 
 def _blocked_error(

@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     SkipValidation,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -26,6 +27,7 @@ from langchain_citeverify._common import (
     answer_text,
     document_texts,
     held_then,
+    masked_policy,
     semantic_scorer,
     unobserved,
 )
@@ -72,6 +74,11 @@ class CiteVerifyOutputParser(AdapterModel, BaseOutputParser[VerificationResult])
     blocked_response: SkipValidation[str | Callable[[VerificationResult], str] | None] = None
 
     _verifier: CitationVerifier = PrivateAttr()
+
+    @field_serializer("policy")
+    def _dump_policy(self, policy: PolicyConfig, info: Any) -> dict[str, Any]:
+        """``model_dump`` writes the credentials masked (see ``masked_policy``)."""
+        return masked_policy(policy, info)
 
     @model_validator(mode="before")
     @classmethod

@@ -36,6 +36,7 @@ from pydantic import (
     PrivateAttr,
     SkipValidation,
     create_model,
+    field_serializer,
     model_validator,
 )
 
@@ -56,6 +57,7 @@ from langchain_citeverify._common import (
     checked_message,
     document_texts,
     held_then,
+    masked_policy,
     semantic_scorer,
     unobserved,
     verdict_event,
@@ -125,6 +127,11 @@ class CiteVerifyGuard(AdapterModel, RunnableSerializable[dict[str, Any], dict[st
     name: str | None = "CiteVerifyGuard"
 
     _verifier: CitationVerifier = PrivateAttr()
+
+    @field_serializer("policy")
+    def _dump_policy(self, policy: PolicyConfig, info: Any) -> dict[str, Any]:
+        """``model_dump`` writes the credentials masked (see ``masked_policy``)."""
+        return masked_policy(policy, info)
 
     @model_validator(mode="before")
     @classmethod

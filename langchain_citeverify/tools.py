@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     SkipValidation,
+    field_serializer,
     field_validator,
     model_validator,
 )
@@ -21,7 +22,7 @@ from pydantic import (
 from citeverify_core import CitationVerifier, PolicyConfig, VerificationResult
 from citeverify_core.engine import blocked_answer, check_blocked_response, public_reason
 from citeverify_core.policy import collect_policy_options, with_check_options
-from langchain_citeverify._common import AdapterModel
+from langchain_citeverify._common import AdapterModel, masked_policy
 
 if TYPE_CHECKING:
     # Reference verification is the core's references extra: imported when the tool is made.
@@ -81,6 +82,11 @@ class CiteVerifyTool(AdapterModel, BaseTool):
     blocked_response: SkipValidation[str | Callable[[VerificationResult], str] | None] = None
 
     _verifier: CitationVerifier = PrivateAttr()
+
+    @field_serializer("policy")
+    def _dump_policy(self, policy: PolicyConfig, info: Any) -> dict[str, Any]:
+        """``model_dump`` writes the credentials masked (see ``masked_policy``)."""
+        return masked_policy(policy, info)
 
     @model_validator(mode="before")
     @classmethod
