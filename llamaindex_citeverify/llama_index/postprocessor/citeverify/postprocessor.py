@@ -59,18 +59,18 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.core.bridge.pydantic import (
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    field_serializer,
-)
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from pydantic import SkipValidation, model_validator
+
+# From pydantic itself: llama-index-core 0.12's bridge does not re-export the serializer names.
+from pydantic import (
+    SerializerFunctionWrapHandler,
+    SkipValidation,
+    field_serializer,
+    model_validator,
+)
 
 from citeverify_core import (
     CitationUnverifiedError,
