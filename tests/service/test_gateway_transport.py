@@ -28,9 +28,10 @@ import httpx
 import pytest
 
 from citeverify_core import CitationVerifier
-from citeverify_core.service.gateway import GatewayConfig
+from citeverify_core.service.gateway import GatewayConfig, openai_error
 from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
+from citeverify_core.service.responses import error_response
 from citeverify_core.service.upstream import HTTPUpstream
 from tests.support.loopback import Loopback, Reply, Seen, open_connections
 from tests.support.service import Service, build_index, serve_refusal
@@ -479,6 +480,67 @@ def test_forwarded_fields_that_json_cannot_carry_are_a_400_naming_the_field(
     assert error_of(answer)["code"] == "invalid_request"
     assert field in error_of(answer)["message"]
     assert upstream.seen == []
+
+
+# A lone surrogate as an object key, wherever the forwarded request holds one: named in the
+# error (escaped), never a 500.
+_KEY_SURROGATES = {
+    "chat-metadata": (CHAT, {"metadata": {"\udc00": 1}}),
+    "chat-top-level": (CHAT, {"\udc00": 1}),
+    "chat-message": (CHAT, {"messages": [{"role": "user", "content": "hi", "\udc00": 1}]}),
+    "chat-tool-parameters": (
+        CHAT,
+        {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {"name": "f", "parameters": {"properties": {"\ud800x": {}}}},
+                }
+            ]
+        },
+    ),
+    "responses-input-item": (
+        "/v1/responses",
+        {"input": [{"role": "user", "content": "hi", "\udc00": 1}]},
+    ),
+    "responses-metadata": ("/v1/responses", {"input": "hi", "metadata": {"\udfff": "x"}}),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["answer", "stream"])
+def test_a_lone_surrogate_in_a_forwarded_key_is_a_400_never_a_500(
+    tmp_path, index, upstream, crossref, stream
+):
+    with gateway(tmp_path, index, upstream, crossref, stream_mode="buffer") as service:
+        answers = {}
+        for name, (path, fields) in _KEY_SURROGATES.items():
+            body: dict[str, Any] = {"model": "m", "stream": stream}
+            if path == CHAT:
+                body["messages"] = [{"role": "user", "content": "hi"}]
+            body |= fields
+            raw = json.dumps(body)  # ensure_ascii: the surrogate goes as an escape
+            answers[name] = httpx.post(
+                service.url + path,
+                content=raw.encode(),
+                headers={"Content-Type": "application/json"},
+                timeout=30,
+            )
+    statuses = {name: answer.status_code for name, answer in answers.items()}
+    assert statuses == dict.fromkeys(_KEY_SURROGATES, 400)
+    for answer in answers.values():
+        assert error_of(answer)["code"] == "invalid_request"
+        assert "lone surrogate" in error_of(answer)["message"]
+        assert "\\ud" in error_of(answer)["message"]  # the key, escaped
+    assert upstream.seen == []
+
+
+def test_error_answers_escape_text_that_utf8_cannot_carry():
+    """The second guard: a message naming a lone surrogate still makes a UTF-8 JSON answer."""
+    for response in (
+        openai_error(400, "field \udc00 is wrong", code="invalid_request"),
+        error_response(400, "invalid_request", "field \udc00 is wrong"),
+    ):
+        assert json.loads(response.body)["error"]["message"] == "field \\udc00 is wrong"
 
 
 def test_guessing_keys_at_the_gateway_is_rate_limited_like_the_rest_api(

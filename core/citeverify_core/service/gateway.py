@@ -43,6 +43,7 @@ from citeverify_core.service.decisions import DecisionLog, decision_row
 from citeverify_core.service.jobs import JobStore
 from citeverify_core.service.limits import VerificationSlots
 from citeverify_core.service.policies import PolicyPacks
+from citeverify_core.service.responses import sendable
 from citeverify_core.service.streams import assemble_stream, replayable
 from citeverify_core.service.tenants import KEY_PREFIX
 from citeverify_core.service.upstream import (
@@ -86,8 +87,12 @@ def openai_error(
     kind: str = "invalid_request_error",
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
-    """An OpenAI-style error response (what the ``openai`` package parses)."""
-    body = {"error": {"message": message, "type": kind, "code": code}}
+    """An OpenAI-style error response (what the ``openai`` package parses).
+
+    A lone surrogate in ``message`` (a request's text named in it) is escaped: the response is
+    UTF-8 JSON.
+    """
+    body = {"error": {"message": sendable(message), "type": kind, "code": code}}
     return JSONResponse(body, status, headers=dict(headers) if headers else None)
 
 

@@ -17,15 +17,29 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from citeverify_core.errors import CiteVerifyError, RateLimitError, ServiceError
 
-__all__ = ["error_response", "handle_errors"]
+__all__ = ["error_response", "handle_errors", "sendable"]
 
 _log = logging.getLogger("citeverify_core.service")
+
+
+def sendable(text: str) -> str:
+    r"""``text`` with what UTF-8 cannot encode (a lone surrogate) escaped as ``\udc00``.
+
+    An error message may name a request's field or value; the answer is UTF-8 JSON.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def error_response(status: int, code: str, message: str, **headers: str) -> JSONResponse:
     """The JSON envelope of an error, with ``headers`` added to the answer."""
     return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=headers or None
+        {"error": {"code": code, "message": sendable(message)}},
+        status_code=status,
+        headers=headers or None,
     )
 
 

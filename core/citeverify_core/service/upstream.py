@@ -409,7 +409,10 @@ def _unsendable(value: Any, path: str) -> tuple[str, str]:
     elif isinstance(value, list):
         items = list(enumerate(value))
     for key, item in items:
-        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key
+        if isinstance(key, int):
+            where = f"{path}[{key}]"
+        else:
+            where = f"{path}.{_shown_key(key)}" if path else _shown_key(key)
         if isinstance(key, str):
             found = _unsendable(key, where)
             if found[0]:
@@ -418,3 +421,17 @@ def _unsendable(value: Any, path: str) -> tuple[str, str]:
         if found[0]:
             return found
     return "", ""
+
+
+#: An object key is shown in an error message up to this many characters.
+_SHOWN_KEY = 64
+
+
+def _shown_key(key: Any) -> str:
+    """An object key as an error message names it: a lone surrogate escaped, long keys cut.
+
+    The message is sent as UTF-8 JSON: a key that is not Unicode must not make it unsendable.
+    """
+    text = str(key)
+    cut = text[:_SHOWN_KEY] + ("..." if len(text) > _SHOWN_KEY else "")
+    return cut.encode("utf-8", "backslashreplace").decode("utf-8")
