@@ -93,7 +93,8 @@ class DocumentError(InputError):
 
     Attributes:
         code: ``unsupported-format``, ``encrypted``, ``no-text-layer``, ``corrupt``,
-            ``too-large``, ``timeout`` or ``no-reference-list``.
+            ``too-large``, ``timeout``, ``no-reference-list``, or ``unavailable`` (no reader
+            process could be started: the document is not at fault, try again).
     """
 
     def __init__(self, message: str, *, code: str, path: str = ""):
@@ -110,6 +111,7 @@ DOCUMENT_ERROR_CODES = (
     "too-large",
     "timeout",
     "no-reference-list",
+    "unavailable",
 )
 
 

@@ -20,9 +20,14 @@ from pathlib import Path
 import pytest
 
 from citeverify_core.errors import DOCUMENT_ERROR_CODES, DocumentError
-from citeverify_core.references.document import extract_document, read_document
+from citeverify_core.references.document import (
+    extract_document,
+    extract_document_bounded,
+    read_document,
+)
 from citeverify_core.references.document.docx import read_docx
 from citeverify_core.references.document.pdf import read_pdf
+from citeverify_core.references.document.sandbox import Cancel, run_isolated
 from tests.references.test_document_pdf import (
     Column,
     canvas_pdf,
@@ -283,3 +288,88 @@ def test_without_a_child_process_the_pdf_is_read_here(monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(sandbox, "_spares", {})
     assert len(read_pdf(small_pdf(1), name="here.pdf").lines) == 30
+
+
+# --- every format bounded: extract_document_bounded (issue 33) ---------------------------------
+
+PAPER_MD = (
+    b"# A paper\n\nAs Kuhn showed [1], paradigms shift; Popper [2] disagreed.\n\n"
+    b"## References\n\n"
+    b"1. Kuhn, T. S. (1962). The Structure of Scientific Revolutions. Univ. of Chicago Press.\n"
+    b"2. Popper, K. (1959). The Logic of Scientific Discovery. Hutchinson.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [(PAPER_MD, "paper.md"), (PAPER_MD.replace(b"# ", b""), "paper.txt"), (None, "paper.pdf")],
+)
+def test_the_bounded_reading_gives_what_the_reading_here_gives(data: bytes | None, name: str):
+    if data is None:  # a PDF: read inside the document's child, without a grandchild
+        data = canvas_pdf(
+            [
+                Column(72, 700).runs(
+                    [
+                        "As Kuhn showed [1], paradigms shift.",
+                        "References",
+                        PAPER_MD.decode().splitlines()[-2],
+                    ]
+                )
+            ]
+        )
+    here = extract_document(data, name=name)
+    bounded = extract_document_bounded(data, name=name, timeout=60)
+    assert bounded == here
+    assert bounded.references
+
+
+def test_a_huge_text_is_refused_by_its_line_count_away_from_this_process() -> None:
+    data = b"a\n" * (10 * 1024 * 1024)  # 20 MB, ten million lines, no reference list
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(DocumentError) as info:
+        extract_document_bounded(data, name="lines.txt", timeout=120)
+    assert info.value.code == "too-large"
+    assert "10,485,760 lines is over the 500,000 lines" in str(info.value)
+    # This process held the bytes (and one copy to send them), never the lines read from them.
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100
+
+
+def test_a_reading_given_up_is_killed_at_once() -> None:
+    cancel = Cancel()
+    with ThreadPoolExecutor(1) as pool:
+        reading = pool.submit(
+            run_isolated,
+            "tests.support.sandbox_targets:never_ends",
+            b"x",
+            timeout=3600,
+            cancel=cancel,
+        )
+        while cancel._child is None:  # the child has the work
+            time.sleep(0.01)
+        child = cancel._child
+        cancel()
+        with pytest.raises(DocumentError) as info:
+            reading.result()  # returns once the child is dead: it would never end by itself
+    assert info.value.code == "timeout"
+    assert "given up" in str(info.value)
+    assert child.poll() is not None  # dead, not reading on in the background
+
+
+def test_a_cancel_before_the_child_starts_kills_it_as_it_starts() -> None:
+    cancel = Cancel()
+    cancel()
+    with pytest.raises(DocumentError) as info:
+        extract_document_bounded(PAPER_MD, name="paper.md", timeout=60, cancel=cancel)
+    assert info.value.code == "timeout"
+
+
+def test_the_bounded_reading_never_reads_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No child can be started: a service says so (503) rather than read unbounded in itself.
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    from citeverify_core.references.document import sandbox
+
+    monkeypatch.setattr(sandbox, "_spares", {})
+    with pytest.raises(DocumentError) as info:
+        extract_document_bounded(PAPER_MD, name="paper.md", timeout=60)
+    assert info.value.code == "unavailable"

@@ -112,13 +112,27 @@ class VerificationSlots:
         else:
             del self._by_key[caller]
 
-    async def run(self, caller: Hashable, fn: Callable[[], T], *, timeout: float | None) -> T:
+    async def run(
+        self,
+        caller: Hashable,
+        fn: Callable[[], T],
+        *,
+        timeout: float | None,
+        abandon: Callable[[], None] | None = None,
+    ) -> T:
         """Run ``fn()`` on the slots' thread pool, holding one of ``caller``'s slots.
+
+        Args:
+            caller: Whose slot it is.
+            fn: The work.
+            timeout: Seconds the caller waits at most.
+            abandon: Called when the caller stops waiting (the timeout, a client gone, a
+                shutdown): it should make ``fn`` end now (a document reader's child is killed).
 
         Raises:
             RateLimitError: no slot is free for ``caller`` (nothing was run).
-            TimeoutError: ``fn`` did not finish within ``timeout`` seconds (it goes on in its
-                thread, holding its slot, until it ends by itself).
+            TimeoutError: ``fn`` did not finish within ``timeout`` seconds (without
+                ``abandon`` it goes on in its thread, holding its slot, until it ends by itself).
         """
         loop = asyncio.get_running_loop()
         self._take(caller)  # given back when the thread ends, not when this coroutine does
@@ -126,8 +140,14 @@ class VerificationSlots:
             self._pool = ThreadPoolExecutor(self.per_instance, "citeverify-verify")
         future = loop.run_in_executor(self._pool, fn)
         future.add_done_callback(lambda _f: self._give(caller))
-        # shield: a deadline or a client that left cancels the wait, not the running thread.
-        return await asyncio.wait_for(asyncio.shield(future), timeout)
+        # shield: a deadline or a client that left cancels the wait, not the running thread;
+        # abandon() is what stops the thread's work.
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            if abandon is not None:
+                abandon()
+            raise
 
     def close(self) -> None:
         """Stop the thread pool without waiting for running verifications."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from citeverify_core.errors import DocumentError
 from citeverify_core.references.document.model import (
@@ -30,6 +31,9 @@ from citeverify_core.references.document.model import (
     InTextCitation,
     Location,
 )
+
+if TYPE_CHECKING:
+    from citeverify_core.references.document.sandbox import Cancel
 
 __all__ = [
     "DOCUMENT_FORMATS",
@@ -45,6 +49,7 @@ __all__ = [
     "Location",
     "document_format",
     "extract_document",
+    "extract_document_bounded",
     "read_document",
 ]
 
@@ -162,6 +167,84 @@ def extract_document(
         findings=findings,
         notes=[*text.notes, *found.notes],
     )
+
+
+#: What a document reader child imports while it waits as a warm spare: every format's reader
+#: (those of an extra that is missing are skipped) and the list and citation finders.
+_READER_PRELOAD = (
+    "citeverify_core.references.document.segment",
+    "citeverify_core.references.document.consistency",
+    "citeverify_core.references.document.markup",
+    "citeverify_core.references.document.pdf",
+    "citeverify_core.references.document.docx",
+    "pdfminer.pdfinterp",
+    "pdfminer.pdfpage",
+    "pdfminer.layout",
+    "docx",
+)
+
+
+def extract_document_bounded(
+    data: bytes,
+    *,
+    name: str,
+    timeout: float,
+    memory: int | None = None,
+    cancel: Cancel | None = None,
+) -> ExtractedDocument:
+    """:func:`extract_document` of any format, in a child process bounded in time and memory.
+
+    What a service does with an upload: the whole reading (the format's reader, the list and the
+    citations) runs in one child that limits its own address space and CPU time, is killed when
+    ``timeout`` expires or when ``cancel`` is called, and leaves this process untouched whatever
+    the document holds (a text file of 50 MB without a list, an HTML page nested deep).
+
+    Args:
+        data: The file's bytes.
+        name: The file's name (its suffix gives the format).
+        timeout: Wall-clock seconds before the child is killed (``DocumentError("timeout")``).
+        memory: The child's address-space limit (default: the sandbox's, 1 GiB).
+        cancel: A :class:`~citeverify_core.references.document.sandbox.Cancel` another thread
+            may call to give the reading up at once.
+
+    Raises:
+        DocumentError: as :func:`extract_document`; ``timeout`` when stopped, ``too-large``
+            over the memory limit, ``unavailable`` when no child process can be started.
+    """
+    from citeverify_core.references.document.report import document_from_dict  # noqa: PLC0415
+    from citeverify_core.references.document.sandbox import (  # noqa: PLC0415
+        DEFAULT_MEMORY_BYTES,
+        run_isolated,
+    )
+
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise _too_large(name, len(data))
+    document_format(name, data)  # an unsupported format is refused here, without a child
+    try:
+        found = run_isolated(
+            "citeverify_core.references.document:_extract_in_child",
+            data,
+            options={"name": name},
+            preload=_READER_PRELOAD,
+            timeout=timeout,
+            memory=DEFAULT_MEMORY_BYTES if memory is None else memory,
+            cancel=cancel,
+            fallback=False,
+        )
+    except DocumentError as exc:
+        if str(exc).startswith(f"{name}: "):
+            raise
+        raise DocumentError(f"{name}: {exc}", code=exc.code) from None
+    try:
+        return document_from_dict(found)
+    except (ValueError, TypeError, KeyError) as exc:
+        msg = f"{name}: the reader's answer is not a document ({exc})"
+        raise DocumentError(msg, code="corrupt") from None
+
+
+def _extract_in_child(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
+    """The child's side of :func:`extract_document_bounded` (run by the sandbox)."""
+    return extract_document(data, name=str(options["name"])).to_dict()
 
 
 def _load(source: str | Path | bytes, name: str | None) -> tuple[str, bytes]:

@@ -40,12 +40,17 @@ from citeverify_core.references.document.model import (
     Location,
 )
 
-__all__ = ["SiblingReader", "latex_to_text", "read_markup"]
+__all__ = ["MAX_DOCUMENT_LINES", "SiblingReader", "latex_to_text", "read_markup"]
 
 #: Reads a file next to the document by its relative name (None: there is none).
 SiblingReader = Callable[[str], bytes | None]
 
 _CONTROL = re.compile(r"[\x01-\x08\x0b\x0e-\x1f\x7f]")
+
+
+#: The most lines a text document may have. The longest real papers (a 300-page thesis with its
+#: appendices) have tens of thousands; this is ten times more.
+MAX_DOCUMENT_LINES = 500_000
 
 
 def read_markup(
@@ -61,8 +66,17 @@ def read_markup(
             document came as bytes alone.
 
     Raises:
-        DocumentError: ``corrupt`` (NUL bytes, bytes no text encoding reads, a binary file).
+        DocumentError: ``corrupt`` (NUL bytes, bytes no text encoding reads, a binary file),
+            ``too-large`` (over :data:`MAX_DOCUMENT_LINES` lines).
     """
+    lines = max(data.count(b"\n"), data.count(b"\r"))  # a file may end its lines with CR alone
+    if lines > MAX_DOCUMENT_LINES:
+        # Counted in the bytes, before any line object is made: a 20 MB file of "a\n" would
+        # otherwise build ten million of them (gigabytes) before it is known to hold no list.
+        msg = (
+            f"{name}: {lines:,} lines is over the {MAX_DOCUMENT_LINES:,} lines a document may have"
+        )
+        raise DocumentError(msg, code="too-large")
     text = _decode(data, name)
     if fmt == "tex":
         return _read_tex(text, name, sibling)

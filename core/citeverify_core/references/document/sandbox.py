@@ -36,7 +36,7 @@ from typing import Any
 
 from citeverify_core.errors import DocumentError
 
-__all__ = ["DEFAULT_MEMORY_BYTES", "DEFAULT_TIMEOUT_SECONDS", "run_isolated"]
+__all__ = ["DEFAULT_MEMORY_BYTES", "DEFAULT_TIMEOUT_SECONDS", "Cancel", "run_isolated"]
 
 #: The address space a parsing child may use. A 40-page paper needs about 60 MB.
 DEFAULT_MEMORY_BYTES = 1024 * 1024 * 1024
@@ -51,6 +51,41 @@ _spares: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
 _owner = os.getpid()
 #: Children running at once: each may use DEFAULT_MEMORY_BYTES.
 _slots = threading.BoundedSemaphore(max(2, os.cpu_count() or 1))
+#: True in a child: a target that would start a child of its own (a PDF read inside a whole
+#: document's reading) runs in place, already bounded.
+_inside = False
+
+
+class Cancel:
+    """Gives up a :func:`run_isolated` call from another thread: its child is killed at once.
+
+    A caller that stops waiting (a service's timeout, a client gone, a shutdown) calls it; the
+    child stops using memory and CPU immediately, and the call raises
+    ``DocumentError("timeout")`` in its own thread. Calling it before the child started kills
+    the child as soon as it starts; calling it after the call ended does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self.cancelled = False
+
+    def __call__(self) -> None:
+        """Kill the child (or the next one attached)."""
+        with self._lock:
+            self.cancelled = True
+            child = self._child
+        if child is not None and child.poll() is None:
+            with contextlib.suppress(OSError):
+                child.kill()
+
+    def _attach(self, child: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._child = child
+            cancelled = self.cancelled
+        if cancelled:
+            with contextlib.suppress(OSError):
+                child.kill()
 
 
 def run_isolated(
@@ -61,6 +96,8 @@ def run_isolated(
     preload: tuple[str, ...] = (),
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     memory: int | None = DEFAULT_MEMORY_BYTES,
+    cancel: Cancel | None = None,
+    fallback: bool = True,
 ) -> Any:
     """``target(data, options)`` run in a child process; its JSON-able result.
 
@@ -74,11 +111,17 @@ def run_isolated(
         timeout: Wall-clock seconds before the child is killed (``DocumentError("timeout")``).
         memory: The child's address-space limit in bytes (``None``: no limit). Exceeding it
             gives ``DocumentError("too-large")``.
+        cancel: A :class:`Cancel` another thread may call to give the reading up at once.
+        fallback: When no child can be started, read here (bounded by the target's own caps
+            only). A service passes False: it answers that it cannot read now instead.
 
     Raises:
-        DocumentError: What the target raised, ``timeout``, ``too-large``, or ``corrupt`` when
-            the child died without an answer.
+        DocumentError: What the target raised, ``timeout`` (also when cancelled),
+            ``too-large``, ``corrupt`` when the child died without an answer, or ``unavailable``
+            when no child can be started and ``fallback`` is False.
     """
+    if _inside:  # already in a bounded child: no grandchild with a second copy of the data
+        return _in_process(target, data, options or {})
     request = json.dumps(
         {
             "target": target,
@@ -94,13 +137,25 @@ def run_isolated(
         except OSError:
             # No child can be started (no interpreter at sys.executable, no processes left):
             # read here, bounded by the target's own page and character caps only.
+            if not fallback:
+                msg = "no reader process can be started now; try again later"
+                raise DocumentError(msg, code="unavailable") from None
             return _in_process(target, data, options or {})
-        out, returncode = _run_child(child, request + b"\n" + data, timeout)
-        if not out and spare is not None:
+        message = request + b"\n" + data
+        if cancel is not None:
+            cancel._attach(child)
+        out, returncode = _run_child(child, message, timeout)
+        if not out and spare is not None and not (cancel is not None and cancel.cancelled):
             # A spare that died while it waited (killed by someone, out of memory): not this
             # document's fault. Once more with a fresh child.
-            out, returncode = _run_child(_start(preload), request + b"\n" + data, timeout)
+            child = _start(preload)
+            if cancel is not None:
+                cancel._attach(child)
+            out, returncode = _run_child(child, message, timeout)
+        del message
     _keep_spare(preload)
+    if cancel is not None and cancel.cancelled:
+        raise DocumentError("reading was given up and stopped", code="timeout")
     return _answer(out, returncode)
 
 
@@ -235,6 +290,8 @@ def _child_main() -> None:  # pragma: no cover - runs in the child (tests exerci
         return
     request = json.loads(header)
     _limit(request.get("memory"), request.get("cpu"))
+    global _inside  # noqa: PLW0603 - this process is the bounded child from now on
+    _inside = True
     try:
         data = stdin.read()
         module, _, function = request["target"].partition(":")

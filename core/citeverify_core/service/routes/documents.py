@@ -35,7 +35,8 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from citeverify_core.errors import DocumentError, InputError
-from citeverify_core.references.document import MAX_DOCUMENT_BYTES, extract_document
+from citeverify_core.references.document import MAX_DOCUMENT_BYTES, extract_document_bounded
+from citeverify_core.references.document.sandbox import Cancel
 from citeverify_core.service.idempotency import IDEMPOTENCY_SECONDS, MAX_IDEMPOTENCY_KEY
 from citeverify_core.service.limits import EXTRACTION_TIMEOUT, ExtractionSlots
 from citeverify_core.service.middleware import BodyLimit
@@ -79,6 +80,9 @@ UPLOAD_SUFFIXES = (
     ".txt",
     ".text",
 )
+#: Seconds the route waits beyond the reading's own timeout (the child is killed at the
+#: timeout; this is the backstop should the thread not return).
+READ_GRACE = 5.0
 #: Parts of a multipart body read (``file`` and ``title``; a few more are tolerated).
 _MAX_PARTS = 8
 #: Bytes of one part's headers.
@@ -215,11 +219,20 @@ async def verify_document(
     if len(data) > settings.max_bytes:
         return _refused(_too_large(name, len(data), settings.max_bytes))
     fingerprint = hashlib.sha256(data).hexdigest()
+    # Every format is read in a child process bounded in time and memory; when this request
+    # stops waiting (its timeout, the client gone, a shutdown) the child is killed at once.
+    cancel = Cancel()
+    read = partial(
+        extract_document_bounded, data, name=name, timeout=settings.timeout, cancel=cancel
+    )
+    del data
     try:
         document = await settings.slots.run(
-            key["id"], partial(extract_document, data, name=name), timeout=settings.timeout
+            key["id"], read, timeout=settings.timeout + READ_GRACE, abandon=cancel
         )
     except DocumentError as exc:
+        if exc.code == "unavailable":
+            return error_response(503, "reader_unavailable", str(exc))
         return _refused(exc)
     except TimeoutError:
         msg = f"{name}: reading the document took longer than {settings.timeout:g} s"
