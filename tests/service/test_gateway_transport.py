@@ -611,6 +611,59 @@ def test_keys_of_this_service_never_reach_the_upstream(tmp_path, index, upstream
     assert authorizations == ["Bearer sk-client", "Bearer sk-upstream", "Bearer sk-upstream"]
 
 
+# Authorization values that hold a key of ours in some other form than ``Bearer <key>``: each is
+# ours (a 401), never a client's key to pass on. ``{key}`` is a valid key of the service.
+_WRAPPED_KEYS = {
+    "quoted": 'Bearer "{key}"',
+    "after-a-comma": "Bearer sk-x,{key}",
+    "after-a-colon": "Bearer:{key}",
+    "in-angle-brackets": "Bearer <{key}>",
+    "as-a-parameter": "Bearer key={key}",
+    "after-a-tab": "bearer\t{key}",
+    "upper-case": "Bearer {upper}",
+    "followed-by-another": "Bearer {key} sk-x",
+    "inside-another": "Bearer sk-x{key}",
+}
+
+
+def test_a_key_of_this_service_in_any_wrapping_is_a_401_and_never_reaches_the_upstream(
+    tmp_path, index, upstream, crossref
+):
+    options = {"api_key": "sk-upstream", "unauthenticated_per_minute": 1000}
+    with gateway(tmp_path, index, upstream, crossref, **options) as service:
+        key = service.key()
+        answers = {
+            name: httpx.post(
+                service.url + CHAT,
+                json=chat(MUSEUM),
+                headers={"Authorization": form.format(key=key, upper=key.upper())},
+                timeout=30,
+            )
+            for name, form in _WRAPPED_KEYS.items()
+        }
+        # Two Authorization headers, one of them ours: which one counts is not guessed.
+        answers["two-headers"] = httpx.post(
+            service.url + CHAT,
+            json=chat(MUSEUM),
+            headers=[("Authorization", "Bearer sk-client"), ("Authorization", f"Bearer {key}")],
+            timeout=30,
+        )
+        plain = httpx.post(
+            service.url + CHAT, json=chat(MUSEUM), headers={"Authorization": f"bearer {key}"}
+        )
+    statuses = {name: answer.status_code for name, answer in answers.items()}
+    assert statuses == dict.fromkeys([*_WRAPPED_KEYS, "two-headers"], 401)
+    for answer in answers.values():
+        assert error_of(answer)["type"] == "authentication_error"
+        assert answer.headers["WWW-Authenticate"] == "Bearer"
+    assert plain.status_code == 200  # the scheme's case does not matter (RFC 9110)
+    assert len(upstream.seen) == 1
+    assert upstream.seen[0].headers["Authorization"] == "Bearer sk-upstream"
+    for seen in upstream.seen:
+        shown = f"{seen.headers} {seen.body!r}".lower()
+        assert "cvk_" not in shown
+
+
 def test_serve_refuses_a_negative_shutdown_timeout(tmp_path):
     result = serve_refusal(tmp_path, "--shutdown-timeout", "-1")
     assert result.exit_code == 2

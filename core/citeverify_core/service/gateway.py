@@ -26,6 +26,7 @@ the upstream request and closes its connection.
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -230,7 +231,7 @@ def gateway_router(
         try:
             if store is not None and (
                 "x-citeverify-key" in request.headers
-                or KEY_PREFIX in request.headers.get("authorization", "")
+                or any(_holds_our_key(v) for v in request.headers.getlist("authorization"))
             ):
                 # A key of ours is looked up in the database: off the event loop, so a slow
                 # database delays only the requests that wait on it.
@@ -445,34 +446,47 @@ def _requested_policy(body: Mapping[str, Any]) -> str | None:
     return repr(name)  # not a name: PolicyPacks.get says so
 
 
+#: The one form of Authorization that presents a key of ours: the scheme (any case), one space,
+#: the key (a token68, RFC 9110).
+_BEARER = re.compile(r"(?i:bearer) (" + re.escape(KEY_PREFIX) + r"[A-Za-z0-9\-._~+/]+=*)")
+
+
+def _holds_our_key(authorization: str) -> bool:
+    """Whether ``authorization`` holds our key's prefix anywhere, in any case."""
+    return KEY_PREFIX in authorization.lower()
+
+
 def _caller(
     request: Request, store: JobStore | None, upstream_key: str | None
 ) -> tuple[int | None, str | None]:
     """The caller's key id (None: no key of ours) and the Authorization to send upstream.
 
-    A key of ours is never sent upstream, wherever it is: ``Authorization`` holding one is
-    replaced by the upstream key (or dropped).
+    A key of ours is never sent upstream, wherever it is and however it is wrapped: an
+    ``Authorization`` holding our prefix anywhere (in any case) is ours. It is read only as
+    ``Bearer cvk_...`` (one header); any other form is a 401. A key of ours is replaced by the
+    upstream key (or dropped).
 
     Raises:
         AuthenticationError: a key of ours that is not valid (401).
         PermissionDeniedError: a revoked key (403).
         ServiceError: two different keys of ours (400).
     """
-    authorization = request.headers.get("authorization")
+    values = request.headers.getlist("authorization")
+    authorization = values[0] if values else None
     own = request.headers.get("x-citeverify-key")
-    ours = authorization is not None and any(
-        part.startswith(KEY_PREFIX) for part in authorization.split()
-    )
+    ours = any(_holds_our_key(value) for value in values)
     if store is None:  # no keys here; still, nothing shaped like one leaves
         return None, None if ours else authorization
     tenant = int(store.authenticate(own.strip())["id"]) if own is not None else None
     if not ours:
         return tenant, authorization
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer":
+    # Ours in any form: only "Bearer <key>" is read; any other wrapping is a wrong key (401),
+    # never a client's key to pass on.
+    bearer = _BEARER.fullmatch(values[0]) if len(values) == 1 else None
+    if bearer is None:
         msg = "a key of this service goes in Authorization: Bearer cvk_... or X-Citeverify-Key"
         raise AuthenticationError(msg)
-    holder = int(store.authenticate(token.strip())["id"])
+    holder = int(store.authenticate(bearer[1])["id"])
     if tenant is not None and holder != tenant:
         msg = "X-Citeverify-Key and Authorization hold two different keys of this service"
         raise ServiceError(msg, status=400, code="conflicting_keys")
