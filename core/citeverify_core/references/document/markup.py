@@ -69,12 +69,12 @@ def read_markup(
         DocumentError: ``corrupt`` (NUL bytes, bytes no text encoding reads, a binary file),
             ``too-large`` (over :data:`MAX_DOCUMENT_LINES` lines).
     """
-    lines = max(data.count(b"\n"), data.count(b"\r"))  # a file may end its lines with CR alone
-    if lines > MAX_DOCUMENT_LINES:
+    line_count = max(data.count(b"\n"), data.count(b"\r"))  # a file may end its lines with CR alone
+    if line_count > MAX_DOCUMENT_LINES:
         # Counted in the bytes, before any line object is made: a 20 MB file of "a\n" would
         # otherwise build ten million of them (gigabytes) before it is known to hold no list.
         msg = (
-            f"{name}: {lines:,} lines is over the {MAX_DOCUMENT_LINES:,} lines a document may have"
+            f"{name}: {line_count:,} lines is over the {MAX_DOCUMENT_LINES:,} lines a document may have"
         )
         raise DocumentError(msg, code="too-large")
     text = _decode(data, name)
