@@ -73,7 +73,8 @@ def read_markup(
     if line_count > MAX_DOCUMENT_LINES:
         # Counted in the bytes, before any line object is made: a 20 MB file of "a\n" would
         # otherwise build ten million of them (gigabytes) before it is known to hold no list.
-        msg = f"{name}: {line_count:,} lines is over the {MAX_DOCUMENT_LINES:,} lines a document may have"
+        most = MAX_DOCUMENT_LINES
+        msg = f"{name}: {line_count:,} lines is over the {most:,} lines a document may have"
         raise DocumentError(msg, code="too-large")
     text = _decode(data, name)
     if fmt == "tex":
