@@ -435,6 +435,70 @@ def test_a_reasoning_delta_is_not_moved_into_the_answer(gateway):
     assert not any(WORD in text for text in _texts(response))
 
 
+def _duplicated(event: dict[str, Any], key: str, first: str) -> bytes:
+    """``event`` as one SSE event whose innermost ``key`` appears twice: ``first``, then its own
+    value (JSON readers keep the last; the bytes show both)."""
+    data = json.dumps(event)
+    last = f'"{key}": '
+    at = data.rindex(last)
+    return f"data: {data[:at]}{last}{json.dumps(first)}, {data[at:]}\n\n".encode()
+
+
+DUPLICATE_KEYS = [
+    # The probe's chunk: the plant, then an empty content in the same delta.
+    pytest.param(
+        "chat",
+        _data(*_answer_chunks()) + _duplicated(_chunk({"content": ""}), "content", " " + PLANT),
+        id="chat-delta-content",
+    ),
+    pytest.param(
+        "chat",
+        _data(_answer_chunks()[0])
+        + _duplicated(_answer_chunks()[1], "content", " " + PLANT)
+        + b"data: [DONE]\n\n",
+        id="chat-answer-chunk",
+    ),
+    pytest.param(
+        "chat",
+        _data(*_answer_chunks())
+        + f'data: {{"choices": [{{"index": 0, "delta": {{"content": " {PLANT}"}}}}], '
+        f'"choices": []}}\n\n'.encode(),
+        id="chat-choices",
+    ),
+    pytest.param(
+        "responses",
+        b"".join(
+            _duplicated(e, "delta", PLANT) if e.get("sequence_number") == 5 else _data(e)
+            for e in _answer_events()
+        ),
+        id="responses-delta",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "raw"), DUPLICATE_KEYS)
+@pytest.mark.parametrize("policy", ["redact", "block"])
+def test_a_chunk_with_a_duplicate_key_is_decided_as_read_and_not_replayed(
+    gateway, kind, raw, policy
+):
+    # A JSON reader keeps the last value: the check sees that. The bytes hold the first value
+    # too: they are not replayed, the JSON decision is sent instead.
+    assert WORD.encode() in raw
+    response = _send(gateway, kind, policy, _raw(raw), stream=True)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    _assert_nowhere(response)
+    assert _answer(kind, response.json()) in (MUSEUM, [MUSEUM])
+
+
+@pytest.mark.parametrize(("kind", "raw"), DUPLICATE_KEYS)
+def test_flag_replays_a_chunk_with_a_duplicate_key_as_it_came(gateway, kind, raw):
+    response = _send(gateway, kind, "flag", _raw(raw), stream=True)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.content == raw
+
+
 def test_a_stream_past_the_choices_checked_is_a_502(gateway):
     raw = _data(*_answer_chunks(), _chunk({"content": MUSEUM}, index=99))
     response = _send(gateway, "chat", "redact", _raw(raw), stream=True)

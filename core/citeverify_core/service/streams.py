@@ -209,8 +209,20 @@ def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
 
     What is not a JSON event (data that is not JSON; an event name, comment, id or other SSE
     field that is not one token) is text the stream shows that no field holds: it is kept as
-    unknown.
+    unknown. So is every value of a duplicate key but the last: the event is read as JSON
+    readers read it (the last value wins), and the values before it are in the bytes only.
     """
+    shadowed: list[dict[str, Any]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            shadowed.extend(_shadowed(items))
+        return obj
+
+    # One decoder for the stream's events (``json.loads`` with an option builds one per call);
+    # its hook sees the duplicates, which a dict does not keep.
+    decoder = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=pairs)
     for name, data, other in sse_events(raw):
         for tag in (name, *other):
             if tag and not _TOKEN.fullmatch(tag):
@@ -218,20 +230,26 @@ def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
         if not data.strip() or data.strip() == "[DONE]":
             continue
         try:
-            event = _DECODER.decode(data)
+            event = decoder.decode(data)
         except (ValueError, RecursionError):
+            shadowed.clear()
             yield False, data
             continue
+        if shadowed:
+            yield False, list(shadowed)
+            shadowed.clear()
         yield True, event
+
+
+def _shadowed(items: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """The pairs of an object that a later pair with the same key overrides."""
+    last = {key: i for i, (key, _) in enumerate(items)}
+    return [{key: value} for i, (key, value) in enumerate(items) if last[key] != i]
 
 
 def _no_constant(name: str) -> Any:
     msg = f"{name} is not JSON"
     raise ValueError(msg)
-
-
-#: One decoder for every event (``json.loads`` with an option builds one per call).
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 
 
 def assemble_stream(kind: str, raw: bytes, model: str) -> Assembled:
