@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import socket
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,9 +21,15 @@ import pytest
 import sqlalchemy as sa
 
 from citeverify_core.client import ReferenceClient
-from citeverify_core.errors import DocumentError, InputError, InsufficientTokensError
+from citeverify_core.errors import (
+    DocumentError,
+    InputError,
+    InsufficientTokensError,
+    RateLimitError,
+)
 from citeverify_core.references import ReferenceVerifier
 from citeverify_core.references.document import extract_document
+from citeverify_core.service import store as _store
 from citeverify_core.service.jobs import JobStore
 from citeverify_core.service.limits import ExtractionSlots
 from citeverify_core.service.routes.documents import MULTIPART_OVERHEAD
@@ -151,8 +158,8 @@ def test_a_markdown_upload_queues_one_job_per_reference_and_charges_one_token_ea
     body = response.json()
     assert DocumentSubmission.model_validate(body)  # the documented shape
     assert len(body["jobIds"]) == len(REFERENCES)
-    assert body["tokensAvailable"] == 7
-    assert balance(client, key)["pendingTokens"] == 3
+    assert body["tokensAvailable"] == 6  # one for the reading, one a reference
+    assert balance(client, key)["pendingTokens"] == 3  # the reading's is spent already
     assert (body["title"], body["fileName"], body["format"]) == ("Paradigms", "paper.md", "md")
     assert [r["text"] for r in body["references"]] == REFERENCES
     assert [r["label"] for r in body["references"]] == ["1", "2", "3"]
@@ -176,7 +183,7 @@ def test_a_markdown_upload_queues_one_job_per_reference_and_charges_one_token_ea
         "unverified",
     ]
     after = balance(client, key)
-    assert (after["totalAvailable"], after["pendingTokens"]) == (7, 0)
+    assert (after["totalAvailable"], after["pendingTokens"]) == (6, 0)
 
     history = client.get("/api/verify-reference/history", headers=bearer(key)).json()
     (doc,) = history["documents"]
@@ -208,7 +215,7 @@ def test_a_json_text_body_is_a_document_too_and_its_title_defaults_to_the_file(
     body = response.json()
     # The Markdown reader takes its first "# " heading as the title (or the file's name).
     assert body["title"] in {"On paradigms", "notes.md"}
-    assert body["tokensAvailable"] == 2
+    assert body["tokensAvailable"] == 1
     history = client.get("/api/verify-reference/history", headers=bearer(key)).json()
     assert history["documents"][0]["title"] == body["title"]
     # Cancelled as a document of verify-reference is: what had not run yet is refunded.
@@ -219,7 +226,7 @@ def test_a_json_text_body_is_a_document_too_and_its_title_defaults_to_the_file(
     ).json()
     assert cancelled["documentId"] == body["documentId"]
     assert cancelled["refundedTokens"] == cancelled["cancelledJobs"]
-    assert balance(client, key)["totalAvailable"] == 2 + cancelled["refundedTokens"]
+    assert balance(client, key)["totalAvailable"] == 1 + cancelled["refundedTokens"]
     states = [j["state"] for j in wait_done(client, key, body["jobIds"])]
     assert states.count("failed") == cancelled["cancelledJobs"]
 
@@ -243,7 +250,7 @@ def test_a_pdf_upload_has_pages_and_lines(service: Service, client: httpx.Client
     assert [r["location"]["line"] for r in body["references"]] == sorted(
         {r["location"]["line"] for r in body["references"]}
     )
-    assert body["tokensAvailable"] == 2
+    assert body["tokensAvailable"] == 1  # the reading and three references
 
 
 def test_without_enough_tokens_it_is_402_and_nothing_is_queued(
@@ -253,7 +260,8 @@ def test_without_enough_tokens_it_is_402_and_nothing_is_queued(
     response = upload(client, key, PAPER.encode(), "paper.md")
     assert response.status_code == 402
     assert response.json()["error"]["code"] == "insufficient_tokens"
-    assert balance(client, key)["totalAvailable"] == 2
+    assert "need 3 token(s); the key has 1" in response.json()["error"]["message"]
+    assert balance(client, key)["totalAvailable"] == 1  # the reading was done: it is paid
     assert (
         client.get("/api/verify-reference/history", headers=bearer(key)).json()["documents"] == []
     )
@@ -270,7 +278,7 @@ def test_the_idempotency_key_replays_the_first_answer_without_charging_again(
     assert first.status_code == again.status_code == 200
     assert again.headers.get("idempotent-replayed") == "true"
     assert again.json()["documentId"] == first.json()["documentId"]
-    assert balance(client, key)["totalAvailable"] == 7
+    assert balance(client, key)["totalAvailable"] == 6  # the first: its reading, 3 references
     other = client.post(
         "/api/verify-document",
         files={"file": ("paper.md", PAPER.encode() + b"\n")},
@@ -345,7 +353,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_a_document_that_cannot_be_read_is_422_with_the_extractor_s_code_and_costs_nothing(
+def test_a_document_that_cannot_be_read_is_422_with_the_extractor_s_code_and_costs_its_reading(
     service: Service, client: httpx.Client, case: str
 ) -> None:
     data, name = BAD[case]
@@ -361,7 +369,7 @@ def test_a_document_that_cannot_be_read_is_422_with_the_extractor_s_code_and_cos
     error = response.json()["error"]
     assert error["code"] == raised.value.code
     assert error["message"] == str(raised.value)
-    assert balance(client, key)["totalAvailable"] == 5
+    assert balance(client, key)["totalAvailable"] == 4  # the reading's token: it was read
     assert (
         client.get("/api/verify-reference/history", headers=bearer(key)).json()["documents"] == []
     )
@@ -410,7 +418,7 @@ def test_without_a_valid_key_it_is_401(service: Service, client: httpx.Client) -
     assert wrong.json()["error"]["code"] == "invalid_api_key"
 
 
-def test_a_reference_too_long_to_verify_fails_at_once_and_costs_nothing(
+def test_a_reference_too_long_to_verify_fails_at_once_and_costs_no_verification(
     service: Service, client: httpx.Client
 ) -> None:
     long_ref = "Smith, J. (2020). " + "A very long title " * 80 + ". Journal, 1, 1-2."
@@ -420,7 +428,7 @@ def test_a_reference_too_long_to_verify_fails_at_once_and_costs_nothing(
         "/api/verify-document", json={"text": paper, "name": "p.txt"}, headers=bearer(key)
     ).json()
     assert body["counts"] == {**body["counts"], "references": 2, "queued": 1, "notVerifiable": 1}
-    assert body["tokensAvailable"] == 4
+    assert body["tokensAvailable"] == 3  # the reading and the one reference verified
     jobs = wait_done(client, key, body["jobIds"])
     assert jobs[0]["state"] == "completed"
     assert jobs[1]["state"] == "failed" and "1,200" in jobs[1]["error"]
@@ -458,13 +466,13 @@ def test_a_list_submitted_as_references_reads_as_a_document_without_locations(
 
 
 def test_the_client_submits_a_document_and_reads_it_back(service: Service, tmp_path: Path) -> None:
-    key = service.key(tokens=6)
+    key = service.key(tokens=10)
     paper = tmp_path / "paper.md"
     paper.write_text(PAPER)
     with ReferenceClient(service.url, api_key=key) as client:
         submitted = client.submit_document(paper, title="From a path")
         assert submitted.title == "From a path"
-        assert submitted.tokensAvailable == 3
+        assert submitted.tokensAvailable == 6  # the reading and three references
         assert [r.label for r in submitted.references] == ["1", "2", "3"]
         results = client.wait(submitted.jobIds, timeout=60)
         assert [j.result.status for j in results if j.result] == [
@@ -477,11 +485,11 @@ def test_the_client_submits_a_document_and_reads_it_back(service: Service, tmp_p
         assert [r.jobId for r in view.references] == submitted.jobIds
         again = client.submit_document(PAPER.encode(), name="bytes.md")
         assert again.fileName == "bytes.md"
-        with pytest.raises(InsufficientTokensError):
-            client.submit_document(PAPER.encode(), name="bytes.md")
-        with pytest.raises(DocumentError) as raised:
+        with pytest.raises(DocumentError) as raised:  # its reading paid: 1 token left
             client.submit_document(b"# Notes\n\nnothing\n", name="n.md")
         assert raised.value.code == "no-reference-list"
+        with pytest.raises(InsufficientTokensError):
+            client.submit_document(PAPER.encode(), name="bytes.md")
         with pytest.raises(InputError):
             client.submit_document(b"x")  # bytes without a name
 
@@ -502,7 +510,7 @@ def test_a_schema_5_store_gains_the_document_columns_and_keeps_its_documents(
         assert {"name", "format", "extracted"} <= columns
         with service.store.transaction() as db:
             version = db.execute(sa.text("SELECT max(version) FROM citeverify_schema")).scalar()
-        assert version == SCHEMA_VERSION == 6
+        assert version == SCHEMA_VERSION == 7
         key = service.key(tokens=5)
         assert upload(client, key, PAPER.encode(), "paper.md").status_code == 200
         titles = [d["title"] for d in service.store.history(limit=5)["documents"]]
@@ -512,7 +520,7 @@ def test_a_schema_5_store_gains_the_document_columns_and_keeps_its_documents(
         ]
 
 
-def test_more_references_than_a_document_may_have_is_422_and_costs_nothing(
+def test_more_references_than_a_document_may_have_is_422_and_costs_its_reading(
     service: Service, client: httpx.Client
 ) -> None:
     entries = "\n".join(f"[{i}] Author, A. ({1900 + i % 100}). Title {i}." for i in range(1, 2002))
@@ -524,10 +532,10 @@ def test_more_references_than_a_document_may_have_is_422_and_costs_nothing(
     assert response.status_code == 422, response.text[:300]
     assert response.json()["error"]["code"] == "too-many-references"
     assert "2,000" in response.json()["error"]["message"]
-    assert balance(client, key)["totalAvailable"] == 5000
+    assert balance(client, key)["totalAvailable"] == 4999
 
 
-def test_a_reading_over_the_time_limit_is_422_timeout_and_costs_nothing(
+def test_a_reading_over_the_time_limit_is_422_timeout_and_costs_its_reading(
     tmp_path: Path, index: Any
 ) -> None:
     lines = [f"Line {i} of a long report, [1] cited." for i in range(2000)]
@@ -543,7 +551,13 @@ def test_a_reading_over_the_time_limit_is_422_timeout_and_costs_nothing(
         error = response.json()["error"]
         assert error["code"] == "timeout"
         assert "0.001 s" in error["message"]
-        assert balance(client, key)["totalAvailable"] == 5
+        assert balance(client, key)["totalAvailable"] == 4
+        # Stopped, not reading on in the background: the slot is free as the answer comes.
+        slots = service.app.state.documents.slots
+        deadline = time.monotonic() + 30
+        while slots.running and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert slots.running == 0
 
 
 def reportlab_pdf_pages(lines: list[str]) -> bytes:
@@ -612,7 +626,7 @@ def test_the_file_part_after_too_many_parts_is_not_looked_for(
 def test_the_async_client_submits_a_document(service: Service) -> None:
     from citeverify_core.client import AsyncReferenceClient
 
-    key = service.key(tokens=3)
+    key = service.key(tokens=4)  # the reading and three references
 
     async def run() -> tuple[Any, Any]:
         async with AsyncReferenceClient(service.url, api_key=key) as client:
@@ -674,3 +688,75 @@ def test_a_document_s_own_overlong_title_is_cut_not_refused(
     assert 0 < len(title) <= 500 and "\x00" not in title
     history = client.get("/api/verify-reference/history", headers=bearer(key)).json()
     assert history["documents"][0]["title"] == title
+
+
+# --- uploads admitted before their body (issue 33) -----------------------------------------------
+
+
+def test_a_key_without_tokens_is_402_before_its_body_and_the_store_does_not_grow(
+    service: Service, client: httpx.Client
+) -> None:
+    key = service.key(tokens=0)
+    for name in ("paper.md", "paper.txt", "paper.html", "paper.pdf", "paper.docx", "paper.tex"):
+        response = upload(client, key, PAPER.encode(), name)
+        assert response.status_code == 402, response.text
+        assert "reading a document: need 1 token(s); the key has 0" in response.text
+        assert response.headers.get("connection") == "close"  # the body is not read on
+    assert balance(client, key)["totalAvailable"] == 0
+    history = client.get("/api/verify-reference/history", headers=bearer(key)).json()
+    assert history["documents"] == []
+
+
+def test_uploads_of_one_key_at_once_are_bounded_across_processes(
+    service: Service, index: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two stores on one database stand for two processes of `serve --workers 2`.
+    other = JobStore(service.store.path, ReferenceVerifier(index))
+    try:
+        key = service.key(tokens=5)
+        tenant = service.store.authenticate(key)["id"]
+
+        def tokens() -> tuple[int, int]:
+            held = service.store.balance(tenant)
+            return held["totalAvailable"], held["pendingTokens"]
+
+        first = service.store.take_upload(tenant, per_key=1, lease=60, cost=1)
+        with pytest.raises(RateLimitError, match="1 document upload"):
+            other.take_upload(tenant, per_key=1, lease=60, cost=1)
+        assert tokens() == (4, 1)  # the refused one reserved nothing
+        other.finish_upload(first, spent=False)  # ended by the other process: refunded
+        second = other.take_upload(tenant, per_key=1, lease=60, cost=1)
+        service.store.finish_upload(second, spent=True)
+        service.store.finish_upload(second, spent=True)  # twice: the second does nothing
+        assert tokens() == (4, 0)
+        # An upload whose process died mid-way is refunded when its lease has run out.
+        service.store.take_upload(tenant, per_key=1, lease=60, cost=1)
+        assert tokens() == (3, 1)
+        now = _store.clock()
+        monkeypatch.setattr(_store, "clock", lambda: now + 61)
+        third = other.take_upload(tenant, per_key=1, lease=60, cost=1)
+        assert tokens() == (3, 1)  # the dead one's token back, this one's taken
+        other.finish_upload(third, spent=True)
+        assert tokens() == (3, 0)
+    finally:
+        other.close()
+
+
+def test_a_body_that_drips_is_408_within_the_body_timeout(tmp_path: Path, index: Any) -> None:
+    with Service(tmp_path / "jobs.sqlite", index, body_timeout=1.0) as service:
+        key = service.key(tokens=5)
+        host, port = service.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=60) as sock:
+            sock.sendall(
+                b"POST /api/verify-document HTTP/1.1\r\nHost: x\r\n"
+                + f"Authorization: Bearer {key}\r\n".encode()
+                + b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                + b'{"text": "a'
+            )
+            answer = sock.recv(65536)  # waits for the service's answer: the rest never comes
+        head = answer.decode("latin-1").lower()
+        assert head.startswith("http/1.1 408"), head[:200]
+        assert "connection: close" in head
+        assert "body_timeout" in head
+        with httpx.Client(base_url=service.url) as client:
+            assert balance(client, key)["totalAvailable"] == 5  # nothing was read: refunded

@@ -23,6 +23,7 @@ from citeverify_core.service.gateway import GATEWAY_MAX_BODY, GatewayConfig, gat
 from citeverify_core.service.jobs import JobStore
 from citeverify_core.service.limits import EXTRACTION_TIMEOUT, ExtractionSlots, VerificationSlots
 from citeverify_core.service.metrics import Metrics
+from citeverify_core.service.middleware import BODY_TIMEOUT
 from citeverify_core.service.policies import PolicyPacks
 from citeverify_core.service.responses import handle_errors
 from citeverify_core.service.routes import (
@@ -71,6 +72,7 @@ def create_app(
     check_timeout: float = CHECK_TIMEOUT,
     max_document_bytes: int = MAX_DOCUMENT_BYTES,
     extraction_timeout: float = EXTRACTION_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
     extraction_slots: ExtractionSlots | None = None,
     on_shutdown: Sequence[Callable[[], None]] = (),
 ) -> FastAPI:
@@ -97,6 +99,7 @@ def create_app(
         max_document_bytes: The largest document ``POST /api/verify-document`` accepts (at most
             ``MAX_DOCUMENT_BYTES``, 50 MB); its body may have 64 KiB more (multipart headers).
         extraction_timeout: Seconds a document's reading may take (422 ``timeout`` after).
+        body_timeout: Seconds a request's body may take to arrive (408 ``body_timeout`` after).
         extraction_slots: The bounds on documents read at once (default: 2 per process, 1 per
             key; 429 beyond).
         on_shutdown: Called when the app stops, after the workers and the log (closes what the
@@ -115,7 +118,7 @@ def create_app(
         gateway.slots = slots
     bounds = slots
     document_settings = DocumentSettings.checked(
-        max_document_bytes, extraction_timeout, extraction_slots
+        max_document_bytes, extraction_timeout, extraction_slots, body_timeout
     )
 
     @contextlib.asynccontextmanager
@@ -183,6 +186,7 @@ def create_app(
         limit=max_body_bytes,
         gateway_limit=GATEWAY_MAX_BODY,
         document_limit=document_settings.max_bytes + MULTIPART_OVERHEAD,
+        body_timeout=document_settings.body_timeout,
     )
     # A response starts only once the decisions it logged are committed (kill -9 loses none).
     app.add_middleware(DurableDecisions)

@@ -51,7 +51,7 @@ MAX_ID = 2**63 - 1
 #: The schema this code writes: 1 the first, 2 job leases, 3 tenants and tokens, 4 the guard's
 #: decision log, 5 shared rate-limit hits and idempotency keys, 6 whole documents (a document's
 #: file name, format and what was extracted from it: locations, citations, findings).
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _META = sa.MetaData()
 _ID = sa.BigInteger().with_variant(sa.Integer(), "sqlite")  # SQLite's rowid is INTEGER
@@ -153,6 +153,19 @@ IDEMPOTENCY = sa.Table(
     sa.Column("answer", sa.Text, nullable=False),  # JSON: the submit answer
     sa.Column("created_ts", sa.Float, nullable=False),
     sa.Index("idempotency_time", "created_ts"),
+)
+#: Document uploads in flight, one row each, from before their body is read until they are
+#: answered: the per-key bound on uploads at once that every process of the service shares, and
+#: the token each holds reserved for its reading. A row whose lease ran out (a process killed
+#: mid-upload) is refunded and removed by the key's next upload.
+UPLOADS = sa.Table(
+    "uploads_in_flight",
+    _META,
+    sa.Column("id", sa.Text, primary_key=True),  # uuid4 hex
+    sa.Column("api_key_id", _ID, nullable=False),
+    sa.Column("tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("expires_ts", sa.Float, nullable=False),  # Unix seconds
+    sa.Index("uploads_key", "api_key_id", "expires_ts"),
 )
 SCHEMA = sa.Table("citeverify_schema", _META, sa.Column("version", sa.Integer, nullable=False))
 _JOB_COLUMNS = {"id", "document_id", "position", "raw_text", "state", "result", "error"}

@@ -6,7 +6,9 @@ job waits or runs. Completing a job spends its token; a failure or a cancellatio
 (:mod:`citeverify_core.service.jobs`), so the balance always adds up.
 
 Only a key's hash is kept. Requests without a valid key are counted per client address in the
-database, so that every process sharing it applies one limit.
+database, so that every process sharing it applies one limit, and so are document uploads in
+flight (:meth:`TenantStore.take_upload`): at most a few per key across all processes, each with
+its reading's token reserved before a byte of its body is read.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import uuid
 from typing import Any
 
 import sqlalchemy as sa
@@ -23,16 +26,19 @@ from citeverify_core.errors import (
     InputError,
     InsufficientTokensError,
     PermissionDeniedError,
+    RateLimitError,
 )
 from citeverify_core.references.index import encodable
 from citeverify_core.service import store
-from citeverify_core.service.store import API_KEYS, RATE_HITS, Store, now_iso
+from citeverify_core.service.store import API_KEYS, RATE_HITS, UPLOADS, Store, now_iso
 
 __all__ = ["KEY_PREFIX", "TenantStore", "reserve", "settle"]
 
 #: Every key starts so (a secret scanner can find leaked ones); the next 8 characters are its
 #: public prefix, shown by ``keys list`` and used to find it.
 KEY_PREFIX = "cvk_"
+#: Seconds a client told 429 for too many uploads at once waits before trying again.
+RETRY_UPLOAD = 5.0
 
 
 class TenantStore(Store):
@@ -179,6 +185,67 @@ class TenantStore(Store):
             "email": None,
         }
 
+    def take_upload(self, tenant: int, *, per_key: int, lease: float, cost: int) -> str:
+        """Admit a document upload of ``tenant`` before its body is read; the upload's id.
+
+        Counted in the database, so that the bound holds across every process of the service:
+        at most ``per_key`` uploads of one key at once. ``cost`` tokens are reserved (pending)
+        for the reading; :meth:`finish_upload` spends or refunds them. Uploads whose ``lease``
+        (seconds) ran out, left by a process that died mid-upload, are refunded first.
+
+        Raises:
+            RateLimitError: the key has ``per_key`` uploads in flight (429, nothing reserved).
+            InsufficientTokensError: fewer than ``cost`` tokens (402, before any byte is read).
+            AuthenticationError, PermissionDeniedError: no such key, or a revoked one.
+        """
+        now = store.clock()
+        upload = uuid.uuid4().hex
+        with self.transaction() as db:
+            # The key's row first (PostgreSQL: FOR UPDATE serialises this key's uploads across
+            # processes; SQLite's BEGIN IMMEDIATE already does). Always this order: key, uploads.
+            db.execute(sa.select(API_KEYS.c.id).where(API_KEYS.c.id == tenant).with_for_update())
+            expired = db.execute(
+                UPLOADS.delete()
+                .where(UPLOADS.c.api_key_id == tenant, UPLOADS.c.expires_ts <= now)
+                .returning(UPLOADS.c.tokens)
+            ).all()
+            settle(db, tenant, sum(int(row.tokens) for row in expired), spent=False)
+            live = db.execute(
+                sa.select(sa.func.count()).where(UPLOADS.c.api_key_id == tenant)
+            ).scalar_one()
+            if live >= per_key:
+                msg = f"more than {per_key} document upload(s) at once for this key"
+                raise RateLimitError(msg, retry_after=RETRY_UPLOAD)
+            if cost:
+                reserve(db, tenant, cost, what="reading a document")
+            db.execute(
+                UPLOADS.insert().values(
+                    id=upload, api_key_id=tenant, tokens=cost, expires_ts=now + lease
+                )
+            )
+        return upload
+
+    def finish_upload(self, upload: str, *, spent: bool) -> None:
+        """End an upload: its reserved tokens spent (the document was read) or refunded.
+
+        An upload already ended (or expired and refunded) is left alone.
+        """
+        with self.transaction() as db:
+            row = db.execute(
+                sa.select(UPLOADS.c.api_key_id, UPLOADS.c.tokens).where(UPLOADS.c.id == upload)
+            ).first()
+            if row is None:
+                return
+            # Key row first, as in take_upload.
+            db.execute(
+                sa.select(API_KEYS.c.id).where(API_KEYS.c.id == row.api_key_id).with_for_update()
+            )
+            gone = db.execute(
+                UPLOADS.delete().where(UPLOADS.c.id == upload).returning(UPLOADS.c.tokens)
+            ).first()
+            if gone is not None:
+                settle(db, int(row.api_key_id), int(gone.tokens), spent=spent)
+
     def hit_rate_limit(self, address: str, limit: int, *, window: float = 60.0) -> float:
         """Count a request without a valid key from ``address``; 0 when within ``limit``.
 
@@ -204,8 +271,10 @@ class TenantStore(Store):
         return 0.0
 
 
-def reserve(db: sa.Connection, tenant: int, count: int) -> int:
+def reserve(db: sa.Connection, tenant: int, count: int, *, what: str = "") -> int:
     """Take ``count`` tokens from the tenant into its pending ones; its balance after.
+
+    ``what`` names what the tokens pay for in the 402's message (default: references).
 
     Raises:
         AuthenticationError: no such key.
@@ -229,7 +298,9 @@ def reserve(db: sa.Connection, tenant: int, count: int) -> int:
         raise AuthenticationError("invalid API key")
     if key.revoked_at is not None:
         raise PermissionDeniedError("this API key was revoked")
-    msg = f"{count} reference(s) need {count} token(s); the key has {key.tokens}"
+    # The client reads "need N token(s); the key has M" (client/wire.py): keep that wording.
+    what = what or f"{count} reference(s)"
+    msg = f"{what}: need {count} token(s); the key has {key.tokens}"
     raise InsufficientTokensError(msg, needed=count, available=int(key.tokens))
 
 

@@ -38,8 +38,12 @@ from citeverify_core.errors import DocumentError, InputError
 from citeverify_core.references.document import MAX_DOCUMENT_BYTES, extract_document_bounded
 from citeverify_core.references.document.sandbox import Cancel
 from citeverify_core.service.idempotency import IDEMPOTENCY_SECONDS, MAX_IDEMPOTENCY_KEY
-from citeverify_core.service.limits import EXTRACTION_TIMEOUT, ExtractionSlots
-from citeverify_core.service.middleware import BodyLimit
+from citeverify_core.service.limits import (
+    EXTRACTION_TIMEOUT,
+    EXTRACTIONS_PER_KEY,
+    ExtractionSlots,
+)
+from citeverify_core.service.middleware import BODY_TIMEOUT, BodyLimit
 from citeverify_core.service.responses import error_response
 from citeverify_core.service.routes.dependencies import ERRORS, Key, service_state
 from citeverify_core.service.schema import (
@@ -80,6 +84,12 @@ UPLOAD_SUFFIXES = (
     ".txt",
     ".text",
 )
+#: Uploads of one key at once across every process of the service (429 beyond, before the body
+#: is read): as many as one process reads at once for a key.
+UPLOADS_PER_KEY = EXTRACTIONS_PER_KEY
+#: Tokens a document's reading costs (reserved before its body is read; refunded when it was
+#: not read: a 400, 413, 408, 429 or a client gone; spent when it was, whatever it found).
+DOCUMENT_READ_COST = 1
 #: Seconds the route waits beyond the reading's own timeout (the child is killed at the
 #: timeout; this is the backstop should the thread not return).
 READ_GRACE = 5.0
@@ -98,12 +108,22 @@ class DocumentSettings:
     Attributes:
         max_bytes: The largest document accepted (at most ``MAX_DOCUMENT_BYTES``).
         timeout: Seconds a document's reading may take (422 ``timeout`` after).
-        slots: The bounds on documents read at once (429 beyond).
+        slots: The bounds on documents read at once in this process (429 beyond).
+        uploads_per_key: Uploads of one key at once, across every process (429 beyond, before
+            the body is read).
+        body_timeout: Seconds a request's body may take to arrive (408 after).
     """
 
     max_bytes: int
     timeout: float
     slots: ExtractionSlots
+    uploads_per_key: int = UPLOADS_PER_KEY
+    body_timeout: float = BODY_TIMEOUT
+
+    @property
+    def lease(self) -> float:
+        """Seconds an upload in flight stays counted if its process dies before answering."""
+        return self.body_timeout + self.timeout + READ_GRACE + 60.0
 
     @classmethod
     def checked(
@@ -111,6 +131,7 @@ class DocumentSettings:
         max_bytes: int = MAX_DOCUMENT_BYTES,
         timeout: float = EXTRACTION_TIMEOUT,
         slots: ExtractionSlots | None = None,
+        body_timeout: float = BODY_TIMEOUT,
     ) -> "DocumentSettings":
         """The settings, checked.
 
@@ -126,7 +147,21 @@ class DocumentSettings:
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             msg = "the extraction timeout must be a positive number of seconds"
             raise InputError(msg, path="extraction_timeout")
-        return cls(max_bytes, float(timeout), slots or ExtractionSlots())
+        if (
+            isinstance(body_timeout, bool)
+            or not isinstance(body_timeout, int | float)
+            or not 0 < body_timeout <= 3600
+        ):
+            msg = "the body timeout must be more than 0 and at most 3600 seconds"
+            raise InputError(msg, path="body_timeout")
+        slots = slots or ExtractionSlots()
+        return cls(
+            max_bytes,
+            float(timeout),
+            slots,
+            uploads_per_key=slots.per_key,
+            body_timeout=float(body_timeout),
+        )
 
 
 def document_settings(request: Request) -> DocumentSettings:
@@ -141,9 +176,16 @@ class DocumentBodyLimit:
     the upload's body is counted against ``document_limit``, every other path as before.
     """
 
-    def __init__(self, app: ASGIApp, limit: int, gateway_limit: int, document_limit: int) -> None:
-        self._default = BodyLimit(app, limit, gateway_limit)
-        self._document = BodyLimit(app, document_limit, document_limit)
+    def __init__(
+        self,
+        app: ASGIApp,
+        limit: int,
+        gateway_limit: int,
+        document_limit: int,
+        body_timeout: float | None = BODY_TIMEOUT,
+    ) -> None:
+        self._default = BodyLimit(app, limit, gateway_limit, body_timeout)
+        self._document = BodyLimit(app, document_limit, document_limit, body_timeout)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on under its path's limit."""
@@ -204,12 +246,43 @@ async def verify_document(
         ),
     ] = None,
 ) -> Any:
-    """Read a document, queue each reference of its list (one token each); its job ids."""
+    """Read a document (one token), queue each reference of its list (one token each)."""
     settings = document_settings(request)
+    store = service_state(request).store
+    # Admitted before a byte of the body is read: at most uploads_per_key of this key at once
+    # across every process (429), and the reading's token reserved (402 for a key without).
+    upload = await asyncio.to_thread(
+        partial(
+            store.take_upload,
+            key["id"],
+            per_key=settings.uploads_per_key,
+            lease=settings.lease,
+            cost=DOCUMENT_READ_COST,
+        )
+    )
+    outcome: dict[str, bool] = {"read": False}
+    try:
+        return await _upload(key, request, settings, idempotency_key, outcome)
+    finally:
+        # Spent when the document was read (whatever it held), refunded otherwise. Shielded:
+        # a shutdown that cancels this request must not leave the token pending (the lease's
+        # expiry would refund it too, later).
+        finish = partial(store.finish_upload, upload, spent=outcome["read"])
+        await asyncio.shield(asyncio.to_thread(finish))
+
+
+async def _upload(
+    key: Any,
+    request: Request,
+    settings: DocumentSettings,
+    idempotency_key: str | None,
+    outcome: dict[str, bool],
+) -> Any:
+    """The upload once admitted: its body read, the document read, its references queued."""
     try:
         body = await _read_body(request, settings.max_bytes + MULTIPART_OVERHEAD)
     except ClientDisconnect:
-        # The body limit answered 413 already (or the client left): this answer is dropped.
+        # The body limit answered 413 or 408 already (or the client left): this is dropped.
         return Response(status_code=499)
     try:
         data, name, title = _parse(body, request.headers.get("content-type", ""))
@@ -233,10 +306,13 @@ async def verify_document(
     except DocumentError as exc:
         if exc.code == "unavailable":
             return error_response(503, "reader_unavailable", str(exc))
+        outcome["read"] = True  # read, and found wanting: the reading is paid for
         return _refused(exc)
     except TimeoutError:
+        outcome["read"] = True
         msg = f"{name}: reading the document took longer than {settings.timeout:g} s"
         return _refused(DocumentError(msg, code="timeout"))
+    outcome["read"] = True
     if len(document.references) > MAX_DOCUMENT_REFERENCES:
         msg = (
             f"{name}: {len(document.references):,} references found; a document may have at "
@@ -254,6 +330,8 @@ async def verify_document(
         )
     )
     replayed = {"Idempotent-Replayed": "true"} if answer.pop("replayed", False) else None
+    if replayed:
+        outcome["read"] = False  # a replay is not charged again, its reading included
     # As the store answered it (DocumentSubmission documents it): the extractor's dictionaries
     # are not parsed into models and written again.
     return JSONResponse(answer, headers=replayed)
