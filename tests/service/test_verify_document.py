@@ -43,6 +43,7 @@ from tests.support.service import (
     Service,
     bearer,
     build_index,
+    serve_refusal,
     wait_done,
 )
 
@@ -760,3 +761,34 @@ def test_a_body_that_drips_is_408_within_the_body_timeout(tmp_path: Path, index:
         assert "body_timeout" in head
         with httpx.Client(base_url=service.url) as client:
             assert balance(client, key)["totalAvailable"] == 5  # nothing was read: refunded
+
+
+def test_documents_past_their_retention_are_purged_with_their_jobs(
+    held_service: Service, held_client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, client = held_service, held_client
+    key = service.key(tokens=20)
+    done = upload(client, key, PAPER.encode(), "done.md").json()
+    assert service.store.process() == 3  # its jobs ended
+    waiting = upload(client, key, PAPER.encode(), "waiting.md").json()  # its jobs wait
+    listed = service.store.submit([KUHN], title="a list, not an upload")
+    assert service.store.prune_documents(30) == 0  # nothing is 30 days old yet
+    now = _store.clock()
+    monkeypatch.setattr(_store, "clock", lambda: now + 31 * 86400)
+    assert service.store.prune_documents(30) == 1  # the ended upload; not the one still waiting
+    gone = client.get(f"/api/documents/{done['documentId']}", headers=bearer(key))
+    assert gone.status_code == 404
+    kept = client.get(f"/api/documents/{waiting['documentId']}", headers=bearer(key))
+    assert kept.status_code == 200
+    assert service.store.document(listed["documentId"]) is not None  # lists are not uploads
+    polled = client.post(
+        "/api/verify-reference/results", json={"jobIds": done["jobIds"]}, headers=bearer(key)
+    ).json()["jobs"]
+    assert all(job["state"] == "not-found" for job in polled)
+
+
+def test_serve_refuses_a_body_timeout_or_retention_out_of_range(tmp_path: Path) -> None:
+    for flag, value in (("--body-timeout", "0"), ("--document-retention-days", "-1")):
+        result = serve_refusal(tmp_path, flag, value)
+        assert result.exit_code == 2, result.output
+        assert flag in result.output

@@ -110,6 +110,18 @@ def serve(
     log_retention_days: Annotated[
         float, typer.Option(help="Days the decision log keeps a decision.")
     ] = 30.0,
+    document_retention_days: Annotated[
+        float,
+        typer.Option(
+            help="Days an uploaded document and its results are kept (purged every hour)."
+        ),
+    ] = 30.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a request's body may take to arrive (408 after; uploads included)."
+        ),
+    ] = 60.0,
 ) -> None:
     """Run the reference-verification REST API (its documented wire format).
 
@@ -158,6 +170,10 @@ def serve(
         _fail("--stream is passthrough or buffer")
     if not 0 < log_retention_days < 100_000:
         _fail("--log-retention-days must be a positive number of days")
+    if not 0 < document_retention_days < 100_000:
+        _fail("--document-retention-days must be a positive number of days")
+    if not 0 < body_timeout <= 3600:
+        _fail("--body-timeout must be more than 0 and at most 3600 seconds")
     from citeverify_core.service.policies import PolicyPacks  # noqa: PLC0415 - start-up time
 
     PolicyPacks(policy, policy_dir)  # a broken pack fails here, once, not in every process
@@ -186,6 +202,8 @@ def serve(
         stream=stream,
         log_content=log_content,
         log_retention_days=log_retention_days,
+        document_retention_days=document_retention_days,
+        body_timeout=body_timeout,
         parent_pid=os.getpid(),
     )
     plural = "es" if processes > 1 else ""

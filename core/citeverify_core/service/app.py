@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from fastapi import FastAPI
 
 import citeverify_core
+from citeverify_core.errors import InputError, ServiceError
 from citeverify_core.references.document import MAX_DOCUMENT_BYTES
 from citeverify_core.service.decisions import DEFAULT_RETENTION_DAYS, DecisionLog, DurableDecisions
 from citeverify_core.service.gateway import GATEWAY_MAX_BODY, GatewayConfig, gateway_router
@@ -44,6 +46,13 @@ from citeverify_core.service.routes.documents import (
 )
 from citeverify_core.service.web import web_router
 from citeverify_core.service.workers import Workers
+
+_log = logging.getLogger("citeverify.service")
+
+#: Days an uploaded document and its results are kept (``serve --document-retention-days``).
+DOCUMENT_RETENTION_DAYS = 30.0
+#: Seconds between two purges of the documents past their retention.
+PURGE_INTERVAL = 3600.0
 
 __all__ = ["CHECK_TIMEOUT", "MAX_BODY_BYTES", "UNAUTHENTICATED_PER_MINUTE", "create_app"]
 
@@ -73,6 +82,7 @@ def create_app(
     max_document_bytes: int = MAX_DOCUMENT_BYTES,
     extraction_timeout: float = EXTRACTION_TIMEOUT,
     body_timeout: float = BODY_TIMEOUT,
+    document_retention_days: float = DOCUMENT_RETENTION_DAYS,
     extraction_slots: ExtractionSlots | None = None,
     on_shutdown: Sequence[Callable[[], None]] = (),
 ) -> FastAPI:
@@ -100,6 +110,8 @@ def create_app(
             ``MAX_DOCUMENT_BYTES``, 50 MB); its body may have 64 KiB more (multipart headers).
         extraction_timeout: Seconds a document's reading may take (422 ``timeout`` after).
         body_timeout: Seconds a request's body may take to arrive (408 ``body_timeout`` after).
+        document_retention_days: Uploaded documents (and their jobs) older than this are
+            deleted, at start and every hour.
         extraction_slots: The bounds on documents read at once (default: 2 per process, 1 per
             key; 429 beyond).
         on_shutdown: Called when the app stops, after the workers and the log (closes what the
@@ -117,6 +129,11 @@ def create_app(
     elif gateway is not None:
         gateway.slots = slots
     bounds = slots
+    if isinstance(document_retention_days, bool) or not (
+        isinstance(document_retention_days, int | float) and 0 < document_retention_days < 100_000
+    ):
+        msg = "the document retention is a positive number of days"
+        raise InputError(msg, path="document_retention_days")
     document_settings = DocumentSettings.checked(
         max_document_bytes, extraction_timeout, extraction_slots, body_timeout
     )
@@ -127,9 +144,11 @@ def create_app(
         if worker is not None:
             worker.start()
         log.start()
+        purge = asyncio.create_task(_purge_documents(store, document_retention_days))
         try:
             yield
         finally:
+            purge.cancel()
             if worker is not None:
                 await asyncio.to_thread(worker.stop)
             await asyncio.to_thread(log.stop)
@@ -191,3 +210,13 @@ def create_app(
     # A response starts only once the decisions it logged are committed (kill -9 loses none).
     app.add_middleware(DurableDecisions)
     return app
+
+
+async def _purge_documents(store: JobStore, retention_days: float) -> None:
+    """Delete the documents past their retention, at start and every hour, until cancelled."""
+    while True:
+        try:
+            await asyncio.to_thread(store.prune_documents, retention_days)
+        except ServiceError as exc:  # the store failed: the next purge tries again
+            _log.warning("old documents not deleted: %s", exc)
+        await asyncio.sleep(PURGE_INTERVAL)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import json
 import logging
 import math
@@ -773,6 +774,40 @@ class JobStore(TenantStore):
                 ).scalars()
             )
         return _status_of(states)
+
+    def prune_documents(self, retention_days: float, *, batch: int = 500) -> int:
+        """Delete the uploaded documents older than ``retention_days``, with their jobs; how many.
+
+        Only whole documents (``POST /api/verify-document``) are kept for a retention period;
+        a document with a job still waiting or running stays until it has ended (its tokens
+        are reserved). Deleted in batches, one transaction each, so that a long purge never
+        holds the store.
+        """
+        cutoff = (
+            datetime.datetime.fromtimestamp(store.clock() - retention_days * 86400, datetime.UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z")
+        )
+        busy = sa.select(JOBS.c.document_id).where(JOBS.c.state.in_(("waiting", "active")))
+        deleted = 0
+        while True:
+            with self.transaction() as db:
+                ids = list(
+                    db.execute(
+                        sa.select(DOCUMENTS.c.id)
+                        .where(
+                            DOCUMENTS.c.name.is_not(None),
+                            DOCUMENTS.c.created_at < cutoff,
+                            DOCUMENTS.c.id.not_in(busy),
+                        )
+                        .limit(batch)
+                    ).scalars()
+                )
+                if not ids:
+                    return deleted
+                db.execute(JOBS.delete().where(JOBS.c.document_id.in_(ids)))
+                db.execute(DOCUMENTS.delete().where(DOCUMENTS.c.id.in_(ids)))
+                deleted += len(ids)
 
     def history(
         self, *, limit: int = 20, offset: int = 0, tenant: int | None = None

@@ -73,6 +73,8 @@ class ServeOptions:
         stream: The gateway's stream mode (``passthrough`` or ``buffer``).
         log_content: Log answers and documents with the decisions.
         log_retention_days: Days a decision is kept.
+        document_retention_days: Days an uploaded document and its results are kept.
+        body_timeout: Seconds a request's body may take to arrive.
         parent_pid: The ``serve`` command's process (the worker processes end with it).
         max_verifications: Answers verified at once by each process (guard and
             ``POST /api/check``); 429 beyond.
@@ -92,6 +94,8 @@ class ServeOptions:
     stream: str = "passthrough"
     log_content: bool = False
     log_retention_days: float = 30.0
+    document_retention_days: float = 30.0
+    body_timeout: float = 60.0
     parent_pid: int | None = None
     max_verifications: int = DEFAULT_PER_INSTANCE
     max_verifications_per_caller: int = DEFAULT_PER_KEY
@@ -154,6 +158,8 @@ def build_app(options: ServeOptions) -> FastAPI:
         policies=packs,
         log_content=options.log_content,
         log_retention_days=options.log_retention_days,
+        document_retention_days=options.document_retention_days,
+        body_timeout=options.body_timeout,
         on_shutdown=closers,
         slots=VerificationSlots(
             per_instance=options.max_verifications,
