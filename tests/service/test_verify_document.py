@@ -9,7 +9,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -792,3 +796,58 @@ def test_serve_refuses_a_body_timeout_or_retention_out_of_range(tmp_path: Path) 
         result = serve_refusal(tmp_path, flag, value)
         assert result.exit_code == 2, result.output
         assert flag in result.output
+
+
+def test_uploads_in_flight_at_sigterm_are_told_503_not_a_500(tmp_path: Path, index: Any) -> None:
+    from citeverify_core.service.tenants import TenantStore
+
+    db = tmp_path / "jobs.sqlite"
+    keys = TenantStore(db)
+    uploaders = [keys.create_key(f"uploader {i}", tokens=50)[0] for i in range(3)]
+    keys.close()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "citeverify_core", "serve", "--port", str(port), "--db", str(db),
+         "--index", index.path, "--shutdown-timeout", "1", "--workers", "1"],
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    sockets: list[socket.socket] = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, "citeverify serve exited"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "citeverify serve did not start"
+                time.sleep(0.1)
+        for key in uploaders:  # one upload a key (the bound), whose body is still coming
+            sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+            sock.sendall(
+                b"POST /api/verify-document HTTP/1.1\r\nHost: x\r\n"
+                + f"Authorization: Bearer {key}\r\n".encode()
+                + b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+                + b'{"text": "a'
+            )
+            sockets.append(sock)
+        time.sleep(0.5)  # let them reach the app (an answer to any of them would show below)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        answers = [sock.recv(65536).decode("latin-1") for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
+    assert any(answers)
+    for answer in answers:  # each told the service is going away (or its connection closed)
+        if answer:
+            assert answer.startswith("HTTP/1.1 503"), answer[:200]
+            assert '"shutting_down"' in answer
+    assert "Traceback" not in (tmp_path / "serve.log").read_text()

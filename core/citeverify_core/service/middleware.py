@@ -24,6 +24,8 @@ __all__ = ["BODY_TIMEOUT", "BodyLimit"]
 
 #: Seconds a request's body may take to arrive, from the request's start.
 BODY_TIMEOUT = 60.0
+#: What a request cut short by the service's shutdown is told (503 ``shutting_down``).
+SHUTTING_DOWN = "the service is shutting down; retry"
 
 
 class BodyLimit:
@@ -102,7 +104,18 @@ class BodyLimit:
                     message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, limited, tracking)
+        try:
+            await self.app(scope, limited, tracking)
+        except asyncio.CancelledError:
+            # The service's shutdown cancels what its grace period left running (an upload
+            # still sending, a document still read): the client is told so in the service's
+            # envelope (503, retry), not sent uvicorn's plain-text 500 and a traceback.
+            if started or answered:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()  # handled here: the rest of this request may await
+            await _send_json(send, 503, "shutting_down", SHUTTING_DOWN, close=True)
 
     @staticmethod
     def _message(limit: int) -> str:
