@@ -286,6 +286,15 @@ CHAT_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("unknown-choice-field", _chat_with(lambda b: b["choices"][0].update(x=PLANT)), "removed"),
     ("unknown-top-level-field", _chat_with(lambda b: b.update(citations=[PLANT])), "removed"),
     ("model", _chat_with(lambda b: b.update(model=PLANT)), "removed"),
+    (
+        "tool-call-id-and-type",
+        _chat(
+            tool_calls=[
+                {"id": PLANT, "type": PLANT, "function": {"name": "note", "arguments": "{}"}}
+            ]
+        ),
+        "removed",
+    ),
     ("system-fingerprint", _chat_with(lambda b: b.update(system_fingerprint=PLANT)), "removed"),
 ]
 
@@ -440,6 +449,30 @@ RESPONSES_CASES: list[tuple[str, dict[str, Any], str]] = [
         "removed",
     ),
     ("unknown-message-field", _responses({**_message(), "x_note": PLANT}), "removed"),
+    ("message-id", _responses({**_message(), "id": PLANT}), "removed"),
+    (
+        "function-call-ids",
+        _responses(
+            _message(),
+            {
+                "id": PLANT,
+                "type": "function_call",
+                "call_id": PLANT,
+                "name": "note",
+                "arguments": "{}",
+                "status": "completed",
+            },
+        ),
+        "removed",
+    ),
+    (
+        "custom-tool-call-ids",
+        _responses(
+            _message(),
+            {"id": PLANT, "type": "custom_tool_call", "call_id": PLANT, "name": "n", "input": ""},
+        ),
+        "removed",
+    ),
     (
         "message-role-and-status",
         _responses({**_message(), "role": PLANT, "status": PLANT}),
@@ -546,6 +579,17 @@ def test_a_block_names_the_rule_and_the_span_never_the_number(gateway):
 
 
 # --- buffered streams ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["redact", "block"])
+def test_an_output_item_id_is_kept_only_while_it_is_one_token(gateway, policy):
+    upstream_body = _responses({**_message(), "id": "msg 1 with text"}, _message())
+    response = _send(gateway, "responses", policy, Reply(200, upstream_body))
+    assert response.status_code == 200, response.text
+    assert "msg 1 with text" not in response.text
+    first, second = response.json()["output"]
+    assert "id" not in first
+    assert second["id"] == "msg_1"
 
 
 def _sse(events: list[dict[str, Any]], *, done: bool = True) -> Reply:

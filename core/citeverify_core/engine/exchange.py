@@ -539,7 +539,14 @@ IDENTIFIER_FIELDS = frozenset(
         "previous_response_id", "prompt_cache_key", "safety_identifier", "user", "truncation",
     }
 )  # fmt: skip
-_TOKEN = re.compile(r"\S{1,200}")
+#: An identifier or a tag as kept: one token, no white space (the buffered streams' assembler
+#: holds the fields of events to it too).
+ONE_TOKEN = re.compile(r"\S{1,200}")
+
+
+def _one_token(value: Any) -> bool:
+    """Whether ``value`` may stand as an identifier: None, or a string of one token."""
+    return value is None or (isinstance(value, str) and ONE_TOKEN.fullmatch(value) is not None)
 
 
 def _kept(response: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -547,13 +554,16 @@ def _kept(response: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {
         key: response[key]
         for key in keys
-        if key in response
-        and (
-            key not in IDENTIFIER_FIELDS
-            or response[key] is None
-            or (isinstance(response[key], str) and _TOKEN.fullmatch(response[key]))
-        )
+        if key in response and (key not in IDENTIFIER_FIELDS or _one_token(response[key]))
     }
+
+
+def _identifiers(item: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The identifiers ``keys`` of an output item or a tool call, each while it is one token.
+
+    One holding white space is text the model or the provider wrote: left out.
+    """
+    return {key: item[key] for key in keys if key in item and _one_token(item[key])}
 
 
 def _rebuild(
@@ -602,16 +612,15 @@ def _rebuild(
                     parts.append(
                         {"type": "refusal", "refusal": texts[f"{where}.content[{j}].refusal"]}
                     )
-            kept = {k: item[k] for k in ("id",) if k in item}
-            kept |= _status(item)
+            kept = _identifiers(item, ("id",)) | _status(item)
             output.append({"type": "message", **kept, "role": "assistant", "content": parts})
         elif kind == "function_call":
-            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
+            kept = _identifiers(item, ("id", "call_id")) | _status(item)
             kept["name"] = _name(item.get("name"))
             arguments = _rebuilt_arguments(f"{where}.arguments", item.get("arguments"), texts)
             output.append({"type": kind, **kept, "arguments": arguments})
         elif kind == "custom_tool_call" and f"{where}.input" in texts:
-            kept = {k: item[k] for k in ("id", "call_id") if k in item} | _status(item)
+            kept = _identifiers(item, ("id", "call_id")) | _status(item)
             kept["name"] = _name(item.get("name"))
             output.append({"type": kind, **kept, "input": texts[f"{where}.input"]})
         # Reasoning, web search, code interpreter and other items: left out.
@@ -662,7 +671,7 @@ def _rebuild_choice(
     if isinstance(calls, list):
         new["tool_calls"] = [
             {
-                **{k: call[k] for k in ("id", "type") if k in call},
+                **_identifiers(call, ("id", "type")),
                 "function": {
                     "name": _name(call["function"].get("name")),
                     "arguments": _rebuilt_arguments(

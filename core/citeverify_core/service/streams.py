@@ -23,6 +23,7 @@ from citeverify_core.engine.exchange import (
     FINISH_REASONS,
     ITEM_STATUSES,
     MAX_CHOICES,
+    ONE_TOKEN,
     RESPONSES_KEPT,
     GatewayDecision,
     extract_answers,
@@ -45,7 +46,6 @@ _IDENTIFIER_KEYS = frozenset(
         "type", "name", "call_id", "item_id", "status", "obfuscation",
     }
 )  # fmt: skip
-_TOKEN = re.compile(r"\S{1,200}")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,63}")
 _LINE = re.compile(r"\r\n|\r|\n")
 #: A line's end followed by blank lines: where events end.
@@ -177,7 +177,7 @@ class _Shown:
                     if (
                         key in _IDENTIFIER_KEYS
                         and isinstance(value, str)
-                        and _TOKEN.fullmatch(value) is not None
+                        and ONE_TOKEN.fullmatch(value) is not None
                     ):
                         continue
                     # Chat: every field under a choice's ``delta``; Responses: an event's
@@ -225,7 +225,7 @@ def _parse(raw: bytes) -> Iterator[tuple[bool, Any]]:
     decoder = json.JSONDecoder(parse_constant=_no_constant, object_pairs_hook=pairs)
     for name, data, other in sse_events(raw):
         for tag in (name, *other):
-            if tag and not _TOKEN.fullmatch(tag):
+            if tag and not ONE_TOKEN.fullmatch(tag):
                 yield False, tag
         if not data.strip() or data.strip() == "[DONE]":
             continue
@@ -318,7 +318,7 @@ class _ChatAssembler:
             elif key == "object" and value == "chat.completion.chunk":
                 pass
             elif key in ("id", "model", "system_fingerprint", "service_tier") and (
-                value is None or (isinstance(value, str) and _TOKEN.fullmatch(value))
+                value is None or (isinstance(value, str) and ONE_TOKEN.fullmatch(value))
             ):
                 # One value for the whole stream: a chunk that names another one shows text
                 # that the assembled response does not hold.
@@ -329,7 +329,7 @@ class _ChatAssembler:
             elif key == "usage" and (value is None or isinstance(value, dict)):
                 if value is not None:
                     self.top["usage"] = value
-            elif key == "obfuscation" and isinstance(value, str) and _TOKEN.fullmatch(value):
+            elif key == "obfuscation" and isinstance(value, str) and ONE_TOKEN.fullmatch(value):
                 pass  # padding against length side channels, not text
             else:
                 self.unknown.append({key: value})
@@ -558,7 +558,7 @@ class _ResponsesAssembler:
         else:
             known = set()
         for key, value in event.items():
-            if key == "obfuscation" and isinstance(value, str) and _TOKEN.fullmatch(value):
+            if key == "obfuscation" and isinstance(value, str) and ONE_TOKEN.fullmatch(value):
                 continue  # padding against length side channels, not text
             if key not in known and value is not None:
                 self.unknown.append({key: value})
