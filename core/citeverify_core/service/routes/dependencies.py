@@ -26,9 +26,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         401: "Missing or invalid API key",
         402: "Insufficient tokens",
         403: "Revoked API key",
+        408: "The request body did not arrive in time",
         413: "Request body too large",
         429: "Rate limit exceeded (see Retry-After)",
-        503: "The job store is unavailable",
+        503: "The job store is unavailable, or the service is shutting down",
     }.items()
 }
 

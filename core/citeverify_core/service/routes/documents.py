@@ -218,7 +218,17 @@ _UPLOAD_SCHEMA: dict[str, Any] = {
 }
 _DOCUMENT_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
+    402: {
+        **ERRORS[402],
+        "description": "Insufficient tokens: the reading costs one (refused before the body is "
+        "read) and each reference one",
+    },
     413: {**ERRORS[413], "description": "Request body or document too large"},
+    429: {
+        **ERRORS[429],
+        "description": "Rate limit exceeded, or another upload of this key is in flight "
+        "(see Retry-After)",
+    },
     422: {
         "model": ERRORS[400]["model"],
         "description": "The document cannot be read; error.code is one of no-reference-list, "
