@@ -294,14 +294,17 @@ async def _upload(
     except ClientDisconnect:
         # The body limit answered 413 or 408 already (or the client left): this is dropped.
         return Response(status_code=499)
+    # Off the event loop: cutting 50 MB out of a multipart body and hashing it take ~100 ms,
+    # which /healthz and every other request would wait for.
     try:
-        data, name, title = _parse(body, request.headers.get("content-type", ""))
+        data, name, title, fingerprint = await asyncio.to_thread(
+            _parsed, body, request.headers.get("content-type", "")
+        )
     except DocumentError as exc:
         return _refused(exc)
     del body
     if len(data) > settings.max_bytes:
         return _refused(_too_large(name, len(data), settings.max_bytes))
-    fingerprint = hashlib.sha256(data).hexdigest()
     # Every format is read in a child process bounded in time and memory; when this request
     # stops waiting (its timeout, the client gone, a shutdown) the child is killed at once.
     cancel = Cancel()
@@ -393,6 +396,12 @@ async def _read_body(request: Request, limit: int) -> bytearray:
         if len(chunks) > limit:  # only without the middleware (an app built otherwise)
             raise InputError(f"the request body is larger than {limit:,} bytes", path="body")
     return chunks
+
+
+def _parsed(body: bytearray, content_type: str) -> tuple[bytes, str, str | None, str]:
+    """:func:`_parse`, and the document's SHA-256 (its fingerprint for ``Idempotency-Key``)."""
+    data, name, title = _parse(body, content_type)
+    return data, name, title, hashlib.sha256(data).hexdigest()
 
 
 def _parse(body: bytearray, content_type: str) -> tuple[bytes, str, str | None]:
