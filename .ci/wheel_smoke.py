@@ -85,8 +85,9 @@ for args, code, out in [
     done = subprocess.run([script, *args], capture_output=True, text=True, check=False)
     assert done.returncode == code and done.stdout.startswith(out), (args, done)
     assert "Traceback" not in done.stderr, done.stderr
-    if code:
-        assert "needs the cli extra: python -m pip install 'citeverify-core[cli]'" in done.stderr
+    if code:  # one hint naming every extra refs needs (not cli, then references)
+        hint = "python -m pip install 'citeverify-core[cli,references]'"
+        assert f"needs the cli and references extras: {hint}" in done.stderr, done.stderr
 print("ok")
 """
 
