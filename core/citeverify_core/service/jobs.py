@@ -212,8 +212,10 @@ class JobStore(TenantStore):
             available = None
             if tenant is not None:
                 available = reserve(db, tenant, sum(row["tokens"] for row in rows))
+            # Values as parameters, not in the statement: SQLAlchemy's statement cache keeps the
+            # first statement's embedded values, which held a 20 MB extraction for good.
             db.execute(
-                DOCUMENTS.insert().values(created_at=now_iso(), api_key_id=tenant, **document)
+                DOCUMENTS.insert(), [{"created_at": now_iso(), "api_key_id": tenant, **document}]
             )
             # One statement for the lot (a thesis has hundreds), then their ids in order.
             db.execute(JOBS.insert(), rows)

@@ -191,6 +191,7 @@ def extract_document_bounded(
     timeout: float,
     memory: int | None = None,
     cancel: Cancel | None = None,
+    max_references: int | None = None,
 ) -> ExtractedDocument:
     """:func:`extract_document` of any format, in a child process bounded in time and memory.
 
@@ -206,6 +207,8 @@ def extract_document_bounded(
         memory: The child's address-space limit (default: the sandbox's, 1 GiB).
         cancel: A :class:`~citeverify_core.references.document.sandbox.Cancel` another thread
             may call to give the reading up at once.
+        max_references: More references than this is ``DocumentError("too-many-references")``,
+            decided in the child (a huge list never travels back to be refused).
 
     Raises:
         DocumentError: as :func:`extract_document`; ``timeout`` when stopped, ``too-large``
@@ -224,7 +227,7 @@ def extract_document_bounded(
         found = run_isolated(
             "citeverify_core.references.document:_extract_in_child",
             data,
-            options={"name": name},
+            options={"name": name, "max_references": max_references},
             preload=_READER_PRELOAD,
             timeout=timeout,
             memory=DEFAULT_MEMORY_BYTES if memory is None else memory,
@@ -243,8 +246,27 @@ def extract_document_bounded(
 
 
 def _extract_in_child(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
-    """The child's side of :func:`extract_document_bounded` (run by the sandbox)."""
-    return extract_document(data, name=str(options["name"])).to_dict()
+    """The child's side of :func:`extract_document_bounded` (run by the sandbox).
+
+    A reference longer than the verifier takes (``MAX_REFERENCE_CHARS``) comes back cut to that
+    length and "…": it cannot be verified anyway, and a list of 2,000 references of 10,000
+    characters would otherwise travel, be stored and be answered whole (tens of MB).
+    """
+    from citeverify_core.references.parse import MAX_REFERENCE_CHARS  # noqa: PLC0415
+
+    name = str(options["name"])
+    found = extract_document(data, name=name).to_dict()
+    most = options.get("max_references")
+    if most is not None and len(found["references"]) > most:
+        msg = (
+            f"{name}: {len(found['references']):,} references found; a document may have at "
+            f"most {most:,}"
+        )
+        raise DocumentError(msg, code="too-many-references")
+    for reference in found["references"]:
+        if len(reference["text"]) > MAX_REFERENCE_CHARS:
+            reference["text"] = reference["text"][:MAX_REFERENCE_CHARS] + "…"
+    return found
 
 
 def _load(source: str | Path | bytes, name: str | None) -> tuple[str, bytes]:

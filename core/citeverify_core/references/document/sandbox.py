@@ -79,6 +79,11 @@ class Cancel:
             with contextlib.suppress(OSError):
                 child.kill()
 
+    def forget(self) -> None:
+        """Drop the child (once the call ended): a Popen keeps what was written to it."""
+        with self._lock:
+            self._child = None
+
     def _attach(self, child: subprocess.Popen[bytes]) -> None:
         with self._lock:
             self._child = child
@@ -176,7 +181,11 @@ def _run_child(
     except OSError:  # the child died before reading its input (a broken pipe)
         out = b""
     finally:
+        # communicate() keeps its input on the Popen (CPython's _input): the whole document,
+        # for as long as anything holds the child. Dropped once the child has ended.
         _reap(child)
+        with contextlib.suppress(AttributeError):
+            child._input = None  # type: ignore[attr-defined]
     return out, child.returncode
 
 
