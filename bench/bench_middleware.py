@@ -24,23 +24,25 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import re
 import statistics
+import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
-from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.messages import AIMessage
 from langchain_core.tools import create_retriever_tool
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from langchain_citeverify import CiteVerifyMiddleware
+
+# The repository's tests/ (a `tests` package of another distribution may come first otherwise).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.chat_models import StreamingToolFake
 
 OFFLINE = {"extensions": {"lookups": {"enabled": False}}}
 HOURS = (
@@ -62,36 +64,6 @@ QUESTION = {"messages": [("user", "When does the museum open, and what does it c
 REPEAT = 20
 
 
-class Replaying(GenericFakeChatModel):
-    """The fake chat model with ``bind_tools`` (the agent binds its tools; replies are fixed).
-
-    It streams word by word with the tool calls in the last chunk (GenericFakeChatModel's own
-    stream drops tool calls, and cannot stream a message without text).
-    """
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Replaying:
-        return self
-
-    def _stream(
-        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
-    ) -> Iterator[ChatGenerationChunk]:
-        reply = next(self.messages)
-        pieces = [
-            AIMessageChunk(content=word, id=reply.id)
-            for word in re.findall(r"\S+\s*", reply.content)
-        ]
-        calls = [
-            {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-            for i, c in enumerate(reply.tool_calls)
-        ]
-        pieces.append(AIMessageChunk(content="", id=reply.id, tool_call_chunks=calls))
-        for piece in pieces:
-            chunk = ChatGenerationChunk(message=piece)
-            if run_manager:
-                run_manager.on_llm_new_token(str(piece.content), chunk=chunk)
-            yield chunk
-
-
 def agent(answer: str, middleware: CiteVerifyMiddleware | None) -> Any:
     store = InMemoryVectorStore(DeterministicFakeEmbedding(size=32))
     store.add_documents(DOCS)
@@ -103,7 +75,7 @@ def agent(answer: str, middleware: CiteVerifyMiddleware | None) -> Any:
     )
     call = {"name": "search_museum", "args": {"query": "hours and prices"}, "id": "call-1"}
     turn = [AIMessage(content="", tool_calls=[call]), AIMessage(content=answer)]
-    model = Replaying(messages=itertools.cycle(turn))
+    model = StreamingToolFake(messages=itertools.cycle(turn))
     return create_agent(model, [search], middleware=[middleware] if middleware else [])
 
 

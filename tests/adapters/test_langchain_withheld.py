@@ -17,14 +17,12 @@ import contextlib
 import copy
 import json
 import pickle
-import re
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.load import dumps
-from langchain_core.messages import AIMessage, AIMessageChunk
-from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.messages import AIMessage
 from pydantic import BaseModel
 
 from citeverify_core import CitationVerifier, VerificationResult
@@ -78,6 +76,7 @@ try:  # the middleware needs langchain 1.x; the lowest supported versions run la
 
     from langchain_citeverify import CiteVerifyMiddleware
     from tests.adapters.test_langchain_middleware import ToolCallingFake, replies, search_tool
+    from tests.support.chat_models import StreamingToolFake
 except (ImportError, pytest.skip.Exception):
     create_agent = None
 
@@ -88,30 +87,6 @@ needs_agents = pytest.mark.skipif(
 
 
 def agent(action: str, *, streaming: bool = False, **options: Any) -> tuple[Any, Any]:
-    class StreamingToolFake(ToolCallingFake):
-        """Streams its replies word by word, tool calls included (GenericFakeChatModel's stream
-        drops them); with ``streaming=True`` it streams even when no handler asks for it, as a
-        provider's chat model does (``ChatOpenAI(streaming=True)``)."""
-
-        streaming: bool = False
-
-        def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any):
-            reply = next(self.messages)
-            pieces = [
-                AIMessageChunk(content=word, id=reply.id)
-                for word in re.findall(r"\S+\s*", reply.content)
-            ]
-            calls = [
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-                for i, c in enumerate(reply.tool_calls)
-            ]
-            pieces.append(AIMessageChunk(content="", id=reply.id, tool_call_chunks=calls))
-            for piece in pieces:
-                chunk = ChatGenerationChunk(message=piece)
-                if run_manager:
-                    run_manager.on_llm_new_token(str(piece.content), chunk=chunk)
-                yield chunk
-
     saver = InMemorySaver()
     middleware = CiteVerifyMiddleware(OFFLINE, unverified_action=action, **options)
     # Only when asked: a model whose `streaming` is set to False never streams at all.
