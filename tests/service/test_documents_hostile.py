@@ -29,7 +29,6 @@ import http.client
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -43,6 +42,8 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
+
+from tests.support.service import build_index, free_port, stop_serve, wait_up
 
 MB = 1024 * 1024
 DOCUMENT_PATH = "/api/verify-document"
@@ -154,12 +155,6 @@ class Served:
     log: Path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def serve(
     folder: Path,
@@ -171,7 +166,6 @@ def serve(
 ) -> Iterator[Served]:
     """The service started with ``tokens`` keys created beforehand (name -> tokens)."""
     from citeverify_core.service.tenants import TenantStore
-    from tests.support.service import build_index
 
     index = build_index(folder)
     index.close()
@@ -191,16 +185,7 @@ def serve(
         stdout=subprocess.DEVNULL, stderr=log, env=env,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + start_timeout
-        while True:
-            assert process.poll() is None, f"citeverify serve exited: {log_path.read_text()}"
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "citeverify serve did not start"
-            time.sleep(0.1)
+        wait_up(url, process, timeout=start_timeout)
         served = Served(url, port, db, process, keys, log_path)
         if HAS_PROC:  # both processes up (each imports the app on its own)
             deadline = time.monotonic() + start_timeout
@@ -208,13 +193,7 @@ def serve(
                 time.sleep(0.1)
         yield served
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_serve(process)
         log.close()
 
 

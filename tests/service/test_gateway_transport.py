@@ -14,7 +14,6 @@ import json
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -34,7 +33,7 @@ from citeverify_core.service.policies import PolicyPacks
 from citeverify_core.service.responses import error_response
 from citeverify_core.service.upstream import HTTPUpstream
 from tests.support.loopback import Loopback, Reply, Seen, open_connections
-from tests.support.service import Service, build_index, serve_refusal
+from tests.support.service import Service, build_index, free_port, serve_refusal
 
 MB = 1024 * 1024
 MUSEUM = "The museum opens at nine."
@@ -392,16 +391,10 @@ def test_clients_that_give_up_leave_no_upstream_connection_open(
 # --- shutdown -------------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_sigterm_with_requests_hung_in_the_upstream_exits_within_the_shutdown_timeout(
     tmp_path, upstream
 ):
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # A file, not a pipe: a full pipe nobody reads would block the process's logging.

@@ -2,7 +2,6 @@
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -12,15 +11,20 @@ import pytest
 from typer.testing import CliRunner
 
 from citeverify_core.cli.app import app
-from tests.support.service import KUHN, bearer, build_index, serve_refusal, wait_done
+from tests.support.service import (
+    KUHN,
+    bearer,
+    build_index,
+    free_port,
+    serve_refusal,
+    wait_done,
+    wait_up,
+)
 
 runner = CliRunner()
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# Shared with the other tests that start `serve` (tests/support/service.py).
+_free_port, _wait_up = free_port, wait_up
 
 
 def test_keys_create_prints_the_key_once_and_stores_only_its_hash(tmp_path):
@@ -49,18 +53,6 @@ def _serve(db, index, port, *extra):
          "--index", str(index), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
-
-
-def _wait_up(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("citeverify serve did not come up")
 
 
 def _wait_down(url: str, timeout: float = 60) -> None:

@@ -47,8 +47,10 @@ from tests.support.service import (
     Service,
     bearer,
     build_index,
+    free_port,
     serve_refusal,
     wait_done,
+    wait_up,
 )
 
 __all__ = ["postgres_url"]
@@ -805,9 +807,7 @@ def test_uploads_in_flight_at_sigterm_are_told_503_not_a_500(tmp_path: Path, ind
     keys = TenantStore(db)
     uploaders = [keys.create_key(f"uploader {i}", tokens=50)[0] for i in range(3)]
     keys.close()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = (tmp_path / "serve.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "citeverify_core", "serve", "--port", str(port), "--db", str(db),
@@ -816,15 +816,7 @@ def test_uploads_in_flight_at_sigterm_are_told_503_not_a_500(tmp_path: Path, ind
     )  # fmt: skip
     sockets: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, "citeverify serve exited"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "citeverify serve did not start"
-                time.sleep(0.1)
+        wait_up(f"http://127.0.0.1:{port}", process, timeout=60)
         for key in uploaders:  # one upload a key (the bound), whose body is still coming
             sock = socket.create_connection(("127.0.0.1", port), timeout=60)
             sock.sendall(

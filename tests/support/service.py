@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -18,7 +20,18 @@ from citeverify_core.service.jobs import JobStore
 # The job store tests' references: verified, verified with a wrong year, fabricated.
 from tests.service.test_jobs import FAKE, KUHN, LECUN_WRONG_YEAR
 
-__all__ = ["FAKE", "KUHN", "LECUN_WRONG_YEAR", "Service", "bearer", "build_index", "wait_done"]
+__all__ = [
+    "FAKE",
+    "KUHN",
+    "LECUN_WRONG_YEAR",
+    "Service",
+    "bearer",
+    "build_index",
+    "free_port",
+    "stop_serve",
+    "wait_done",
+    "wait_up",
+]
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -104,3 +117,40 @@ def serve_refusal(tmp_path: Path, *flags: str) -> Any:
         ["serve", "--db", str(tmp_path / "jobs.sqlite"), "--index", str(tmp_path / "none"),
          "--upstream", "http://127.0.0.1:9/v1", *flags],
     )  # fmt: skip
+
+
+# --- a real `citeverify serve` process --------------------------------------------------------
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (for a ``serve --port`` of a test)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_up(url: str, process: subprocess.Popen[Any], timeout: float = 120) -> None:
+    """Wait until ``serve`` at ``url`` answers ``/healthz``; fail at once if it exited."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            err = process.stderr.read() if process.stderr else b""
+            text = err.decode() if isinstance(err, bytes) else str(err)
+            raise AssertionError(f"citeverify serve exited: {text}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("citeverify serve did not come up")
+
+
+def stop_serve(process: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
