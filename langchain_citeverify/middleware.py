@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from enum import Enum
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -49,6 +48,7 @@ from citeverify_core.engine import (
     BlockedResponse,
     blocked_answer,
     check_blocked_response,
+    field_values,
 )
 from citeverify_core.policy import mask_credentials, merge_policy, restore_credentials
 from langchain_citeverify._common import (
@@ -294,7 +294,7 @@ class CiteVerifyMiddleware(AgentMiddleware):
         message = messages[index]
         structured = getattr(response, "structured_response", None)
         if structured is not None:
-            return index, message, structured_text(structured)
+            return index, message, field_values(structured)[0]
         if message.tool_calls and not self.check_intermediate:
             return None
         text = message_text(message)
@@ -343,35 +343,6 @@ class CiteVerifyMiddleware(AgentMiddleware):
                 raise InputError(msg, path=self.context_key)
             return document_texts(state[self.context_key], where=self.context_key)
         return tool_context(state.get("messages") or [])
-
-
-def structured_text(value: Any) -> str:
-    """The text a structured response claims: its string values, one a line, in field order.
-
-    Pydantic models, dataclasses, mappings and sequences are walked; numbers, booleans, None and
-    enum members are not text claims.
-    """
-    parts: list[str] = []
-
-    def walk(item: Any, depth: int) -> None:
-        if depth > 50 or isinstance(item, Enum):
-            return
-        if isinstance(item, str):
-            if item.strip():
-                parts.append(item)
-        elif hasattr(item, "model_dump") and not isinstance(item, type):
-            walk(item.model_dump(), depth + 1)
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
-            walk(dataclasses.asdict(item), depth + 1)
-        elif isinstance(item, Mapping):
-            for inner in item.values():
-                walk(inner, depth + 1)
-        elif isinstance(item, list | tuple):
-            for inner in item:
-                walk(inner, depth + 1)
-
-    walk(value, 0)
-    return "\n".join(parts)
 
 
 def _response_messages(response: Any) -> list[Any]:

@@ -66,6 +66,8 @@ ADAPTERS = {
         "check_blocked_response",
         "coerce_documents",
         "WITHHELD_TEXT",
+        "FieldSpan",
+        "field_values",
         "public_reason",
         "shown_result",
     },

@@ -9,7 +9,8 @@ and :data:`MAX_DOCUMENTS`, imported on first access (PEP 562) so that importing 
 engine does not load the context index; :func:`blocked_answer` and its option's type and check
 (what the adapters put in place of a blocked answer when asked not to raise); :func:`shown_result`
 (the one rule for what an adapter hands back once it has acted: nothing of a blocked answer or
-of a redaction's removed claims) and :func:`public_reason`.
+of a redaction's removed claims) and :func:`public_reason`; :func:`field_values` (the text a
+structured answer claims, for the adapters' structured outputs).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from citeverify_core.engine.blocked import (
     public_reason,
     shown_result,
 )
+from citeverify_core.engine.structured import FieldSpan, field_values
 
 if TYPE_CHECKING:
     from citeverify_core.engine.context import MAX_DOCUMENTS, coerce_documents
@@ -32,9 +34,11 @@ __all__ = [
     "MAX_DOCUMENTS",
     "WITHHELD_TEXT",
     "BlockedResponse",
+    "FieldSpan",
     "blocked_answer",
     "check_blocked_response",
     "coerce_documents",
+    "field_values",
     "public_reason",
     "shown_result",
 ]

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from enum import Enum
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, TypeVar
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.base.response.schema import (
@@ -13,7 +12,6 @@ from llama_index.core.base.response.schema import (
     Response,
     StreamingResponse,
 )
-from llama_index.core.bridge.pydantic import BaseModel
 from llama_index.core.chat_engine.types import AgentChatResponse, StreamingAgentChatResponse
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import NullEventHandler
@@ -22,6 +20,7 @@ from llama_index.core.instrumentation.span_handlers import NullSpanHandler
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 
 from citeverify_core import InputError, VerificationResult
+from citeverify_core.engine import field_values
 
 __all__ = [
     "CiteVerifyEvent",
@@ -147,55 +146,6 @@ def node_texts(nodes: Sequence[Any] | None) -> list[str]:
             raise InputError(msg, path=f"source_nodes[{i}]")
         texts.append(inner.get_content(metadata_mode=MetadataMode.LLM))
     return texts
-
-
-#: Where each verified value of a structured answer sits: its path in ``model_dump()`` and its
-#: ``[start, end)`` span in the text that is verified.
-FieldSpan = tuple[tuple[str | int, ...], int, int]
-
-
-def field_values(model: BaseModel | None) -> tuple[str, list[FieldSpan]]:
-    """The text of a structured answer: its free-text string values, one a line, in field order.
-
-    The JSON of ``model_dump_json()`` would verify the field names and the punctuation too (a
-    ``"name":`` the sources never say); what the model claims is in the values. Numbers, booleans
-    and ``None`` are not text claims, and neither are labels picked from a fixed set (an ``Enum``
-    member, a ``Literal`` field such as ``sentiment: Literal["positive", "negative"]``): none of
-    these is verified.
-    """
-    if model is None:
-        return "", []
-    leaves: list[tuple[tuple[str | int, ...], str]] = []
-
-    def walk(value: Any, path: tuple[str | int, ...], labels: bool) -> None:
-        if isinstance(value, Enum):
-            return
-        if isinstance(value, BaseModel):
-            for name, info in type(value).model_fields.items():
-                walk(getattr(value, name), (*path, name), _has_literal(info.annotation))
-        elif isinstance(value, str):
-            if value.strip() and not labels:
-                leaves.append((path, value))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, (*path, key), labels)
-        elif isinstance(value, list | tuple):
-            for index, item in enumerate(value):
-                walk(item, (*path, index), labels)
-
-    walk(model, (), False)
-    spans: list[FieldSpan] = []
-    start = 0
-    for path, value in leaves:
-        spans.append((path, start, start + len(value)))
-        start += len(value) + 1  # the newline that ends a value also ends its last claim
-    return "\n".join(value for _, value in leaves), spans
-
-
-def _has_literal(annotation: Any) -> bool:
-    if get_origin(annotation) is Literal:
-        return True
-    return any(_has_literal(arg) for arg in get_args(annotation))
 
 
 def response_text(response: Any) -> str:
