@@ -442,3 +442,20 @@ def test_the_credentials_are_keyword_options_like_the_adapters_take():
     lookups = verifier.policy.extensions.lookups
     assert (lookups.ncbi_api_key, lookups.courtlistener_token) == (SECRET, "t")
     assert SECRET not in repr(verifier.policy)
+
+
+def test_credentials_are_masked_for_writing_and_restored_from_the_environment(monkeypatch):
+    from citeverify_core.policy import MASKED, mask_credentials, merge_policy, restore_credentials
+
+    policy = merge_policy(None, {"ncbi_api_key": SECRET, "courtlistener_token": "t"})
+    masked = mask_credentials(policy)
+    assert masked.extensions.lookups.ncbi_api_key == MASKED
+    assert SECRET not in masked.model_dump_json()
+    assert policy.extensions.lookups.ncbi_api_key == SECRET  # the original is untouched
+    monkeypatch.setenv("NCBI_API_KEY", "from-env")
+    monkeypatch.delenv("COURTLISTENER_TOKEN", raising=False)
+    restored = restore_credentials(masked)
+    assert restored.extensions.lookups.ncbi_api_key == "from-env"
+    assert restored.extensions.lookups.courtlistener_token is None  # its variable is unset
+    data = restore_credentials(masked.model_dump())  # a serialised mapping, as loaded
+    assert data["extensions"]["lookups"]["ncbi_api_key"] == "from-env"
