@@ -82,6 +82,12 @@ class DocumentLine:
             HTML <h1>-<h6>, LaTeX \\section); a PDF's headings are found from their look.
         starts_paragraph: A new paragraph or list item starts here (Word, Markdown, HTML; a PDF's
             line after vertical space).
+        raised: Character spans ``(start, end)`` of ``text`` set raised and smaller than the
+            line (a PDF's superscripts: note calls and superscript numeric citations).
+        footnote: The line is in a page's footnote area (a PDF's notes below the body text,
+            in a smaller size), so a note's citations can be read as notes.
+        unreliable: The line's text could not be fully recovered (a font without a Unicode
+            map lost dashes or ligatures): what is read from it is marked, not trusted.
     """
 
     text: str
@@ -91,6 +97,9 @@ class DocumentLine:
     label: str | None = None
     heading: bool = False
     starts_paragraph: bool = False
+    raised: tuple[tuple[int, int], ...] = ()
+    footnote: bool = False
+    unreliable: bool = False
 
 
 @dataclass(slots=True)
@@ -131,6 +140,8 @@ class ExtractedReference:
             "[Smi20]"), without brackets; ``None`` for an author-date list.
         key: Its citation key (``\\bibitem{key}``, a BibTeX entry's key), for ``\\cite{key}``.
         end: Where it ends, when not on the same line.
+        unreliable: Why its text is not to be trusted as read ("a font without a Unicode
+            map"), or ``None``: a line of it was read from damaged text.
     """
 
     text: str
@@ -139,6 +150,7 @@ class ExtractedReference:
     label: str | None = None
     key: str | None = None
     end: Location | None = None
+    unreliable: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
@@ -149,6 +161,7 @@ class ExtractedReference:
             "key": self.key,
             "location": self.location.to_dict(),
             "end": None if self.end is None else self.end.to_dict(),
+            "unreliable": self.unreliable,
         }
 
 

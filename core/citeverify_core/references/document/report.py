@@ -290,6 +290,7 @@ def document_from_dict(data: dict[str, Any]) -> ExtractedDocument:
                     label=r.get("label"),
                     key=r.get("key"),
                     end=_location(r.get("end")),
+                    unreliable=r.get("unreliable"),
                 )
                 for r in data["references"]
             ],
