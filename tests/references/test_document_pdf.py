@@ -34,6 +34,8 @@ def raw_pdf(
     streams: Sequence[bytes] | None = None,
     info_title: str | None = None,
     to_unicode: bytes | None = None,
+    font: bytes | None = None,
+    extra: Sequence[bytes] = (),
 ) -> bytes:
     """A PDF with one page per content stream, Times-Roman as /F1 (Standard encoding).
 
@@ -45,6 +47,8 @@ def raw_pdf(
         streams: Raw already-compressed FlateDecode streams to use instead of ``contents``.
         info_title: An Info dictionary's /Title.
         to_unicode: A ToUnicode CMap's bfchar lines for /F1 (``b"<AD> <00AD>"``).
+        font: /F1's font dictionary instead of Times-Roman's (a Type 3 font, an /Encoding).
+        extra: Objects the font refers to, numbered from 3 in this order (glyph procedures).
     """
     objects: list[bytes] = []
 
@@ -54,6 +58,8 @@ def raw_pdf(
 
     catalog = add(b"")  # filled in below
     pages_id = add(b"")
+    for body in extra:
+        add(body)
     cmap_ref = b""
     if to_unicode is not None:
         cmap = (
@@ -64,7 +70,11 @@ def raw_pdf(
         )
         cmap_id = add(b"<< /Length %d >>\nstream\n" % len(cmap) + cmap + b"\nendstream")
         cmap_ref = b" /ToUnicode %d 0 R" % cmap_id
-    font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman%s >>" % cmap_ref)
+    font_id = add(
+        font
+        if font is not None
+        else b"<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman%s >>" % cmap_ref
+    )
     image_id = 0
     if image:
         pixels = bytes(range(0, 256, 4))
@@ -87,7 +97,7 @@ def raw_pdf(
             add(
                 b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] "
                 b"/Resources << /Font << /F1 %d 0 R >>%s >> /Contents %d 0 R >>"
-                % (pages_id, font, xobject, stream_id)
+                % (pages_id, font_id, xobject, stream_id)
             )
         )
     count = len(kids) if declared_count is None else declared_count
