@@ -36,7 +36,13 @@ from citeverify_core.references.document.pdf_furniture import (
     drop_numbers_at,
     drop_running_text,
 )
-from citeverify_core.references.document.pdf_lines import Line, Row, mark_paragraphs_and_headings
+from citeverify_core.references.document.pdf_lines import (
+    Line,
+    Row,
+    body_size,
+    mark_paragraphs_and_headings,
+)
+from citeverify_core.references.document.pdf_notes import mark_footnotes
 from citeverify_core.references.document.pdf_words import Page, Word, read_words
 from citeverify_core.references.document.sandbox import (
     DEFAULT_MEMORY_BYTES,
@@ -111,8 +117,13 @@ def read_pdf(
             size=size,
             heading=heading,
             starts_paragraph=starts,
+            raised=tuple((a, b) for a, b in raised),
+            footnote=footnote,
+            unreliable=unreliable,
         )
-        for text, page, line, x0, size, heading, starts in found["lines"]
+        for text, page, line, x0, size, heading, starts, raised, footnote, unreliable in found[
+            "lines"
+        ]
     ]
     return DocumentText(
         format="pdf",
@@ -157,7 +168,18 @@ def extract_pdf(data: bytes, options: dict[str, Any]) -> dict[str, Any]:
         raise DocumentError(msg, code="no-text-layer")
     return {
         "lines": [
-            [ln.text, ln.page, ln.number, round(ln.x0, 2), round(ln.size, 2), ln.heading, ln.starts]
+            [
+                ln.text,
+                ln.page,
+                ln.number,
+                round(ln.x0, 2),
+                round(ln.size, 2),
+                ln.heading,
+                ln.starts,
+                ln.raised,
+                ln.footnote,
+                ln.unreliable,
+            ]
             for ln in lines
         ],
         "title": _title(info, pages, lines),
@@ -222,7 +244,9 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
         for number, line in enumerate(on_page, 1):
             line.number = number
         lines.extend(on_page)
-    mark_paragraphs_and_headings(lines)
+    body = body_size(lines)
+    mark_paragraphs_and_headings(lines, body)
+    mark_footnotes(pages, lines, body)
     if empty and len(empty) < len(pages):
         notes.append(
             f"{_pages_text(empty)} {'has' if len(empty) == 1 else 'have'} no text "

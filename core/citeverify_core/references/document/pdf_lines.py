@@ -1,8 +1,10 @@
 """PDF lines: a row's words made one line of text, and the marks a line gets from its look.
 
 A line's text has spaces where its words are apart and accents drawn as glyphs of their own
-placed on their letter (:func:`make_line`); paragraph starts and headings come from vertical
-space and size (:func:`mark_paragraphs_and_headings`).
+placed on their letter (:func:`make_line`), with the spans of its raised words (superscripts)
+and whether a glyph of it could not be read; paragraph starts and headings come from vertical
+space and size relative to the document's body text (:func:`body_size`,
+:func:`mark_paragraphs_and_headings`).
 """
 
 from __future__ import annotations
@@ -15,19 +17,57 @@ from itertools import pairwise
 
 from citeverify_core.references.document.pdf_words import ACCENTS, DOTLESS, Page, Word
 
-__all__ = ["Line", "Row", "baseline", "make_line", "mark_paragraphs_and_headings", "row_size"]
+__all__ = [
+    "LOST",
+    "Line",
+    "Row",
+    "baseline",
+    "body_size",
+    "make_line",
+    "mark_paragraphs_and_headings",
+    "row_size",
+]
+
+#: What a glyph that could not be read stands as in a word's text until its line is made: the
+#: line drops it and is marked unreliable (text is never invented for it).
+LOST = "\ufffd"
+# Markers around a raised word's text while the line is cleaned (private use: a word's own
+# private-use characters of these two are dropped first), so that spans survive the cleaning.
+_RAISE, _LOWER = "\ue000", "\ue001"
 
 
 class Line:
-    """A line as laid out: text, page, number on the page, left edge, size, flags, baseline."""
+    """A line as laid out: text, page, number on the page, left edge, size, flags, baseline.
 
-    __slots__ = ("heading", "number", "page", "size", "starts", "text", "x0", "y")
+    ``raised`` holds the character spans of raised, smaller words (superscripts), ``footnote``
+    says the line is in its page's footnote area, ``unreliable`` that a glyph was not read, and
+    ``x1`` is the right edge of its last word.
+    """
+
+    __slots__ = (
+        "footnote",
+        "heading",
+        "number",
+        "page",
+        "raised",
+        "size",
+        "starts",
+        "text",
+        "unreliable",
+        "x0",
+        "x1",
+        "y",
+    )
 
     def __init__(self, text: str, page: int, x0: float, size: float, y: float) -> None:
         self.text, self.page, self.x0, self.size, self.y = text, page, x0, size, y
+        self.x1 = x0
         self.number = 0
         self.heading = False
         self.starts = False
+        self.footnote = False
+        self.unreliable = False
+        self.raised: list[tuple[int, int]] = []
 
 
 Row = list[Word]
@@ -47,10 +87,21 @@ def row_size(row: Iterable[Word]) -> float:
 
 
 def make_line(page: Page, words: Row) -> Line:
-    """One line from its words (left to right): spaces where words are apart, accents placed."""
+    """One line from its words (left to right): spaces where words are apart, accents placed.
+
+    A word whose baseline is above the row's by more than a fifth of the row's size and whose
+    size is smaller than the row's is *raised* (a note call, a superscript citation, a power).
+    Its text stays where and as the glyphs put it: no space is added before it, so
+    "results³⁴" reads "results34" with the span of "34" in ``raised``. A space there would
+    make the power "10⁵" read "10 5" and a note call a word of its own that the text does not
+    have; a reader that needs the word without its note call cuts at the span.
+    """
     words = _place_accents(words)
+    size = row_size(words)
+    base = baseline(words)
     parts: list[str] = []
     previous: Word | None = None
+    any_raised = False
     for word in words:
         if previous is not None:
             gap = word.x0 - previous.x1
@@ -59,11 +110,82 @@ def make_line(page: Page, words: Row) -> Line:
                 consecutive and gap > -0.5 * word.size
             ):
                 parts.append(" ")
-        parts.append(word.text)
+        text = word.text
+        if _RAISE in text or _LOWER in text:
+            text = text.replace(_RAISE, "").replace(_LOWER, "")
+        if word.y - base > 0.2 * size and word.size < 0.9 * size and text.strip(LOST):
+            parts.append(_RAISE + text + _LOWER)
+            any_raised = True
+        else:
+            parts.append(text)
         previous = word
     text = _clean("".join(parts))
-    size = row_size(words)
-    return Line(text, page.number, words[0].x0, size, baseline(words))
+    raised: list[tuple[int, int]] = []
+    if any_raised:
+        text, raised = _spans(text)
+    unreliable = LOST in text
+    if unreliable:
+        text, raised = _drop_lost(text, raised)
+    line = Line(text, page.number, words[0].x0, size, base)
+    line.x1 = words[-1].x1
+    line.raised, line.unreliable = raised, unreliable
+    return line
+
+
+def _spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    """The text without its raise markers, and the spans they enclosed (adjacent ones merged)."""
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    start = -1
+    length = 0
+    for ch in marked:
+        if ch == _RAISE:
+            start = length
+        elif ch == _LOWER:
+            if start >= 0 and length > start:
+                if spans and spans[-1][1] == start:
+                    spans[-1] = (spans[-1][0], length)  # "1" "," "2" drawn apart: one span
+                else:
+                    spans.append((start, length))
+            start = -1
+        else:
+            out.append(ch)
+            length += 1
+    return "".join(out), spans
+
+
+def _drop_lost(text: str, raised: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """The text without its unread glyphs, the raised spans moved with it."""
+    kept: list[str] = []
+    index: list[int] = []  # new offset of each old offset
+    for ch in text:
+        index.append(len(kept))
+        if ch != LOST:
+            kept.append(ch)
+    index.append(len(kept))
+    spans = [(index[a], index[b]) for a, b in raised if index[b] > index[a]]
+    cleaned = "".join(kept)
+    if "  " in cleaned or cleaned != cleaned.strip():
+        # Only a glyph that was a word of its own leaves a double space: squeeze it, spans too.
+        return _squeeze(cleaned, spans)
+    return cleaned, spans
+
+
+def _squeeze(text: str, raised: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """Spaces squeezed and the ends stripped, the raised spans moved with the text."""
+    kept: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        index.append(len(kept))
+        if ch == " " and (not kept or kept[-1] == " " or i == len(text) - 1):
+            continue
+        kept.append(ch)
+    index.append(len(kept))
+    while kept and kept[-1] == " ":
+        kept.pop()
+    n = len(kept)
+    spans = [(min(index[a], n), min(index[b], n)) for a, b in raised]
+    return "".join(kept), [(a, b) for a, b in spans if b > a]
 
 
 def _place_accents(words: Row) -> Row:
@@ -115,8 +237,35 @@ def _clean(text: str) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def mark_paragraphs_and_headings(lines: list[Line]) -> None:
-    """``starts_paragraph`` from vertical space, ``heading`` from size and shortness.
+def body_size(lines: list[Line]) -> float:
+    """The size of the document's body text, weighted by characters, over the whole document.
+
+    The size that holds the most characters is the body's unless a larger size holds at least
+    a quarter as many characters in lines that read as running text (more than 40 characters
+    on average; headings are short): then the largest such size is. Pages full of 10-point
+    footnotes, or a long reference list set smaller, must not make 12-point body lines look
+    like headings.
+    """
+    chars: Counter[float] = Counter()
+    count: Counter[float] = Counter()
+    for line in lines:
+        if line.text:
+            key = round(line.size, 1)
+            chars[key] += len(line.text)
+            count[key] += 1
+    if not chars:
+        return 0.0
+    common, most = chars.most_common(1)[0]
+    larger = [
+        s
+        for s, n in chars.items()
+        if common < s <= 1.6 * common and n >= 0.25 * most and n / count[s] > 40
+    ]
+    return max(larger, default=common)
+
+
+def mark_paragraphs_and_headings(lines: list[Line], body: float) -> None:
+    """``starts_paragraph`` from vertical space, ``heading`` from size (to ``body``) and shortness.
 
     The line spacing is estimated per document as the common ratio of baseline distance to
     font size (its lower fifth: most lines follow one at the normal spacing), and per run of
@@ -132,8 +281,6 @@ def mark_paragraphs_and_headings(lines: list[Line]) -> None:
             ratios.append(step / size)
     ratios.sort()
     ratio = ratios[len(ratios) // 5] if ratios else 1.2
-    sizes = sorted(ln.size for ln in lines if ln.text)
-    body = sizes[len(sizes) // 2] if sizes else 0.0
     if lines:
         lines[0].starts = True
     for prev, line in pairwise(lines):

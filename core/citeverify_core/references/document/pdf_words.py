@@ -92,13 +92,15 @@ class Word:
 class Page:
     """One page's words and what else it holds."""
 
-    __slots__ = ("height", "images", "number", "undefined", "width", "words")
+    __slots__ = ("height", "images", "number", "rules", "undefined", "width", "words")
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number, self.width, self.height = number, width, height
         self.words: list[Word] = []
         self.images = 0
         self.undefined = 0
+        #: Short thin horizontal rules (left x, right x, y): a footnote rule is one.
+        self.rules: list[tuple[float, float, float]] = []
 
 
 def read_words(data: bytes, *, max_pages: int, max_chars: int) -> tuple[list[Page], dict[str, Any]]:
@@ -203,6 +205,32 @@ def _make_device_class() -> type:
 
         def render_image(self, name: str, stream: object) -> None:
             self.page.images += 1
+
+        def paint_path(
+            self, graphicstate: Any, stroke: bool, fill: bool, evenodd: bool, path: Any
+        ) -> None:
+            """Keep a path that is one thin horizontal rule (a footnote rule); ignore others.
+
+            TeX draws its rules as filled rectangles ("re f"), others as a stroked line.
+            Bounded: at most 200 rules a page are kept (a table draws many).
+            """
+            if self.ctm is None or len(path) > 5 or len(self.page.rules) >= 200:
+                return
+            points = [seg[-2:] for seg in path if len(seg) >= 3 and seg[0] in "ml"]
+            if len(points) < 2:
+                return
+            a, b, c, d, e, f = self.ctm
+            try:
+                xs = [a * float(x) + c * float(y) + e for x, y in points]
+                ys = [b * float(x) + d * float(y) + f for x, y in points]
+            except (TypeError, ValueError):
+                return
+            width, height = max(xs) - min(xs), max(ys) - min(ys)
+            if not (math.isfinite(width) and math.isfinite(height)):
+                return
+            thick = height if fill else height + float(getattr(graphicstate, "linewidth", 0) or 0)
+            if 20 <= width <= 400 and thick <= 1.5:
+                self.page.rules.append((min(xs), max(xs), (min(ys) + max(ys)) / 2))
 
         def _glyph(self, font: PDFFont, cid: int) -> tuple[str | None, float]:
             try:
