@@ -88,7 +88,7 @@ _DROP = {
     "setlength": 2, "setcounter": 2, "addtolength": 2,
     "DeclareMathOperator": 2, "newenvironment": 3, "renewenvironment": 3,
     "thispagestyle": 1, "pagestyle": 1, "nocite": 1, "index": 1, "input": 1, "include": 1,
-    "bibinfo": 1, "BibitemShut": 1, "bibfield": 1, "verb": 0, "begin": 1, "end": 1,
+    "bibinfo": 1, "BibitemShut": 1, "bibfield": 1, "begin": 1, "end": 1,
     "BibitemOpen": 0, "bibitem": 1, "keywords": 1, "ORCID": 1, "orcid": 1, "thanks": 1,
     "affiliation": 1,
     "email": 1, "address": 1, "institute": 1, "doibase": 0, "Eprint": 1, "selectlanguage": 1,
@@ -100,9 +100,21 @@ _DROP = {
     "definecolor": 3, "newlength": 1, "settowidth": 2, "addcontentsline": 3, "markboth": 2,
     "markright": 1, "pdfbookmark": 2, "phantomsection": 0, "footnotemark": 0,
     "VignetteIndexEntry": 1, "VignetteEngine": 1, "VignetteDepends": 1, "VignetteKeyword": 1,
-    "VignettePackage": 1, "VignetteEncoding": 1,
+    "VignettePackage": 1, "VignetteEncoding": 1, "setbeamertemplate": 1, "setbeamercolor": 2,
+    "setbeamerfont": 2, "usetheme": 1, "usecolortheme": 1, "usefonttheme": 1,
+    "useinnertheme": 1, "useoutertheme": 1, "fontseries": 1, "fontshape": 1, "fontfamily": 1,
+    "fontencoding": 1, "usefont": 4, "rule": 2,
 }  # fmt: skip
 _QUOTED = {"enquote", "mkbibquote", "textquote"}
+_TRAILING_OPTIONS = frozenset(
+    {"begin", "bibitem", "setbeamertemplate", "usetheme", "usecolortheme"}
+)
+# Environments whose \begin takes arguments that are no text (a column spec, a width).
+_ENV_ARGS = {
+    "tabular": 1, "tabular*": 2, "tabularx": 2, "tabulary": 2, "array": 1, "longtable": 1,
+    "supertabular": 1, "xtabular": 1, "tabu": 1, "minipage": 1, "multicols": 1,
+    "multicols*": 1, "wrapfigure": 2, "wraptable": 2, "column": 1, "list": 2, "adjustbox": 1,
+}  # fmt: skip
 # Every citation command of natbib, biblatex, apacite, harvard and the like ("\citeauthor",
 # "\Citet", "\parencites", "\citeNP", "\shortciteA", "\footcitetext"...): kept as written for the
 # consistency check, which reads their keys.
@@ -226,6 +238,23 @@ class _Command:
         bare = name.rstrip("*")
         if name in _ACCENTS:
             return self.accent(i, name)
+        if name == "\\":
+            out.append(" ")
+            # "\\*[2pt]": a line break's star and its space are no text.
+            j = i + 1 if s.startswith("*", i) else i
+            k = skip_space(s, j)
+            if k < n and s[k] == "[":
+                close = bracket_end(s, k, 40)
+                return close if close > 0 else j
+            return j
+        if bare == "verb" and i < n:
+            # "\verb+x+" / "\verb|x|": the text between the delimiters, on one line.
+            j = i  # after "\verb" or "\verb*" (the token takes the star)
+            close = s.find(s[j], j + 1, j + 500) if j < n and not s[j].isalpha() else -1
+            if close > 0 and "\n" not in s[j + 1 : close]:
+                out.append(s[j + 1 : close])
+                return close + 1
+            return i
         if name in _SYMBOLS:
             out.append(_SYMBOLS[name])
             if name.isalpha():
@@ -356,11 +385,20 @@ class _Command:
         s, n = self.s, self.n
         count = _DROP.get(name, _DROP.get(bare, 0))
         j = skip_options(s, i)
-        for _ in range(count):
+        first = True
+        while count > 0:
+            count -= 1
             j = skip_space(s, j)
             if j < n and s[j] == "{":
-                j = group_end(s, j)
-        return skip_options(s, j) if bare in {"begin", "bibitem"} else j
+                start, j = j, group_end(s, j)
+                if bare == "begin" and first:
+                    # "\\begin{tabular}[t]{ll}", "\\begin{minipage}[b]{3cm}": no text either.
+                    count += _ENV_ARGS.get(s[start + 1 : j - 1].strip(), 0)
+                    j = skip_options(s, j)
+            first = False
+        # Options after the arguments ("\begin{figure}[h]", "\setbeamertemplate{x}[y]"), only
+        # where they belong: after "\ref{x}" a "[3]" is a citation.
+        return skip_options(s, j) if bare in _TRAILING_OPTIONS else j
 
     def expand(self, i: int, name: str, bare: str, macro: Macro) -> int:
         """A document macro replaced by its definition, read one level deeper."""

@@ -1,0 +1,198 @@
+r"""A LaTeX document's own macros, Sweave chunks, \input and citation forms (issue 34).
+
+Real sources (R package vignettes, journal samples) define their own commands: ``{\RR}`` must
+read "R", ``\pkg{limma}`` "limma", and no definition (``\def\a{\a}``) may hang the reader.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from citeverify_core.references.document.latex_text import latex_to_text, new_macro_table
+from citeverify_core.references.document.markup import read_markup
+
+
+def _text(source: str, preamble: str = "") -> str:
+    macros = new_macro_table()
+    macros.read(preamble)
+    return " ".join(latex_to_text(source, macros=macros).split())
+
+
+@pytest.mark.parametrize(
+    ("preamble", "source", "text"),
+    [
+        (
+            r"\newcommand{\RR}{R}",
+            r"analysis with {\RR} and \RR{} code",
+            "analysis with R and R code",
+        ),
+        (r"\newcommand\RR{R}", r"with \RR\ code", "with R code"),
+        (r"\newcommand*\pkg[1]{\textbf{#1}}", r"the \pkg{limma} package", "the limma package"),
+        (
+            r"\newcommand{\pkg}[1]{{\normalfont\fontseries{b}\selectfont #1}}",
+            r"\pkg{edgeR}.",
+            "edgeR.",
+        ),
+        (r"\newcommand{\two}[2]{#2 by #1}", r"\two{Smith}{A Study}", "A Study by Smith"),
+        (r"\newcommand{\opt}[2][none]{#1/#2}", r"\opt{x} and \opt[y]{z}", "none/x and y/z"),
+        (r"\newcommand{\RR}{R}\renewcommand{\RR}{S}", r"{\RR}", "S"),
+        (r"\newcommand{\RR}{R}\providecommand{\RR}{S}", r"{\RR}", "R"),
+        (r"\providecommand{\RR}{S}", r"{\RR}", "S"),
+        (r"\DeclareRobustCommand{\proglang}[1]{\textsf{#1}}", r"\proglang{Python}", "Python"),
+        (r"\def\foo{Foo}", r"a \foo{} b", "a Foo b"),
+        (r"\def\swap#1#2{#2#1}", r"\swap{a}{b}", "ba"),
+        (r"\gdef\foo{Foo}\let\bar\foo", r"\bar{}", "Foo"),
+        (r"\let\bar=\foo \def\foo{Foo}", r"\bar{}", "Foo"),
+        (
+            r"\newcommand{\Rpackage}[1]{\textit{#1}}\newcommand{\Bioc}{\Rpackage{Bioconductor}}",
+            r"\Bioc{} rocks",
+            "Bioconductor rocks",
+        ),
+        # \xspace keeps the space a word macro would otherwise end at, as in TeX.
+        (r"\newcommand{\RR}{R\xspace}", r"\RR is here, \RR.", "R is here, R."),
+        (r"\newcommand{\RR}{R}", r"\RR is", "Ris"),
+        # A delimited parameter text is not guessed: the use reads as an unknown command.
+        (r"\def\dot#1.{[#1]}", r"\dot{x}.", "x."),
+        # A name the reader reads itself is never redefined (hyperref, a .bbl's \providecommand).
+        (
+            r"\renewcommand{\cite}[1]{X}\providecommand{\url}[1]{\texttt{#1}}",
+            r"\url{https://a.org/x_y}",
+            "https://a.org/x_y",
+        ),
+        (r"\def\newblock{\hskip .11em plus .33em minus .07em}", r"A.\newblock B.", "A. B."),
+    ],
+)
+def test_document_macros_are_expanded(preamble: str, source: str, text: str) -> None:
+    assert _text(source, preamble) == text
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"\LaTeX{} and \TeX\ with \BibTeX, \LaTeXe", "LaTeX and TeX with BibTeX, LaTeX2e"),
+        (
+            r"as \eg shown, \ie{} here, Smith \etal (2020)",
+            "as e.g. shown, i.e. here, Smith et al. (2020)",
+        ),
+        (r"\textsc{Knuth}, M\"{u}ller, {\ss}, G\'omez", "Knuth, Müller, ß, Gómez"),
+        (r"pp.~1--10 --- ``quoted''", "pp. 1–10 — “quoted”"),
+        (r"11\penalty0 (1):\penalty0 94, \hskip 1em plus 1fil x", "11(1):94, x"),
+        (r"a\\[2pt] b \verb|x_y| c", "a b x_y c"),
+        (r"\begin{tabular}{p{2in}|l} a & b \end{tabular}", "a & b"),
+    ],
+)
+def test_text_macros_and_logos(latex: str, text: str) -> None:
+    assert " ".join(latex_to_text(latex).split()) == text
+
+
+@pytest.mark.parametrize(
+    "preamble",
+    [
+        r"\def\a{\a}",  # expands to itself
+        r"\newcommand{\a}{x\a}",
+        r"\def\a{\a\a}",  # doubles at each level: 2^n without a budget
+        r"\def\a#1{\a{#1#1}}",  # its argument doubles
+        r"\def\q{\a}\def\a{\q}",  # a cycle through two macros
+        r"\let\a\q \let\q\a",  # aliases in a cycle
+    ],
+)
+def test_hostile_macros_end_quickly(preamble: str) -> None:
+    started = time.process_time()
+    text = _text(r"start " + r"\a \q " * 50 + " end", preamble)
+    assert text.startswith("start") and text.endswith("end")
+    assert time.process_time() - started < 5
+
+
+def _name(k: int) -> str:
+    letters = ""
+    while True:
+        k, r = divmod(k, 26)
+        letters += chr(97 + r)
+        if not k:
+            return "m" + letters
+
+
+def test_ten_thousand_chained_macros() -> None:
+    chain = "".join(rf"\def\{_name(k)}{{\{_name(k + 1)} {k}}}" for k in range(10_000))
+    started = time.process_time()
+    text = _text(rf"start \{_name(0)} end", chain)
+    assert time.process_time() - started < 5
+    assert text.startswith("start") and text.endswith("end")
+
+
+def test_ten_thousand_nested_groups_and_quotes() -> None:
+    deep = r"\enquote{" * 10_000 + "x" + "}" * 10_000
+    started = time.process_time()
+    latex_to_text(deep)  # past the depth limit the inner quotes are dropped, no RecursionError
+    assert latex_to_text("{" * 10_000 + "x" + "}" * 10_000) == "x"
+    assert time.process_time() - started < 5
+
+
+def test_huge_expansion_is_bounded_and_noted() -> None:
+    big = "x" * 10_000  # under the longest body kept; four of them per use, 2,000 uses
+    tex = (
+        rb"\documentclass{article}\def\big{" + big.encode() + rb"}\def\a{\big\big\big\big}"
+        b"\n\\begin{document}\n" + rb"\a" * 2000 + b"\n\\end{document}\n"
+    )
+    started = time.process_time()
+    doc = read_markup(tex, "tex", name="p.tex")
+    assert time.process_time() - started < 10
+    assert sum(len(line.text) for line in doc.lines) < 20_000_000
+    assert any("macros" in note for note in doc.notes)
+
+
+RNW = rb"""\documentclass{article}
+\newcommand{\Rpackage}[1]{\textit{#1}}
+\newcommand{\RR}{R}
+\newcommand{\mycite}[1]{\citep{#1}}
+\begin{document}
+\SweaveOpts{eps=false}
+We use {\RR} and \Rpackage{limma} \citep{smyth04}, \citeauthor{gentleman04}.
+See \parencites[p.~3]{a}[5]{b} and \cite<see>[p.~2]{c}; value \Sexpr{round(pi, 2)}.
+<<load, echo=TRUE>>=
+library(limma) # [20] 132 139
+x <- c(1, 2)
+@
+\begin{verbatim}
+[20] 132 139
+\end{verbatim}
+Done \mycite{d}.
+\begin{thebibliography}{1}
+\bibitem{smyth04} G.~K. Smyth. \newblock Linear models with {\RR}. \newblock \Rpackage{SAGMB}, 2004.
+\end{thebibliography}
+\end{document}
+"""
+
+
+def test_sweave_document_macros_chunks_and_citations() -> None:
+    doc = read_markup(RNW, "tex", name="vignette.Rnw")
+    texts = [line.text for line in doc.lines]
+    assert texts[0] == r"We use R and limma \citep{smyth04}, \citeauthor{gentleman04}."
+    assert texts[1] == r"See \parencites[p.~3]{a}[5]{b} and \cite<see>[p.~2]{c}; value ."
+    assert not any("132" in t or "library" in t or "eps" in t for t in texts)
+    assert texts[-1] == r"Done \mycite{d}."
+    assert doc.entries is not None
+    assert doc.entries[0].text == "G. K. Smyth. Linear models with R. SAGMB, 2004."
+
+
+def test_input_of_a_sibling_is_spliced() -> None:
+    files = {
+        "intro.tex": b"\\newcommand{\\RR}{R}\nIntro with {\\RR} \\cite{k}.\n",
+        "refs.bbl": b"\\begin{thebibliography}{1}\n\\bibitem{k} A. Author. Title with {\\RR}.\n"
+        b"\\end{thebibliography}\n",
+    }
+    main = b"\\begin{document}\n\\input{intro}\n\\input{main}\n\\input{refs.bbl}\n\\end{document}\n"
+
+    def sibling(name: str) -> bytes | None:
+        return files.get(name)
+
+    doc = read_markup(main, "tex", name="main.tex", sibling=sibling)
+    assert [(line.text, line.location.line) for line in doc.lines] == [
+        (r"Intro with R \cite{k}.", 2)
+    ]
+    assert doc.entries is not None
+    assert [(e.key, e.text, e.location.line) for e in doc.entries] == [
+        ("k", "A. Author. Title with R.", 4)
+    ]
