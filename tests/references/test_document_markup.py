@@ -31,7 +31,7 @@ J.~Smith and A.~G\'omez.
 
 def test_latex_body_keeps_citations_and_headings() -> None:
     doc = read_markup(TEX, "tex", name="paper.tex")
-    assert doc.title == "A Study of Müller's Things"
+    assert doc.title == "A Study of Müller’s Things"  # TeX prints ' as ’
     texts = [line.text for line in doc.lines]
     assert texts[0] == "Introduction" and doc.lines[0].heading
     assert (

@@ -72,6 +72,23 @@ _TEXT_MACROS = {
     "eg": "e.g.", "ie": "i.e.", "etal": "et al.", "etc": "etc.", "cf": "cf.", "vs": "vs.",
     "Eg": "E.g.", "Ie": "I.e.", "wrt": "w.r.t.", "aka": "a.k.a.", "viz": "viz.",
 }  # fmt: skip
+# The AAS journal macros (aastex, emulateapj, mn2e, and every .bib that ADS exports:
+# "journal = {\apj}"), as the classes print them (``\apjl`` "ApJ", as emulateapj, mn2e and
+# aastex before version 6 print it; aastex 6 prints "ApJL").
+_JOURNALS = {
+    "aj": "AJ", "actaa": "AcA", "araa": "ARA&A", "apj": "ApJ", "apjl": "ApJ", "apjs": "ApJS",
+    "ao": "ApOpt", "apss": "Ap&SS", "aap": "A&A", "aapr": "A&A Rv", "aaps": "A&AS",
+    "azh": "AZh", "baas": "BAAS", "icarus": "Icarus", "jcap": "JCAP", "jrasc": "JRASC",
+    "memras": "MmRAS", "mnras": "MNRAS", "na": "NewA", "nar": "NewAR", "pra": "PhRvA",
+    "prb": "PhRvB", "prc": "PhRvC", "prd": "PhRvD", "pre": "PhRvE", "prl": "PhRvL",
+    "pasa": "PASA", "pasp": "PASP", "pasj": "PASJ", "qjras": "QJRAS", "skytel": "S&T",
+    "solphys": "SoPh", "sovast": "Soviet Ast.", "ssr": "SSRv", "zap": "ZA", "nat": "Nature",
+    "iaucirc": "IAUC", "aplett": "Astrophys. Lett.", "apspr": "Astrophys. Space Phys. Res.",
+    "bain": "BAN", "fcp": "FCPh", "gca": "GeoCoA", "grl": "Geophys. Res. Lett.",
+    "jcp": "JChPh", "jgr": "J. Geophys. Res.", "jqsrt": "JQSRT", "memsai": "MmSAI",
+    "nphysa": "NuPhA", "physrep": "PhR", "physscr": "PhyS", "planss": "Planet. Space Sci.",
+    "procspie": "Proc. SPIE",
+}  # fmt: skip
 # Glue and dimension primitives: the specification after them is no text ("\hskip 1em plus 1fil").
 _GLUE = {"hskip", "vskip", "kern", "mkern", "mskip", "penalty", "hglue", "vglue"}
 _GLUE_SPEC = re.compile(
@@ -125,7 +142,8 @@ _DEFINITIONS = frozenset(
      "edef", "xdef", "let"}
 )  # fmt: skip
 _SPECIAL = frozenset({"url", "path", "nolinkurl", "doi", "href"}) | _QUOTED | _DEFINITIONS
-_TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|\n", re.S)
+# A lone ' and ` are typeset as ’ and ‘ (TeX's fonts have no straight quote there).
+_TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|['`]|\n", re.S)
 _MAX_CITE_CHARS = 600
 _PUNCTUATION = frozenset(".,;:!?)]}'\"-/")
 
@@ -195,6 +213,10 @@ def latex_to_text(
             out.append("“")
         elif token == "''":
             out.append("”")
+        elif token == "'":
+            out.append("’")
+        elif token == "`":
+            out.append("‘")
         elif token == "\n":
             out.append("\n")
         else:
@@ -304,6 +326,9 @@ class _Command:
         if bare in _TEXT_MACROS:
             out.append(_TEXT_MACROS[bare])
             return self.after_word(i, xspace=True)
+        if name in _JOURNALS:
+            out.append(_JOURNALS[name])
+            return self.after_word(i, xspace=False)
         # Any other command: dropped; its options too, its braced arguments read as text. The
         # spaces after it go, as in TeX, unless text follows them ("\small text" keeps one).
         j = skip_options(s, i)
