@@ -263,10 +263,15 @@ class Score:
             setattr(self, name, getattr(self, name) + value)
 
 
-def _same_finding(found: dict[str, Any], true: dict[str, Any]) -> bool:
+def _same_finding(found: dict[str, Any], true: dict[str, Any], entries: dict[int, int]) -> bool:
+    """Whether a reported finding is this true one: its kind, and its entry or its target.
+
+    ``entries`` maps an extracted entry's number to the truth's (both from 1, by the alignment):
+    the reader's numbering differs from the truth's where it split or merged entries.
+    """
     if found["kind"] != true["kind"]:
         return False
-    if true.get("entry") is not None and found.get("entry") == true["entry"]:
+    if true.get("entry") is not None and entries.get(found.get("entry") or 0) == true["entry"]:
         return True
     target = true.get("target")
     return bool(target) and normalise(str(found.get("target") or "")) == normalise(str(target))
@@ -319,9 +324,12 @@ def compare(doc: dict[str, Any], out: dict[str, Any]) -> tuple[Score, dict[str, 
     elif agree is False:
         true_findings = consistency.get("findings", [])
         score.true_findings = len(true_findings)
-        hit = [any(_same_finding(f, t) for f in findings) for t in true_findings]
+        entries = {j + 1: i + 1 for i, j in pairs.items()}
+        hit = [any(_same_finding(f, t, entries) for f in findings) for t in true_findings]
         score.true_found = sum(hit)
-        false = [f for f in findings if not any(_same_finding(f, t) for t in true_findings)]
+        false = [
+            f for f in findings if not any(_same_finding(f, t, entries) for t in true_findings)
+        ]
         score.other_findings = len(false)
     detail.update(
         rows=rows, spurious=spurious, findings=findings, false_findings=false, notes=out["notes"]
