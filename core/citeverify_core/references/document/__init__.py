@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from citeverify_core.errors import DocumentError
 from citeverify_core.references.document.model import (
     DOCUMENT_FORMATS,
+    CitationCoverage,
     ConsistencyFinding,
     DocumentFormat,
     DocumentLine,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DOCUMENT_FORMATS",
     "MAX_DOCUMENT_BYTES",
+    "CitationCoverage",
     "ConsistencyFinding",
     "DocumentError",
     "DocumentFormat",
@@ -141,7 +143,9 @@ def extract_document(
     Raises:
         DocumentError: as :func:`read_document`, and ``no-reference-list`` when no list is found.
     """
-    from citeverify_core.references.document.consistency import check_consistency  # noqa: PLC0415
+    # Deferred: the readers and the citation finders import regular expressions and the
+    # reference parser, which `import citeverify_core.references.document` should not pay for.
+    from citeverify_core.references.document.consistency import read_consistency  # noqa: PLC0415
     from citeverify_core.references.document.segment import find_references  # noqa: PLC0415
 
     text = read_document(source, name=name, format=format)
@@ -155,7 +159,10 @@ def extract_document(
             "entries)"
         )
         raise DocumentError(msg, code="no-reference-list")
-    citations, findings = check_consistency(found.body, found.references)
+    # segment.py says when the list may not have been read whole (a later field: read it so).
+    checked = read_consistency(
+        found.body, found.references, incomplete=getattr(found, "incomplete", None)
+    )
     return ExtractedDocument(
         name=Path(name).name,
         format=text.format,
@@ -163,9 +170,10 @@ def extract_document(
         pages=text.pages,
         heading=found.heading,
         references=found.references,
-        citations=citations,
-        findings=findings,
-        notes=[*text.notes, *found.notes],
+        citations=checked.citations,
+        findings=checked.findings,
+        notes=[*text.notes, *found.notes, *checked.notes],
+        coverage=checked.coverage,
     )
 
 

@@ -23,6 +23,7 @@ from citeverify_core.references.document.citations_base import (
     _Cite,
     _Entry,
     _initials,
+    _is_name_suffix,
     _name_key,
     _near_hint,
     _same_name,
@@ -34,10 +35,23 @@ _LOOK_BACK = 120
 
 _YEAR_ITEM = rf"(?:{_YEAR}(?:[a-z](?![\w]))?|n\.\s?d\.|in\s+press|forthcoming)"
 _YEARS = rf"(?P<years>{_YEAR_ITEM}(?:\s?,\s?(?:{_YEAR_ITEM}|[a-z](?![\w.])))*)"
-_LOC = (
-    r"(?P<loc>\s?[,:]\s?(?:(?:pp?|para|paras|chap|ch|sec|fig|vol|no|art|ll?)\.?\s?)?"
-    rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?)?"
+# A locator after the year: "p. 4", ": 12-15", "Chapter 6", "Section 2.3", "Table 1", "§ 4";
+# up to three ("1988, Chapter 6, p. 3"). The words are read in any case (a scoped flag: see
+# citations_numeric's _LOCATOR_WORDS on why not re.I).
+_LOC_WORD = (
+    r"(?i:pp?|para|paras|chaps?|ch|chapters?|secs?|sections?|sect|figs?|figures?|tabs?|tables?|"
+    r"vols?|volumes?|no|nos|art|arts|ll?|lines?|app|appendix|appendices|thm|theorems?|lemma|"
+    r"eqs?|equations?|examples?|ex|parts?|pts?|n|nn|notes?|fn|footnotes?|cols?|columns?|"
+    r"books?|bk|pages?|slides?|props?|propositions?|defs?|definitions?|cor|corollary|§§?)"
 )
+_ONE_LOC = (
+    rf"\s?[,:]\s?(?:{_LOC_WORD}\.?\s?~?)?"
+    rf"[\dIVXLCivxlc][\w.{_DASHES}]{{0,15}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?"
+)
+# Words after the year and its locator, in lowercase and without digits or brackets:
+# "(see Zeileis 2006a, for more details)", "(Smith 2020, and references therein)".
+_POST = r"(?:\s?,\s(?P<post>[a-z][^\d()\[\];]{1,80}?))?"
+_LOC = rf"(?P<loc>(?:{_ONE_LOC}){{1,3}})?{_POST}"
 _MLA_PAGES = (
     rf"(?P<pages>(?:(?:pp?|para|paras|ch|chap|sec|ll?)\.?\s?)?\d{{1,5}}[a-z]?"
     rf"(?:\s?[{_DASHES}]\s?\d{{1,5}})?(?:\s?,\s?\d{{1,5}}(?:\s?[{_DASHES}]\s?\d{{1,5}})?){{0,5}})"
@@ -53,6 +67,15 @@ _COMMA = re.compile(r"\s?,\s?")
 _ONE_YEAR = re.compile(rf"({_YEAR})([a-z]?)")
 _ABBREVIATION = re.compile(r"\s?\[[^\[\]]{0,20}\]")
 _TOKEN = re.compile(r"et\.?\s+al\b\.?|&|,|[^\s,;&()\[\]]+")
+# A note's publication details, "(Chicago: University of Chicago Press, 1990)", "(Cambridge,
+# MA: MIT Press 2004)": a place, a colon, a publisher. No citation names its authors so.
+_PUBLICATION = re.compile(
+    r"(?:^|\s)[A-Z][^\s:;,()]{1,30}(?:,?\s[A-Z][^\s:;,()]{0,30}){0,3}:\s[A-Z]"
+)
+_PUBLISHER_WORDS = frozenset(
+    {"press", "university", "universitaire", "universitaires", "verlag", "publishers",
+     "publishing", "books", "editions", "éditions", "editore", "editorial", "presses"}
+)  # fmt: skip
 _CONNECTORS = frozenset({"and", "&", "und", "et", "y"})
 # The words of _NOT_NAMES that begin a sentence before a name: "In Smith (2020)", "As Lee".
 _FUNCTION_WORD_LIST = """
@@ -108,7 +131,14 @@ def _name_run(tokens: list[str]) -> _Names | None:
         if token == "," or low in _CONNECTORS:
             if not people[-1]:
                 break
+            if token == "," and all(_is_name_suffix(w) for w in people[-1]):
+                i -= 1  # "Henderson, Jr.": the comma is inside one name
+                continue
             people.append([])
+        elif not people[-1] and not token[0].islower() and _is_name_suffix(token):
+            # "Henderson Jr.", "Ford III", "Cytel Inc.": a generation or a company's legal
+            # form ends the name (it ends in "." or is all capitals, as a name word is not).
+            people[-1].insert(0, token)
         elif low in _PARTICLES and people[-1]:
             people[-1].insert(0, token)
         elif (
@@ -348,6 +378,8 @@ def _author_date(
             only = _ONLY_YEARS.match(inner)
             if only is not None:
                 cite = _narrative(text, m.start(), m.end(), only.group("years"), matcher)
+                if cite is not None and only.group("post"):
+                    cite = _only_matched(cite)  # "Smith (2020, for a review)": sure if it matches
                 if cite is not None:
                     cites.append(cite)
                 continue
@@ -404,7 +436,7 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
     also: set[int] = set()
     for work in _SPLIT_WORKS.split(inner):
         m = _SEGMENT.match(work.strip())
-        if m is None:
+        if m is None or _PUBLICATION.search(m.group("names")):
             continue
         # "(World Health Organization [WHO], 2021)": the abbreviation is no name.
         tokens = _TOKEN.findall(_ABBREVIATION.sub("", m.group("names")))
@@ -422,12 +454,29 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
                 continue
         if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
             continue
-        targets.extend(matcher.target(names, year) for year in years)
+        work_targets = [matcher.target(names, year) for year in years]
+        publisher = any(w.casefold() in _PUBLISHER_WORDS for n in names.names for w in n.split())
+        if m.group("post") or publisher:
+            # Words after the year ("for more details") make the form less certain, and a
+            # publisher ("Oxford University Press 1990") is a note's detail, not an author: a
+            # work that names no entry is left out rather than reported.
+            work_targets = [t for t, x in zip(work_targets, numbers, strict=True) if x is not None]
+            numbers = [x for x in numbers if x is not None]
+        targets.extend(work_targets)
         found.extend(numbers)
         also |= more
     if not targets:
         return None
     return _Cite(start, written, "author-date", targets, found, also)
+
+
+def _only_matched(cite: _Cite) -> _Cite | None:
+    """``cite`` without its targets that name no entry (``None`` when none is left)."""
+    kept = [(t, x) for t, x in zip(cite.targets, cite.entries, strict=True) if x is not None]
+    if not kept:
+        return None
+    return _Cite(cite.start, cite.text, cite.kind, [t for t, _ in kept], [x for _, x in kept],
+                 cite.also)  # fmt: skip
 
 
 def _mla_citation(

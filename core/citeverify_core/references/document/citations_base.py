@@ -94,10 +94,26 @@ class _Entry:
         return self.ref.number
 
 
+#: Words after a name that are no surname: a person's generation ("Henderson Jr.", "Ford III")
+#: and a company's legal form ("Cytel Inc."). Folded, without the full stop.
+_NAME_SUFFIXES = frozenset(
+    {"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "llc", "corp", "co", "gmbh", "ag", "plc",
+     "sa", "s a", "nv", "bv", "ab", "oy", "kg", "ev", "e v", "pty", "lp", "llp"}
+)  # fmt: skip
+
+
+def _is_name_suffix(token: str) -> bool:
+    """Whether a written word is a generation or legal-form suffix ("Jr.", "III", "Inc.")."""
+    return len(token) <= 6 and fold(token).strip() in _NAME_SUFFIXES
+
+
 def _name_key(name: str) -> str:
-    """A surname folded, particles dropped: "van der Berg" -> "berg", "O’Neil" -> "o neil"."""
+    """A surname folded, particles and suffixes dropped: "van der Berg" -> "berg".
+
+    "O’Neil" -> "o neil"; "Henderson Jr." -> "henderson"; "Cytel Inc." -> "cytel".
+    """
     words = fold(name).split()
-    kept = [w for w in words if w not in _PARTICLES]
+    kept = [w for w in words if w not in _PARTICLES and w not in _NAME_SUFFIXES]
     return " ".join(kept or words)
 
 
@@ -172,15 +188,51 @@ def _same_name(cited: str, listed: str) -> bool:
 
 @dataclass(slots=True)
 class _Body:
-    """The body as one string, and where each of its lines starts in it."""
+    """The body as one string, and where each of its lines starts in it.
+
+    ``origin[i]`` is the index in ``lines`` of the line that starts at ``starts[i]``: what its
+    format says of it (a footnote, damaged text, raised spans) is looked up there.
+    """
 
     text: str
     starts: list[int]
     locations: list[Location]
+    lines: Sequence[DocumentLine] = ()
+    origin: list[int] = field(default_factory=list)
 
     def location(self, offset: int) -> Location:
         i = bisect.bisect_right(self.starts, offset) - 1
         return self.locations[max(i, 0)]
+
+    def line_at(self, offset: int) -> DocumentLine | None:
+        """The line the character at ``offset`` was read from."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        if i < 0 or i >= len(self.origin):
+            return None
+        return self.lines[self.origin[i]]
+
+
+# A line a program printed: R's and knitr's "[1] 0.5 2", "## [20] 132 139", a console prompt
+# "R> x[1]", "> fit <- lm(y ~ x)". Its values are numbers, quoted strings, R's constants, or
+# words with "_", "=", "$", "@", "/" ("LC_TIME=en_US.UTF-8"); never running text.
+_QUOTED = re.compile(r"\"[^\"]{0,200}\"")
+_OUTPUT_INDEX = re.compile(r"^(?:##\s?)?\[\d{1,7}\]\s")
+_PROMPT = re.compile(r"^(?:R>|>|\+)\s.{0,300}?(?:[\w.]\(|<-|[\w.]\[|\$)")
+_CODE_VALUE = re.compile(
+    r"[-+]?(?:\d[\d.,:]*(?:[eE][-+]?\d+)?%?|\.\d+)|\"[^\"]{0,80}\"?|'[^']{0,80}'?|"
+    r"TRUE|FALSE|NA|NaN|NULL|-?Inf|<NA>|[\w.]{0,40}[_=$@/<>\\][^\s]{0,80}|[\w.]+\(\)?"
+)
+
+
+def _code_output(text: str) -> bool:
+    """Whether a line is a program's output or a console prompt, not running text."""
+    if text.startswith("##") or _PROMPT.match(text):
+        return True  # knitr prints "## " before every line of output
+    index = _OUTPUT_INDEX.match(text)
+    if index is None:
+        return False
+    values = _QUOTED.sub(" 0 ", text[index.end() :]).split()
+    return bool(values) and all(_CODE_VALUE.fullmatch(v) for v in values[:40])
 
 
 def _join(body: Sequence[DocumentLine]) -> _Body:
@@ -194,8 +246,11 @@ def _join(body: Sequence[DocumentLine]) -> _Body:
     locations: list[Location] = []
     size = 0
     previous = ""
-    for line in body:
+    origin: list[int] = []
+    for index, line in enumerate(body):
         text = _SPACES.sub(" ", line.text).strip()  # a line may hold line breaks and tabs
+        if text[:1] in "[#>R" and _code_output(text):
+            text = ""  # R's "[20] 132 139" is no citation [20]: the line is left out
         if not text:
             if parts and parts[-1] != "\n":
                 parts.append("\n")
@@ -218,10 +273,11 @@ def _join(body: Sequence[DocumentLine]) -> _Body:
             size += len(sep)
         starts.append(size)
         locations.append(line.location)
+        origin.append(index)
         parts.append(text)
         size += len(text)
         previous = "" if line.heading else text
-    return _Body("".join(parts), starts, locations)
+    return _Body("".join(parts), starts, locations, body, origin)
 
 
 @dataclass(slots=True)
@@ -230,7 +286,7 @@ class _Cite:
 
     start: int
     text: str
-    kind: Literal["numeric", "author-date", "key"]
+    kind: Literal["numeric", "author-date", "key", "note"]
     targets: list[str]
     entries: list[int | None]
     also: set[int] = field(default_factory=set)  # entries an ambiguous target may mean

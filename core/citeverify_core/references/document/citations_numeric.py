@@ -247,10 +247,22 @@ def _alpha(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], bool]:
             labels.setdefault(e.ref.label.strip(), e.number)
     text = body.text
     cites: list[_Cite] = []
-    for n, (start, end, m, _) in enumerate(_brackets(text, _ALPHA, ranges=False)):
+    for n, m in enumerate(_BRACKET.finditer(text)):
         if n >= MAX_CITATION_SITES:
             return cites, True
-        targets = list(dict.fromkeys(re.split(r"\s?[,;]\s?", m.group("items"))))
+        start, end = m.start(), m.end()
+        inside = " ".join(m.group(1).split())
+        parts = [p for p in re.split(r"\s?[,;]\s?", inside) if p]
+        if parts and all(p in labels for p in parts):
+            # The list's own labels, whatever their shape: "[Wig]", "[DH 00]", "[R Core]".
+            targets = list(dict.fromkeys(parts))
+            cites.append(_Cite(start, text[start:end], "numeric", targets,
+                               [labels[t] for t in targets]))  # fmt: skip
+            continue
+        read = _ALPHA.fullmatch(m.group(1).strip())
+        if read is None:
+            continue
+        targets = list(dict.fromkeys(re.split(r"\s?[,;]\s?", read.group("items"))))
         found = [labels.get(t) for t in targets]
         if None in found and (
             _math_context(text, start, end, loose=True) or (start > 0 and text[start - 1].isalnum())

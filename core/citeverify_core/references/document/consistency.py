@@ -30,6 +30,7 @@ Every pattern is linear in the text, the look-back for a name is bounded, and at
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from citeverify_core.references.document.citations_author_date import (
     _author_date,
@@ -40,10 +41,15 @@ from citeverify_core.references.document.citations_author_date import (
 from citeverify_core.references.document.citations_base import (
     MAX_CITATION_SITES,
     MAX_RANGE,
+    _Body,
     _Cite,
     _entry,
     _join,
     _ListKind,
+)
+from citeverify_core.references.document.citations_notes import (
+    note_citations,
+    superscript_citations,
 )
 from citeverify_core.references.document.citations_numeric import (
     _CITE_COMMAND,
@@ -52,20 +58,32 @@ from citeverify_core.references.document.citations_numeric import (
     _numeric,
 )
 from citeverify_core.references.document.consistency_findings import (
+    DAMAGED,
+    FORMS,
+    NOT_WHOLE,
+    TOO_MANY,
     _duplicate_findings,
     _missing_findings,
+    _named_near_year,
     _order_findings,
     _uncited_findings,
     _unresolved_findings,
 )
 from citeverify_core.references.document.model import (
+    CitationCoverage,
     ConsistencyFinding,
     DocumentLine,
     ExtractedReference,
     InTextCitation,
 )
 
-__all__ = ["MAX_CITATION_SITES", "MAX_RANGE", "check_consistency"]
+__all__ = [
+    "MAX_CITATION_SITES",
+    "MAX_RANGE",
+    "Consistency",
+    "check_consistency",
+    "read_consistency",
+]
 
 
 # --- the list -----------------------------------------------------------------------------------
@@ -100,10 +118,45 @@ def check_consistency(
     Returns:
         The citations found (in text order) and the findings: citations naming no entry (in
         text order, one per target), entries never cited (in list order), then the list's
-        numbering and its duplicates.
+        numbering and its duplicates. :func:`read_consistency` also says what was checked.
+    """
+    checked = read_consistency(body, references)
+    return checked.citations, checked.findings
+
+
+@dataclass(slots=True)
+class Consistency:
+    """What :func:`read_consistency` found: citations, findings, and how much was checked."""
+
+    citations: list[InTextCitation]
+    findings: list[ConsistencyFinding]
+    coverage: CitationCoverage | None
+    notes: list[str] = field(default_factory=list)
+
+
+def read_consistency(
+    body: Sequence[DocumentLine],
+    references: Sequence[ExtractedReference],
+    *,
+    incomplete: str | None = None,
+) -> Consistency:
+    """:func:`check_consistency`, with the coverage of the check and notes on what was not.
+
+    Args:
+        body: The document's lines outside its reference list, in reading order.
+        references: The entries of the list.
+        incomplete: Why the list may not have been read whole (segment.py's
+            ``FoundReferences.incomplete``), or ``None``: then no citation is reported as
+            naming no entry and no entry as uncited (either may be in the part not read).
+
+    Precision first: an entry is reported uncited only when every way it may be cited was
+    read; otherwise it is counted in the coverage as not checked, with the reason. The
+    reasons: citations in a form not read (fewer than half the entries found cited, or a
+    listed author named near the entry's year in a form not known), the list not read whole,
+    damaged text (the entry's, or most of the body's), too many citation-like places.
     """
     if not references:
-        return [], []
+        return Consistency([], [], None)
     joined = _join(body)
     entries = [_entry(r) for r in references]
     kind = _list_kind(references, joined.text)
@@ -120,6 +173,7 @@ def check_consistency(
             named = {x for c in in_parens for x in c.entries if x is not None}
             if len(named) * 2 >= len(entries):
                 cites, capped = in_parens, capped_parens
+        cites += superscript_citations(joined, entries)
     elif kind == "alpha":
         cites, capped = _alpha(joined, entries)
     else:
@@ -133,9 +187,43 @@ def check_consistency(
             # showed"): an entry whose first author's surname the body has is not reported.
             named = _named_in(joined.text, entries)
             cites.append(_Cite(0, "", "author-date", [], [], named))
-    findings = _missing_findings(cites, kind, entries, joined) + _unresolved_findings(joined)
-    if not cite_all and not capped:
-        findings += _uncited_findings(cites, entries, kind)
+        # Notes cite by author and title ("Smith, Title, 23."): read in footnotes, and in the
+        # whole text of a list that puts the year after the title (notes-bibliography, MLA).
+        cites += note_citations(joined, entries, everywhere=mla)
+    damaged = _damaged(body)
+    unread = 0
+    held: list[str] = []
+    cites, dropped = _sure_citations(cites, joined, kind, whole=incomplete is None and not damaged)
+    unread += dropped
+    if dropped and incomplete is not None:
+        held.append(
+            f"{dropped} citation{'s' * (dropped != 1)} naming no entry not reported: "
+            f"the reference list may not have been read whole ({incomplete})"
+        )
+    findings = _missing_findings(cites, kind, entries, joined)
+    if not damaged:
+        findings += _unresolved_findings(joined)
+    unsure: dict[int, str] = {}
+    if incomplete is not None:
+        unsure = dict.fromkeys((e.number for e in entries), NOT_WHOLE)
+    elif damaged:
+        unsure = dict.fromkeys((e.number for e in entries), DAMAGED)
+    elif capped:
+        unsure = dict.fromkeys((e.number for e in entries), TOO_MANY)
+    else:
+        unsure = {e.number: DAMAGED for e in entries if e.ref.unreliable}
+    uncited = _uncited_findings(cites, entries, kind, unsure=unsure, cite_all=cite_all)
+    if kind == "author-date" and uncited.findings:
+        # A listed author named near the entry's year in a form not read: not sure it is
+        # uncited ("Cytel Inc. 2003" in a table, a form the grammar does not know).
+        near = _named_near_year(joined, [e for e in entries if e.number in uncited.reported])
+        if near:
+            unread += sum(near.values())
+            uncited = _uncited_findings(
+                cites, entries, kind, unsure={**unsure, **dict.fromkeys(near, FORMS)},
+                cite_all=cite_all,
+            )  # fmt: skip
+    findings += uncited.findings
     cites = [c for c in cites if c.targets]
     findings += _order_findings(references)
     findings += _duplicate_findings(entries)
@@ -149,4 +237,54 @@ def check_consistency(
         )
         for c in cites
     ]
-    return citations, findings
+    coverage = CitationCoverage(
+        entries=len(entries),
+        checked=len(entries) - sum(uncited.not_checked.values()),
+        not_checked=tuple(uncited.not_checked.items()),
+        citations=len(citations),
+        unread=unread,
+    )
+    return Consistency(citations, findings, coverage, [*held, *coverage.notes()])
+
+
+#: The share of the body's lines read from damaged text above which no finding is made.
+_DAMAGED_SHARE = 0.2
+
+
+def _damaged(body: Sequence[DocumentLine]) -> bool:
+    """Whether much of the body was read from damaged text (its citations cannot be trusted)."""
+    lines = [line for line in body if line.text.strip()]
+    bad = sum(1 for line in lines if line.unreliable)
+    return bool(lines) and bad > len(lines) * _DAMAGED_SHARE
+
+
+def _sure_citations(
+    cites: list[_Cite], body: _Body, kind: str, *, whole: bool
+) -> tuple[list[_Cite], int]:
+    """``cites`` without the targets naming no entry that the reader cannot be sure of.
+
+    Dropped (and counted): every such target when the list or the text is not whole (it may
+    name an entry not read); one read from damaged text; an author-date one in a footnote (a
+    note's publication details, "(Chicago: University of Chicago Press, 1990)", are no
+    citation).
+    """
+    kept: list[_Cite] = []
+    dropped = 0
+    for cite in cites:
+        if None not in cite.entries or (cite.kind == "key" and whole):
+            kept.append(cite)
+            continue
+        line = body.line_at(cite.start)
+        unsure = not whole or (
+            line is not None and (line.unreliable or (line.footnote and cite.kind == "author-date"))
+        )
+        if not unsure:
+            kept.append(cite)
+            continue
+        pairs = [(t, x) for t, x in zip(cite.targets, cite.entries, strict=True) if x is not None]
+        dropped += len(cite.targets) - len(pairs)
+        kept.append(
+            _Cite(cite.start, cite.text, cite.kind, [t for t, _ in pairs], [x for _, x in pairs],
+                  cite.also)
+        )  # fmt: skip
+    return kept, dropped

@@ -6,13 +6,18 @@ have been read (see :func:`_uncited_findings` and the coverage in ``consistency.
 
 from __future__ import annotations
 
+import bisect
+import collections
 import difflib
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from citeverify_core.references.document.citations_base import (
+    _YEAR_IN,
+    MAX_CITATION_SITES,
     MAX_RANGE,
     _Body,
     _Cite,
@@ -21,6 +26,7 @@ from citeverify_core.references.document.citations_base import (
     _near_hint,
 )
 from citeverify_core.references.document.model import ConsistencyFinding, ExtractedReference
+from citeverify_core.references.folding import fold
 
 #: Findings of one kind about the list's numbering before they are summed up in one.
 _MAX_ORDER_FINDINGS = 10
@@ -152,10 +158,23 @@ def _duplicate_findings(entries: list[_Entry]) -> list[ConsistencyFinding]:
     return found
 
 
+_VOLUME = re.compile(
+    r"\b(?i:vol(?:ume)?s?|bd|band|tome|t|part|pt|teil|book|bk|no|number)\.?\s?~?"
+    r"([IVXLC]{1,7}|[ivxlc]{1,7}|\d{1,4}[A-Za-z]?)\b"
+)
+
+
+def _volumes(text: str) -> list[str]:
+    """The volume, part and number designations of a reference: ["iii"] of "Vol. III"."""
+    return [m.group(1).casefold() for m in itertools.islice(_VOLUME.finditer(text[:1500]), 10)]
+
+
 def _same_work(a: _Entry, b: _Entry) -> bool:
     """The same first author and year (checked by the caller) and a near-identical title."""
     if not a.title or not b.title:
         return False
+    if _volumes(a.ref.text) != _volumes(b.ref.text):
+        return False  # "Vol. III" and "Vol. IV": two volumes of one multi-volume work
     if a.title == b.title:
         return len(a.title) >= 12
     if min(len(a.title), len(b.title)) < 20:
@@ -244,13 +263,46 @@ def _unresolved_findings(body: _Body) -> list[ConsistencyFinding]:
     return [ConsistencyFinding("missing-entry", message, target="?", location=where)]
 
 
+@dataclass(slots=True)
+class _Uncited:
+    """The ``uncited-entry`` findings, and the entries not checked by reason."""
+
+    findings: list[ConsistencyFinding]
+    reported: set[int]
+    not_checked: dict[str, int]
+
+
+#: Reasons an entry was not checked (the coverage's, and the notes').
+FORMS = "citation forms not read"
+NOT_WHOLE = "the reference list may not have been read whole"
+DAMAGED = "damaged text (a font without a Unicode map)"
+TOO_MANY = "too many citation-like places to read them all"
+#: Why an entry cannot be cited in the list's way: no label in a numbered list, no key, no
+#: year in a list where almost every entry has one (most likely the tail of a split entry).
+NO_HANDLE = "no label, key or year read in the entry"
+
+
 def _uncited_findings(
-    cites: list[_Cite], entries: list[_Entry], kind: _ListKind
-) -> list[ConsistencyFinding]:
+    cites: list[_Cite],
+    entries: list[_Entry],
+    kind: _ListKind,
+    *,
+    unsure: Mapping[int, str] | None = None,
+    cite_all: bool = False,
+) -> _Uncited:
+    """Entries no citation names, except those in ``unsure`` (entry number -> reason).
+
+    An entry is checked when it is found cited, or when it could have been and was not
+    (then it is reported). The others are counted by reason: ``unsure``'s; too few entries
+    cited at all (citations in a form not read: superscripts, footnotes); no way to cite it.
+    """
+    unsure = unsure or {}
     cited: set[int] = set()
     for cite in cites:
         cited.update(x for x in cite.entries if x is not None)
         cited |= cite.also
+    if cite_all:
+        cited |= {e.number for e in entries}  # \nocite{*}
     if kind in {"numeric", "alpha"}:
         # Only a labelled entry can be cited by its label; one label twice is a duplicate-entry.
         labels = {e.ref.label.strip() for e in entries if e.number in cited and e.ref.label}
@@ -266,22 +318,78 @@ def _uncited_findings(
             # it is most likely the tail of an entry split in two ("Physical Review B, 40(8),
             # 5774-5779."), not an uncited work.
             candidates = [e for e in entries if e.years]
+    not_checked: collections.Counter[str] = collections.Counter()
+    chosen = {e.number for e in candidates}
+    for e in entries:
+        if e.number not in chosen and e.number not in cited:
+            not_checked[NO_HANDLE] += 1
     # Citations in a form not read (superscripts, footnotes) or a body read in part would make
     # every entry look uncited: say nothing unless at least half the entries are cited.
-    if not candidates or len(cited) < math.ceil(len(candidates) / 2):
-        return []
-    return [
-        ConsistencyFinding(
-            "uncited-entry",
-            f"Reference {_name(e.ref)} ({_where(e.ref)}) is not cited in the text: "
-            "cite it or remove it from the list.",
-            target=e.ref.key if kind == "key" else (e.ref.label or _display(e)),
-            entry=e.number,
-            location=e.ref.location,
-        )
-        for e in candidates
-        if e.number not in cited
-    ]
+    too_few = not candidates or len(cited) < math.ceil(len(candidates) / 2)
+    findings: list[ConsistencyFinding] = []
+    reported: set[int] = set()
+    for e in candidates:
+        if e.number in cited:
+            continue
+        if e.number in unsure:
+            not_checked[unsure[e.number]] += 1
+        elif too_few:
+            not_checked[FORMS] += 1
+        else:
+            reported.add(e.number)
+            findings.append(
+                ConsistencyFinding(
+                    "uncited-entry",
+                    f"Reference {_name(e.ref)} ({_where(e.ref)}) is not cited in the text: "
+                    "cite it or remove it from the list.",
+                    target=e.ref.key if kind == "key" else (e.ref.label or _display(e)),
+                    entry=e.number,
+                    location=e.ref.location,
+                )
+            )
+    return _Uncited(findings, reported, dict(not_checked))
+
+
+_CAPITALISED = re.compile(r"(?<![\w’'-])[^\W\d_][^\W\d_'’-]+")
+_NEAR = 80
+
+
+def _named_near_year(body: _Body, entries: list[_Entry]) -> dict[int, int]:
+    """Entries whose first author's surname the body has within a few words of their year.
+
+    Returns the number of such places by entry. One pass over the words and one over the
+    years; each surname's places are capped, so the work stays linear in the text.
+    """
+    wanted: dict[str, list[_Entry]] = {}
+    for e in entries:
+        if e.names and e.names[0] and e.years:
+            wanted.setdefault(e.names[0].split()[-1], []).append(e)
+    if not wanted:
+        return {}
+    text = body.text
+    years: dict[int, list[int]] = {}
+    for m in itertools.islice(_YEAR_IN.finditer(text), MAX_CITATION_SITES):
+        years.setdefault(int(m.group(1)), []).append(m.start())
+    found: collections.Counter[int] = collections.Counter()
+    places = 0
+    for m in _CAPITALISED.finditer(text):
+        word = m.group(0)
+        if not word[0].isupper():
+            continue
+        listed = wanted.get(word.lower() if word.isascii() else fold(word))
+        if not listed:
+            continue
+        places += 1
+        if places > MAX_CITATION_SITES:
+            break
+        for e in listed:
+            for year in e.years:
+                spots = years.get(year, [])
+                k = bisect.bisect_left(spots, m.start() - _NEAR)
+                if k < len(spots) and spots[k] <= m.end() + _NEAR:
+                    found[e.number] += 1
+                    break
+    return dict(found)
 
 
 def _display(e: _Entry) -> str | None:

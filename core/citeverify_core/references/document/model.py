@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 __all__ = [
     "DOCUMENT_FORMATS",
+    "CitationCoverage",
     "ConsistencyFinding",
     "DocumentFormat",
     "DocumentLine",
@@ -171,14 +172,16 @@ class InTextCitation:
 
     Attributes:
         text: As written: "[3-5]", "(Smith et al., 2020)", "Smith (2020a)", "\\cite{key}".
-        kind: ``numeric`` (labels), ``author-date`` (names and a year) or ``key`` (LaTeX).
+        kind: ``numeric`` (labels, also superscript numbers), ``author-date`` (names and a
+            year), ``key`` (LaTeX) or ``note`` (a footnote's full or short note, "Ibid.":
+            an author's surname and words of the title).
         targets: What it names, one item each: labels ("3", "4", "5"), "Smith 2020a", keys.
         entries: The ``number`` of the entry each target matched (``None``: no entry).
         location: Where it is.
     """
 
     text: str
-    kind: Literal["numeric", "author-date", "key"]
+    kind: Literal["numeric", "author-date", "key", "note"]
     targets: tuple[str, ...]
     entries: tuple[int | None, ...]
     location: Location
@@ -222,6 +225,59 @@ class ConsistencyFinding:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class CitationCoverage:
+    """How much of the consistency check could be done: what was checked and what was not.
+
+    A finding is only made where the reader is sure; what it could not be sure of is counted
+    here instead ("12 entries not checked: citation forms not read").
+
+    Attributes:
+        entries: The entries of the list.
+        checked: The entries whose citing was checked: found cited, or reported uncited.
+        not_checked: ``(reason, count)`` for the others, one item per reason.
+        citations: The in-text citations read.
+        unread: Places that look like citations but were not read as one (a listed author
+            near a year in a form not known, a note naming no entry).
+    """
+
+    entries: int
+    checked: int
+    not_checked: tuple[tuple[str, int], ...] = ()
+    citations: int = 0
+    unread: int = 0
+
+    def notes(self) -> list[str]:
+        """One sentence per reason entries were not checked, with its count."""
+        return [
+            f"{n} entr{'y' if n == 1 else 'ies'} not checked: {reason}"
+            for reason, n in self.not_checked
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        return {
+            "entries": self.entries,
+            "checked": self.checked,
+            "not_checked": [{"reason": r, "count": n} for r, n in self.not_checked],
+            "citations": self.citations,
+            "unread": self.unread,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CitationCoverage:
+        """Back from :meth:`to_dict`."""
+        return cls(
+            entries=int(data["entries"]),
+            checked=int(data["checked"]),
+            not_checked=tuple(
+                (str(item["reason"]), int(item["count"])) for item in data.get("not_checked") or []
+            ),
+            citations=int(data.get("citations") or 0),
+            unread=int(data.get("unread") or 0),
+        )
+
+
 @dataclass(slots=True)
 class ExtractedDocument:
     r"""A document's reference list, its in-text citations and their consistency.
@@ -237,6 +293,8 @@ class ExtractedDocument:
         citations: The in-text citations found in the body.
         findings: Where citations and entries disagree.
         notes: What a person should know about the reading.
+        coverage: How much of the consistency check was done (``None``: not checked, as for a
+            document read by a version without it).
     """
 
     name: str
@@ -248,6 +306,7 @@ class ExtractedDocument:
     citations: list[InTextCitation] = field(default_factory=list)
     findings: list[ConsistencyFinding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    coverage: CitationCoverage | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (the CLI's ``--json`` and the service's document)."""
@@ -261,4 +320,5 @@ class ExtractedDocument:
             "citations": [c.to_dict() for c in self.citations],
             "findings": [f.to_dict() for f in self.findings],
             "notes": list(self.notes),
+            "coverage": None if self.coverage is None else self.coverage.to_dict(),
         }

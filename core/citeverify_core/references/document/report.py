@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from citeverify_core.references.document.model import (
     DOCUMENT_FORMATS,
+    CitationCoverage,
     ConsistencyFinding,
     ExtractedDocument,
     ExtractedReference,
@@ -175,6 +176,9 @@ class DocumentReport:
             f"{len(findings)} finding{'s' * (len(findings) != 1)} on the citations and the list"
             + (":" if findings else "")
         )
+        coverage = self.document.coverage
+        if coverage is not None:
+            out.append(f"checked: {_coverage_line(coverage)}")
         for finding in findings:
             where = f" ({finding.location})" if finding.location else ""
             out.append(f"  {finding.kind}{where}: {one_line(finding.message, 160)}")
@@ -220,6 +224,7 @@ class DocumentReport:
             ("title", doc.title or "—"),
             ("pages", str(doc.pages) if doc.pages is not None else "—"),
             ("reference list", _heading(doc.heading) or "—"),
+            ("citations checked", "—" if doc.coverage is None else _coverage_line(doc.coverage)),
         ]
         sections = [
             f'<section class="wide">{kpis(figures)}</section>',
@@ -315,10 +320,28 @@ def document_from_dict(data: dict[str, Any]) -> ExtractedDocument:
                 for f in data.get("findings") or []
             ],
             notes=[str(n) for n in data.get("notes") or []],
+            coverage=(
+                None
+                if data.get("coverage") is None
+                else CitationCoverage.from_dict(data["coverage"])
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         msg = f"not a document's data ({type(exc).__name__}: {exc})"
         raise ValueError(msg) from None
+
+
+def _coverage_line(coverage: CitationCoverage) -> str:
+    """How much was checked, in one line: "9 of 12 entries (3 not checked: ...); 40 citations"."""
+    line = f"{coverage.checked} of {coverage.entries} entries"
+    missed = coverage.entries - coverage.checked
+    if missed:
+        reasons = "; ".join(f"{n} {reason}" for reason, n in coverage.not_checked)
+        line += f" ({missed} not checked: {reasons})"
+    line += f"; {coverage.citations} citation{'s' * (coverage.citations != 1)} read"
+    if coverage.unread:
+        line += f", {coverage.unread} citation-like place{'s' * (coverage.unread != 1)} not read"
+    return line
 
 
 def _location(data: Any) -> Location | None:

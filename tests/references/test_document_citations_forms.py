@@ -1,0 +1,305 @@
+"""Citation forms of real papers (issue 34): each form read, and no finding where unsure.
+
+Each test builds the body and the list a class of real layouts produces (JSS and R vignettes,
+Chicago notes-bibliography, superscript-numbered journals), and asserts what a user relies on:
+the citations are matched to their entries, and no finding is made that is not true.
+"""
+
+import json
+
+import pytest
+
+from citeverify_core.references.document import (
+    CitationCoverage,
+    DocumentLine,
+    ExtractedDocument,
+    ExtractedReference,
+    Location,
+)
+from citeverify_core.references.document.consistency import check_consistency, read_consistency
+from citeverify_core.references.document.report import document_from_dict
+
+
+def lines(*texts: str, footnote: bool = False, unreliable: bool = False) -> list[DocumentLine]:
+    return [
+        DocumentLine(t, Location(line=i, page=1), footnote=footnote, unreliable=unreliable)
+        for i, t in enumerate(texts, 1)
+    ]
+
+
+def refs(*texts: str, labels: bool = False) -> list[ExtractedReference]:
+    return [
+        ExtractedReference(
+            text=t, number=i, location=Location(line=i, page=9), label=str(i) if labels else None
+        )
+        for i, t in enumerate(texts, 1)
+    ]
+
+
+def kinds(findings) -> list[str]:
+    return [f.kind for f in findings]
+
+
+JSS = refs(
+    "Chappell, R. (1989). Fitting bent lines to data. Applied Statistics, 38, 1-10.",
+    "Cytel Inc. (2003). StatXact 6. Cambridge, MA.",
+    "Henderson Jr., C. R. (1982). Analysis of covariance in the mixed model. Biometrics, 38, 623-640.",
+    "Bates, D. M., and Watts, D. G. (1988). Nonlinear Regression Analysis. Wiley.",
+    "Zeileis, A. (2006a). Object-oriented computation of sandwich estimators. JSS, 16(9), 1-16.",
+    "Zeileis, A. (2006b). Implementing a class of structural change tests. CSDA, 50, 2987-3008.",
+    "Abrahams, D., and Gurtovoy, A. (2004). C++ Template Metaprogramming. Addison-Wesley.",
+    "Meena, S., and Sood, R. (2017). A study of things. Journal, 1, 2-3.",
+    "van der Laan, M. J., Polley, E., and Hubbard, A. (2007). Super learner. SAGMB, 6, 1.",
+    "Müller, K., & Çelik, Ö. (2015). Diacritics in names. Names, 2, 3.",
+    "Efron, B., Hastie, T., Johnstone, I., and Tibshirani, R. (2004). Least angle regression. "
+    "Annals of Statistics, 32, 407-499.",
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "entry"),
+    [
+        ("As shown by Chappell [1989] the fit is good.", 1),
+        ("The software (Cytel Inc., 2003) was used.", 2),
+        ("This follows (Henderson Jr. 1982) closely.", 3),
+        ("This follows (Henderson, Jr., 1982) closely.", 3),
+        ("See Bates and Watts (1988, Chapter 6) for the details.", 4),
+        ("See (Bates and Watts 1988, Section 2.3, p. 4).", 4),
+        ("Sandwiches are computed (see Zeileis 2006a, for more details).", 5),
+        ("Templates are used (Abrahams and Gurtovoy, 2004; Zeileis 2006b).", 7),
+        ("Meena and Sood (2017) studied this.", 8),
+        ("The learner of van der Laan et al. (2007) is used.", 9),
+        ("Names with marks (Müller & Çelik, 2015).", 10),
+        ("LARS (Efron et al. 2004, Table 3) was used.", 11),
+    ],
+)
+def test_each_form_cites_its_entry(sentence: str, entry: int) -> None:
+    citations, findings = check_consistency(lines(sentence), JSS)
+    assert entry in {x for c in citations for x in c.entries}
+    assert "missing-entry" not in kinds(findings)
+
+
+def test_every_form_together_leaves_no_entry_uncited() -> None:
+    text = (
+        "As shown by Chappell [1989]. The software (Cytel Inc., 2003). (Henderson Jr. 1982). "
+        "Bates and Watts (1988, Chapter 6). (see Zeileis 2006a, for more details). "
+        "(Abrahams and Gurtovoy, 2004; Zeileis 2006b). Meena and Sood (2017). "
+        "van der Laan et al. (2007). (Müller & Çelik, 2015). (Efron et al. 2004, Section 3)."
+    )
+    _, findings = check_consistency(lines(text), JSS)
+    assert findings == []
+
+
+def test_words_after_the_year_do_not_make_a_missing_entry() -> None:
+    # "(Smith 2020, for a review)" of a work not listed: the less certain form is not reported.
+    _, findings = check_consistency(
+        lines("Known (Chappell 1989). (Nobody 2020, for a review)."), JSS
+    )
+    assert "missing-entry" not in kinds(findings)
+
+
+def test_a_citation_naming_no_entry_is_still_reported() -> None:
+    _, findings = check_consistency(lines("Everything (Chappell 1989; Nobody 2020)."), JSS)
+    assert [f.target for f in findings if f.kind == "missing-entry"] == ["Nobody 2020"]
+
+
+# --- code output is no citation ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "[20] 132 139 145",
+        "[1] 0.5",
+        '## [6] "Campylobacter curvus"',
+        "## [6] methods base",
+        "[10] LC_TELEPHONE=C LC_MEASUREMENT=en_US.UTF-8",
+        "R> x[12] <- 3",
+    ],
+)
+def test_console_output_is_no_numeric_citation(output: str) -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 6)), labels=True
+    )
+    body = lines("We cite [1], [2], [3], [4] and [5].", output)
+    _, findings = check_consistency(body, listed)
+    assert findings == []
+
+
+def test_a_citation_at_a_line_start_is_still_read() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 4)), labels=True
+    )
+    citations, findings = check_consistency(lines("[3] proposed it, as [1] and [2] did."), listed)
+    assert {x for c in citations for x in c.entries} == {1, 2, 3}
+    assert findings == []
+
+
+# --- duplicates -----------------------------------------------------------------------------------
+
+
+def test_volumes_of_one_work_are_not_duplicates() -> None:
+    listed = refs(
+        "Knuth, D. E. (1973). The Art of Computer Programming, Vol. III: Sorting. Addison-Wesley.",
+        "Knuth, D. E. (1973). The Art of Computer Programming, Vol. IV: Sorting. Addison-Wesley.",
+    )
+    _, findings = check_consistency(lines("As Knuth (1973a) and Knuth (1973b) show."), listed)
+    assert "duplicate-entry" not in kinds(findings)
+
+
+def test_one_work_twice_is_still_a_duplicate() -> None:
+    listed = refs(
+        "Knuth, D. E. (1973). The Art of Computer Programming: Sorting and Searching. AW.",
+        "Knuth, D. E. (1973). The Art of Computer Programming: Sorting and Searching. AW.",
+    )
+    _, findings = check_consistency(lines("As Knuth (1973) shows."), listed)
+    assert "duplicate-entry" in kinds(findings)
+
+
+# --- precision: what the reader is not sure of is counted, not reported ---------------------------
+
+APA = refs(
+    "Smith, J. (2020). A study of learning. Journal of Learning, 3, 1-10.",
+    "Lee, H. (2019). Graphs and their colourings. Discrete Mathematics, 12, 33-40.",
+    "Kim, C. (2018). Particles in names. Nature, 1, 2-3.",
+    "Park, D. (2017). Umlaut handling. Information Retrieval, 4, 5-6.",
+)
+
+
+def test_an_author_near_the_year_in_an_unknown_form_is_not_called_uncited() -> None:
+    body = lines(
+        "We follow (Smith, 2020) and (Lee, 2019) and (Kim, 2018).", "Park — 2017 — says so."
+    )
+    checked = read_consistency(body, APA)
+    assert checked.findings == []
+    assert checked.coverage == CitationCoverage(
+        entries=4, checked=3, not_checked=(("citation forms not read", 1),), citations=3, unread=1
+    )
+    assert "1 entry not checked: citation forms not read" in checked.notes
+
+
+def test_a_truly_uncited_entry_is_reported_and_counted_checked() -> None:
+    checked = read_consistency(
+        lines("We follow (Smith, 2020) and (Lee, 2019) and (Kim, 2018)."), APA
+    )
+    assert kinds(checked.findings) == ["uncited-entry"]
+    assert checked.coverage is not None and checked.coverage.checked == 4
+
+
+def test_too_few_citations_read_says_so_with_a_count() -> None:
+    checked = read_consistency(lines("Only (Smith, 2020) is cited in a form read."), APA)
+    assert checked.findings == []
+    assert checked.notes == ["3 entries not checked: citation forms not read"]
+
+
+def test_a_list_not_read_whole_makes_no_missing_or_uncited_entry() -> None:
+    body = lines("We follow (Smith, 2020), (Lee, 2019), (Kim, 2018) and (Nobody, 2001).")
+    checked = read_consistency(body, APA, incomplete="a page of figures inside the list")
+    assert checked.findings == []
+    assert checked.coverage is not None
+    assert checked.coverage.not_checked == (("the reference list may not have been read whole", 1),)
+    assert any("1 citation naming no entry not reported" in note for note in checked.notes)
+
+
+def test_damaged_text_makes_no_finding() -> None:
+    body = lines("We follow (Smith, 2020) and (Nobody, 2001).", unreliable=True)
+    checked = read_consistency(body, APA)
+    assert checked.findings == []
+    assert checked.coverage is not None and checked.coverage.checked == 1
+
+
+def test_an_entry_of_damaged_text_is_not_called_uncited() -> None:
+    listed = [*APA[:3], ExtractedReference(APA[3].text, 4, APA[3].location, unreliable="Type 3")]
+    checked = read_consistency(
+        lines("We follow (Smith, 2020), (Lee, 2019) and (Kim, 2018)."), listed
+    )
+    assert checked.findings == []
+    assert checked.coverage is not None
+    assert checked.coverage.not_checked == (("damaged text (a font without a Unicode map)", 1),)
+
+
+# --- notes ------------------------------------------------------------------------------------------
+
+CHICAGO = refs(
+    "Kuhn, Thomas S. The Structure of Scientific Revolutions. Chicago: University of Chicago "
+    "Press, 1962.",
+    "Geertz, Clifford. The Interpretation of Cultures. New York: Basic Books, 1973.",
+    "Said, Edward W. Orientalism. New York: Pantheon Books, 1978.",
+)
+
+
+def test_notes_cite_by_author_and_title_and_publication_details_are_no_citation() -> None:
+    body = [
+        *lines("Paradigms change, as is well known.¹ Cultures are read as texts.²"),
+        *lines(
+            "1. Thomas S. Kuhn, The Structure of Scientific Revolutions (Chicago: University of "
+            "Chicago Press, 1962), 23.",
+            "2. Clifford Geertz, The Interpretation of Cultures (New York: Basic Books, 1973), 5.",
+            "3. Kuhn, Structure of Scientific Revolutions, 40.",
+            "4. Ibid., 41.",
+            "5. Edward W. Said, Orientalism (New York: Pantheon Books, 1978), 3.",
+            footnote=True,
+        ),
+    ]
+    checked = read_consistency(body, CHICAGO)
+    assert checked.findings == []
+    notes = [c for c in checked.citations if c.kind == "note"]
+    assert {x for c in notes for x in c.entries} == {1, 2, 3}
+    assert [c.entries for c in notes if c.text.startswith("Ibid")] == [(1,)]
+
+
+def test_publication_details_in_the_text_are_no_missing_entry() -> None:
+    body = lines(
+        "As Kuhn argued in The Structure of Scientific Revolutions (Chicago: University of "
+        "Chicago Press, 1962), and (Oxford University Press 1990) too.",
+        "Geertz, The Interpretation of Cultures, and Said, Orientalism.",
+    )
+    _, findings = check_consistency(body, CHICAGO)
+    assert "missing-entry" not in kinds(findings)
+
+
+def test_words_of_a_title_out_of_order_are_no_note() -> None:
+    body = lines("Kuhn revolutions were scientific and structured.", footnote=True)
+    citations, _ = check_consistency(body, CHICAGO)
+    assert not [c for c in citations if c.kind == "note"]
+
+
+def test_superscript_numbers_cite_a_numbered_list() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 5)), labels=True
+    )
+    text = "Shown before1,2 and since3-4 at 105 K."
+    spans = tuple((text.index(s), text.index(s) + len(s)) for s in ("1,2", "3-4", "5 "))
+    body = [DocumentLine(text, Location(1, 1), raised=spans)]
+    citations, findings = check_consistency(body, listed)
+    assert {x for c in citations for x in c.entries} == {1, 2, 3, 4}  # "10⁵" is a power
+    assert findings == []
+
+
+# --- what a user sees -------------------------------------------------------------------------------
+
+
+def test_coverage_travels_in_json_and_old_json_still_reads() -> None:
+    coverage = CitationCoverage(4, 3, (("citation forms not read", 1),), citations=3, unread=1)
+    document = ExtractedDocument("p.pdf", "pdf", references=APA, coverage=coverage)
+    data = json.loads(json.dumps(document.to_dict()))
+    assert data["coverage"]["not_checked"] == [{"reason": "citation forms not read", "count": 1}]
+    assert document_from_dict(data) == document
+    del data["coverage"]
+    assert document_from_dict(data).coverage is None
+
+
+def test_the_readable_report_says_how_much_was_checked() -> None:
+    from citeverify_core.references.document.report import DocumentReport
+    from citeverify_core.references.result import ReferenceResult
+
+    coverage = CitationCoverage(4, 3, (("citation forms not read", 1),), citations=3, unread=1)
+    document = ExtractedDocument("p.pdf", "pdf", references=APA, coverage=coverage)
+    results = [
+        ReferenceResult.model_construct(
+            status="unverified", reference="", field_results={}, error=None, verificationGraph=None
+        )
+    ] * 4
+    text = DocumentReport(document, results).to_text()
+    assert "checked: 3 of 4 entries (1 not checked: 1 citation forms not read)" in text
+    assert "1 citation-like place not read" in text
