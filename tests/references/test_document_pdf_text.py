@@ -49,3 +49,45 @@ def test_digit_like_characters_in_margins_and_at_line_starts_do_not_crash() -> N
         assert len(lines) == 12
         assert all(f"{ch} ab ba" in line for line in lines)
         assert lines[0].startswith(ch)
+
+
+def type3_pdf(lines: list[bytes], names: dict[int, str]) -> bytes:
+    """A Type 3 font as pdfTeX writes TeX's bitmap fonts: no ToUnicode, glyphs named by code."""
+    differences = b" ".join(
+        b"%d /%s" % (code, name.encode()) for code, name in sorted(names.items())
+    )
+    widths = b" ".join(b"500" for _ in range(256))
+    font = (
+        b"<< /Type /Font /Subtype /Type3 /FontBBox [0 0 1000 1000] "
+        b"/FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << >> /Resources << >> "
+        b"/Encoding << /Type /Encoding /Differences [%s] >> "
+        b"/FirstChar 0 /LastChar 255 /Widths [%s] >>" % (differences, widths)
+    )
+    runs = [(72.0, 700.0 - 14 * i, b"(" + line + b")") for i, line in enumerate(lines)]
+    return raw_pdf([text_ops([(x, y, s[1:-1]) for x, y, s in runs])], font=font)
+
+
+def tex_names(lines: list[bytes]) -> dict[int, str]:
+    """Every code of ``lines`` named "a" + its code (pdfTeX's names for a bitmap font's glyphs)."""
+    codes = {b for line in lines for b in line if b != 0x20} | {44, 45, 46, 40}
+    return {code: f"a{code}" for code in codes}
+
+
+def test_a_type3_tex_font_without_unicode_is_read_from_its_glyph_names() -> None:
+    # T1 codes: 252 "ü", 21 en dash, 27 "ff" ligature, 28 "fi" ligature.
+    lines = [b"Einf\xfchrung", b"61:821\x15856", b"Je\x1brey", b"\x1cnal"]
+    doc = read_pdf(type3_pdf(lines, tex_names(lines)), name="type3.pdf")
+    assert [ln.text for ln in doc.lines] == ["Einführung", "61:821–856", "Jeffrey", "final"]
+    assert not any(ln.unreliable for ln in doc.lines)
+
+
+def test_a_glyph_whose_name_says_nothing_is_not_invented_and_marks_its_line() -> None:
+    lines = [b"Je\x1brey and", b"plain text"]
+    names = {code: f"g{code}" for code in tex_names(lines)}  # names that are not codes
+    names |= dict(zip(b"plain tex", ["p", "l", "a", "i", "n", "space", "t", "e", "x"], strict=True))
+    names[0x1B] = "g17"
+    doc = read_pdf(type3_pdf(lines, names), name="type3.pdf")
+    first, second = doc.lines
+    assert first.unreliable and "\ufffd" not in first.text
+    assert "ff" not in first.text
+    assert second.text == "plain text" and not second.unreliable

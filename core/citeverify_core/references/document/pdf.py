@@ -238,7 +238,7 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
     lines: list[Line] = []
     empty: list[int] = []
     for page, rows in zip(pages, rows_by_page, strict=True):
-        on_page = page_lines(page, rows)
+        on_page = [ln for ln in page_lines(page, rows) if ln.text]  # not lines of lost glyphs
         if not on_page:
             empty.append(page.number)
         for number, line in enumerate(on_page, 1):

@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import pairwise
 
+from citeverify_core.references.document.pdf_glyphs import LOST
 from citeverify_core.references.document.pdf_words import ACCENTS, DOTLESS, Page, Word
 
 __all__ = [
-    "LOST",
     "Line",
     "Row",
     "baseline",
@@ -28,9 +28,6 @@ __all__ = [
     "row_size",
 ]
 
-#: What a glyph that could not be read stands as in a word's text until its line is made: the
-#: line drops it and is marked unreliable (text is never invented for it).
-LOST = "\ufffd"
 # Markers around a raised word's text while the line is cleaned (private use: a word's own
 # private-use characters of these two are dropped first), so that spans survive the cleaning.
 _RAISE, _LOWER = "\ue000", "\ue001"

@@ -12,6 +12,7 @@ functions that need it, never with this module.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import re
@@ -20,6 +21,12 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from citeverify_core.errors import DocumentError
+from citeverify_core.references.document.pdf_glyphs import (
+    LOST,
+    glyph_names,
+    recover_text,
+    tex_table,
+)
 
 if TYPE_CHECKING:
     from pdfminer.pdffont import PDFFont
@@ -110,7 +117,7 @@ def read_words(data: bytes, *, max_pages: int, max_chars: int) -> tuple[list[Pag
         PDFEncryptionError,
         PDFPasswordIncorrect,
     )
-    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager  # noqa: PLC0415 - the extra, in the child
+    from pdfminer.pdfinterp import PDFPageInterpreter  # noqa: PLC0415 - the extra, in the child
     from pdfminer.pdfpage import PDFPage  # noqa: PLC0415 - the extra, in the child
     from pdfminer.pdfparser import PDFParser  # noqa: PLC0415 - the extra, in the child
     from pdfminer.pdftypes import resolve1  # noqa: PLC0415 - the extra, in the child
@@ -135,7 +142,7 @@ def read_words(data: bytes, *, max_pages: int, max_chars: int) -> tuple[list[Pag
     info: dict[str, Any] = {}
     for entry in document.info:
         info.update({str(k): resolve1(v) for k, v in entry.items()})
-    resources = PDFResourceManager(caching=True)
+    resources = _FontSpecs(caching=True)
     device = _WordDevice(resources, max_chars=max_chars)
     interpreter = PDFPageInterpreter(resources, device)
     pages: list[Page] = []
@@ -173,6 +180,36 @@ def read_words(data: bytes, *, max_pages: int, max_chars: int) -> tuple[list[Pag
     if device.broken:
         info["__broken__"] = device.broken
     return pages, info
+
+
+def _font_specs_class() -> type:
+    """A resource manager that leaves each font its dictionary (``font.spec``).
+
+    pdfminer keeps no glyph names on a font: the names of /Encoding /Differences are needed
+    for the codes it cannot read (:mod:`.pdf_glyphs`).
+    """
+    from pdfminer.pdfinterp import PDFResourceManager  # noqa: PLC0415 - the extra, in the child
+
+    class FontSpecs(PDFResourceManager):
+        def get_font(self, objid: object, spec: Any) -> Any:
+            font = super().get_font(objid, spec)
+            if getattr(font, "spec", None) is None:
+                # A font class without a __dict__ cannot keep it: its names are not read.
+                with contextlib.suppress(AttributeError):
+                    setattr(font, "spec", spec)  # noqa: B010 - an attribute pdfminer's type lacks
+            return font
+
+    return FontSpecs
+
+
+def _FontSpecs(*, caching: bool) -> Any:
+    global _specs_class  # noqa: PLW0603 - made once per process
+    if _specs_class is None:
+        _specs_class = _font_specs_class()
+    return _specs_class(caching=caching)
+
+
+_specs_class: type | None = None
 
 
 def _declared_pages(document: Any, resolve1: Any) -> int:
@@ -333,13 +370,23 @@ class _FontTable:
             # A one-byte font: 256 codes, looked up by C loops (map, translate, a regex)
             # instead of one Python step per glyph. Benchmark if changing.
             spaces = bytearray()
+            names = glyph_names(font)
+            tex = tex_table(names) if names else None
             for code in range(256):
                 text, width = self.get(code)
+                if text is None and code in names:
+                    # No Unicode for the code: its glyph name may say (a TeX font's code).
+                    text = tex.get(code) if tex is not None and code in tex else None
+                    if text is None:
+                        text = recover_text(names[code])
+                    if text is not None:
+                        text = "".join(_GLYPH_TEXT.get(ch, ch) for ch in text)
                 self.widths.append(width)
                 self.undefined_flags.append(text is None)
                 is_space = text is not None and text != "" and (text in _SPACES or text.isspace())
                 self.space_flags.append(int(is_space))
-                self.trans[code] = text or ""
+                # An unread glyph stands as LOST: its line drops it and is marked unreliable.
+                self.trans[code] = LOST if text is None else text
                 if is_space:
                     spaces.append(code)
             self.word_re = re.compile(
@@ -461,6 +508,7 @@ class _Run:
                 self.device.chars += 1
                 if text is None:
                     self.device.page.undefined += 1
+                    self.add(x, x + adv, LOST, adv, adv)
                 elif text in _SPACES or text.isspace():
                     self.flush()
                     self.space = True
