@@ -27,10 +27,13 @@ whether a paragraph starts on it. The steps (docs/documents.md says why each is 
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 from citeverify_core.references.document.model import (
@@ -72,7 +75,8 @@ _SPLIT_CAPS = re.compile(r"\b([A-ZÀ-Þ])\s(?=[A-ZÀ-Þ]{2,}\b)")
 _END_WORDS = (
     r"acknowledge?ments?|danksagung|remerciements|agradecimientos|ringraziamenti|agradecimentos"
     r"|dankwoord|funding(?:\s+(?:sources|information|statement))?|author\s+contributions?"
-    r"|contributions|about\s+the\s+authors?|authors?['’]?\s+biograph(?:y|ies)"
+    r"|contributions|about\s+the\s+authors?|affiliations?|authors?['’]?\s+address(?:es)?"
+    r"|addresses|correspondence|corresponding\s+author|authors?['’]?\s+biograph(?:y|ies)"
     r"|biograph(?:y|ies)|biographical\s+notes?|vitae?|curriculum\s+vitae|author\s+information"
     r"|(?:conflicts?|declarations?)\s+of\s+interests?|competing\s+interests|declarations?"
     r"|data\s+(?:and\s+code\s+)?availability(?:\s+statement)?|code\s+availability"
@@ -96,7 +100,7 @@ _APPENDIX = re.compile(
 # "Appendix A: Proofs", "A Proof of Theorem 2", "A.1 Setup", "8 Discussion", "VII. CONCLUSION".
 _SECTION = re.compile(
     r"^(?:[A-H](?:\.\d{1,2}){1,3}|\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVX]{1,5}\.)\s+"
-    r"[A-Z][A-Za-z\u00C0-\u024F'’\-]+(?:\s+[\w'’\-:&]+){0,8}$"
+    r"[A-Z][A-Za-z\u00C0-\u024F'’\-]*(?:\s+[\w'’\-:&]+){0,8}$"
 )
 # "A Proofs" (an appendix in the NeurIPS style): only with a heading's look, as a title's line
 # may start "A Survey of ...".
@@ -121,7 +125,9 @@ _PARTICLE = (
 # "Smith-Jones, A." / "O'Neil, B." / "World Health Organization." (corporate: first words only).
 _AUTHOR_START = re.compile(
     rf"^{_PARTICLE}{{0,3}}[^\W\d_a-z][\w'’\-]{{0,30}}(?:\s[^\W\d_a-z][\w'’\-]{{0,30}}){{0,2}}"
-    r"(?:,\s?[^\W\d_]|\s[^\W\d_a-z]{1,3}[,.](?:\s|$)|\s(?:[^\W\d_a-z]\.\s?){1,3}[,\s(])"
+    r"(?:,\s?[^\W\d_]|\s[^\W\d_a-z]{1,3}[,.](?:\s|$)|\s(?:[^\W\d_a-z]\.\s?){1,3}[,\s(]"
+    # "Cole L (2003)", "Smith AB (2001a)": JSS and other author-year styles without commas.
+    r"|\s[^\W\d_a-z]{1,3}\s\((?:1[6-9]|20)\d\d)"
     # "S.G. Zhirov," / "A. Tarantino and" / "J.-P. Smith,": initials first.
     r"|^(?:[^\W\d_a-z]\.\s?-?){1,3}\s?[^\W\d_a-z][\w'’\-]{1,30}(?:,|\s(?:and|&|et)\s)"
 )
@@ -147,6 +153,9 @@ _ROLE_END = re.compile(
     r"(?:\b(?:[Ee]ds?|[Tt]rans|Hrsg|[Cc]omp)\.|\b(?:[Ee]dited|[Tt]ranslated)\sby)$"
 )
 _RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
+# A repeated author printed as a rule at an entry's start: "———. 1990.", "—— (2004)",
+# "--- 2004", "— (1907)" (not "–145", a page range's end: an en dash needs a second one).
+_REPEATED_AUTHOR = re.compile(r"^(?:[—―]+|[–-]{2,}|_{3,})\s?(?=[.,:;(\s]|\d{4})")
 _WORD = re.compile(r"[^\W\d_]+(?:[-‐][^\W\d_]+)*")
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
 _LAST_FRAGMENT = re.compile(r"([^\W\d_]+(?:[-‐][^\W\d_]+)*)[-‐]$")
@@ -234,6 +243,9 @@ _SUSPENDING = frozenset({"und", "oder", "bzw", "sowie", "and"})
 #: The label group of :data:`_LABEL` that each labelled list mode reads.
 _MODE_KIND = {"bracket": "b", "paren": "p", "dot": "n", "bare": "bare"}
 
+#: Why an entry read from a damaged line is not to be trusted (ExtractedReference.unreliable).
+UNRELIABLE_TEXT = "read from a font without a Unicode map: dashes or ligatures may be lost"
+
 _MAX_HEADING_CHARS = 90
 _MAX_REFERENCE_LINES = 40
 _LOOKAHEAD = 8
@@ -251,6 +263,9 @@ class FoundReferences:
         start: The index in the document's lines of the list's first line (its heading, when
             there is one); ``None`` when the format delimited the entries itself.
         end: The index of the first line after the list.
+        incomplete: Why the list may not have been read whole ("the list runs past page 7,
+            which has no text"), or ``None``: then no entry is called uncited or missing on
+            the strength of this reading (precision first).
     """
 
     references: list[ExtractedReference]
@@ -259,6 +274,7 @@ class FoundReferences:
     notes: list[str] = field(default_factory=list)
     start: int | None = None
     end: int | None = None
+    incomplete: str | None = None
 
 
 def reference_heading(text: str) -> str | None:
@@ -305,7 +321,7 @@ def find_references(text: DocumentText) -> FoundReferences:
         if r.text and (r.label is not None or len(r.text) >= 60 or _looks_like_reference(r.text))
     ]
     references = [
-        ExtractedReference(r.text, n, r.location, r.label, r.key, r.end)
+        ExtractedReference(r.text, n, r.location, r.label, r.key, r.end, r.unreliable)
         for n, r in enumerate(references, 1)
     ]
     start = heading_index if heading_index is not None else first
@@ -313,7 +329,59 @@ def find_references(text: DocumentText) -> FoundReferences:
     notes = list(splitter.notes)
     if end_note:
         notes.append(end_note)
-    return FoundReferences(references, body, heading=heading, notes=notes, start=start, end=end)
+    incomplete = (
+        splitter.incomplete
+        or _unread_pages(lines, groups, end, text.pages)
+        or _numbering_gaps(references)
+    )
+    return FoundReferences(
+        references,
+        body,
+        heading=heading,
+        notes=notes,
+        start=start,
+        end=end,
+        incomplete=incomplete,
+    )
+
+
+def _unread_pages(
+    lines: Sequence[DocumentLine], groups: Sequence[_Group], end: int, pages: int | None
+) -> str | None:
+    """Why the list may run over pages that have no text (scanned, or unreadable), or None.
+
+    A page between the list's first and last lines with no line at all, or pages after the
+    list's last line when the list runs to the end of what was read: a figure page of images
+    looks the same, and is taken as unread too (precision first: no finding is made then).
+    """
+    list_pages = sorted(
+        {p for g in groups for j in g.indices if (p := lines[j].location.page) is not None}
+    )
+    if not list_pages:
+        return None
+    read_pages = {p for ln in lines if (p := ln.location.page) is not None}
+    for page in range(list_pages[0], list_pages[-1]):
+        if page not in read_pages:
+            return f"the list runs past page {page}, which has no text that could be read"
+    if end >= len(lines) and pages is not None and list_pages[-1] < pages:
+        missing = [p for p in range(list_pages[-1] + 1, pages + 1) if p not in read_pages]
+        if missing:
+            return f"the list may go on on page {missing[0]}, which has no text that could be read"
+    return None
+
+
+def _numbering_gaps(references: Sequence[ExtractedReference]) -> str | None:
+    """Why a numbered list may lack entries (its numbers skip some), or None."""
+    numbers = [int(r.label) for r in references if r.label and r.label.isdigit()]
+    if len(numbers) < 2 or len(numbers) * 10 < len(references) * 9:
+        return None
+    missing = sorted(set(range(min(numbers), max(numbers) + 1)) - set(numbers))
+    if min(numbers) > 1:
+        missing = [*range(1, min(numbers)), *missing]
+    if not missing:
+        return None
+    shown = ", ".join(str(n) for n in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    return f"the list's numbers skip {shown}: entries were not read apart"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -602,6 +670,21 @@ def _ends_list(text: str, size: float | None) -> bool:
     return bool(_APPENDIX.match(line)) and len(line.split()) <= 10 and not line.endswith(".")
 
 
+def _capitals_heading(text: str) -> bool:
+    """``text`` is a heading set in capitals: "A RESEARCH METHODS", "B PROOFS".
+
+    Two to eight words, no year, no full stop or comma at its end.
+    """
+    words = text.split()
+    return (
+        2 <= len(words) <= 8
+        and text.upper() == text
+        and not text.endswith((".", ","))
+        and not _YEAR.search(text)
+        and sum(c.isalpha() for c in text) >= 6
+    )
+
+
 def _section_heading(line: DocumentLine, body_size: float | None) -> bool:
     """A new section starts here: a format's heading, a bigger font, or "8 Discussion"."""
     text = line.text.strip()
@@ -648,8 +731,25 @@ class _Splitter:
         self.words, self.compounds = vocabulary
         self.notes: list[str] = []
         self.dropped = 0
-        sizes = [ln.size for ln in lines[first : first + 400] if ln.size]
-        self.body_size = Counter(round(s, 1) for s in sizes).most_common(1)[0][0] if sizes else None
+        self.figures = 0
+        #: Why the list may not have been read whole (see FoundReferences.incomplete).
+        self.incomplete: str | None = None
+        window = lines[first : first + 400]
+        # Footnotes are skipped inside the list, unless the reader put the list itself in a
+        # page's footnote area (a list set smaller than the text, at a page's foot).
+        self.skip_footnotes = sum(ln.footnote for ln in window) * 2 < len(window)
+        own = [ln for ln in window if not (ln.footnote and self.skip_footnotes)]
+        #: The size the list's entries are set in (its first lines, weighted by characters):
+        #: what figure text is smaller than. Only the first lines: a short list may be
+        #: followed by pages of text in another size.
+        self.list_size = _main_size([ln for ln in own if ln.text.strip()][:8])
+        # What a heading is bigger than: the document's text size weighted by characters,
+        # footnotes aside, or the list's when bigger. Not the lines after the list's start
+        # counted one by one: pages full of 10-pt notes there made 12-pt entries read as
+        # headings, and the list "ended" after its first line.
+        body = _main_size([ln for ln in lines[:50_000] if not ln.footnote])
+        sizes = [s for s in (body, self.list_size) if s is not None]
+        self.body_size = max(sizes) if sizes else None
         self.mode = self._label_mode()
         #: Bracketed labels are words ("[Smi20]", "[KNUTH]"): not numbers in sequence.
         self.word_labels = self.mode == "bracket" and self._first_label_is_a_word()
@@ -791,15 +891,32 @@ class _Splitter:
                 self.dropped += 1
                 i += 1
                 continue
+            if line.footnote and self.skip_footnotes:
+                # A page's footnote below the list's lines: never part of an entry.
+                i += 1
+                continue
+            if groups and self._figure_text(i):
+                # A figure's labels and numbers, set smaller than the list ("0.00 0.05 0.10").
+                self.figures += 1
+                i += 1
+                continue
             if reference_heading(text) and not _ends_a_sentence(lines, i, self.furniture):
                 # A running header repeating the heading, or a sub-list: never an entry.
                 i += 1
                 blank_before = True
                 continue
             if self._is_end(i, expected, groups):
-                end = i
-                end_note = f"the list ends before {text[:60]!r} ({line.location})"
-                break
+                # A figure or table inside the list (a float on a page of its own, or at a
+                # page's top): its caption is not the list's end when the list goes on after.
+                resume = self._resumes(i, expected, groups) if _CAPTION.match(text) else None
+                if resume is None:
+                    end = i
+                    end_note = f"the list ends before {text[:60]!r} ({line.location})"
+                    break
+                self.figures += resume - i
+                i = resume
+                blank_before = True
+                continue
             if _SUBHEADING.match(text[:120]) and (
                 line.heading or not groups or _ended(self._previous_text(groups))
             ):
@@ -838,16 +955,94 @@ class _Splitter:
                 if len(group.indices) >= _MAX_REFERENCE_LINES:
                     end = i
                     end_note = f"the list ends before running text ({line.location})"
+                    self.incomplete = "the list's end is unsure (an entry ran on for 40 lines)"
                     break
                 group.indices.append(i)
             i += 1
         end = self._trim_running_text(groups, end)
+        if self.figures:
+            self.notes.append(
+                f"{self.figures} line(s) of figures or tables inside the list left out of it"
+            )
         if self.dropped:
             self.notes.append(
                 f"{self.dropped} line(s) of page furniture (page numbers, running headers, "
                 "rules) left out of the list"
             )
         return groups, end, end_note
+
+    def _figure_text(self, i: int) -> bool:
+        """Line ``i`` is a figure's text: set clearly smaller than the list, and no entry's start.
+
+        Plots drawn into the page carry their axis labels and tick numbers as text, in a size
+        of their own; a reference's line is set in the list's size (a superscript or a small
+        capital does not make the whole line smaller).
+        """
+        line = self.lines[i]
+        if line.size is None or self.list_size is None or line.label:
+            return False
+        if line.size > self.list_size - max(1.5, self.list_size * 0.2):
+            return False
+        text = line.text.strip()
+        return not (_LABEL.match(text[:40]) and _label_number(text) is not None) and not (
+            _AUTHOR_START.match(text[:120]) and _YEAR.search(text[:400])
+        )
+
+    def _resumes(self, i: int, expected: int, groups: list[_Group]) -> int | None:
+        """Where the list goes on after a figure or table whose caption is line ``i``, or None.
+
+        The list goes on when, within the caption's page and the next two, before any heading
+        but captions, a line starts the entry that comes next: the next number of a numbered
+        list; in an author-date list a line in the list's size that starts with an author
+        (or a repeated author's rule) and has a year within its first lines, set as the list's
+        first lines are, that sorts after the last entry, after a page or paragraph break.
+        """
+        page = self.lines[i].location.page
+        if page is None or not groups:
+            return None
+        last_key = _sort_key(self.lines[groups[-1].indices[0]].text)
+        numbered = self.mode in {"bracket", "paren", "dot", "bare", "word"}
+        for j in range(i + 1, min(len(self.lines), i + 400)):
+            line = self.lines[j]
+            text = line.text.strip()
+            if line.location.page is None or line.location.page > page + 2:
+                return None
+            if not text or j in self.furniture or line.footnote:
+                continue
+            if _CAPTION.match(text):
+                continue
+            if (
+                line.heading
+                or reference_heading(text)
+                or (_ends_list(text, line.size) and not _CAPTION.match(text))
+                or self._bigger(line)
+            ):
+                return None
+            if numbered:
+                number = _line_number(line)
+                if number == expected:
+                    return j
+                continue
+            if (
+                self.list_size is not None
+                and line.size is not None
+                and abs(line.size - self.list_size) > 0.6
+            ):
+                continue  # a figure's or table's own text
+            prev = self.lines[j - 1]
+            broke = prev.location.page != line.location.page or line.starts_paragraph
+            if (
+                broke
+                and (_AUTHOR_START.match(text[:120]) or _REPEATED_AUTHOR.match(text[:12]))
+                and any(
+                    _YEAR.search(self.lines[k].text[:400])
+                    for k in range(j, min(j + 3, len(self.lines)))
+                )
+                and self._layout_start(j) is not False
+                and (_REPEATED_AUTHOR.match(text[:12]) or _sort_key(text) >= last_key)
+            ):
+                return j
+        return None
 
     def _margin_label(self, text: str, groups: list[_Group]) -> bool:
         """A label alone on its line is one (read apart from its text), not a reference's end.
@@ -904,6 +1099,8 @@ class _Splitter:
         m = _LABEL.match(text[:40])
         if m and _ended(prev) and (m.group("b") or m.group("p") or m.group("n")):
             return True, None
+        if _REPEATED_AUTHOR.match(text[:12]) and not prev.endswith(("-", "‐")):
+            return True, None  # "———. 1990." / "—— (2004)": the author before, again
         layout = self._layout_start(i)
         if layout is not None:
             return layout, None
@@ -971,11 +1168,13 @@ class _Splitter:
             # A weaker sign ("8 Discussion", a bigger font, "A Proofs" in a bigger font) only
             # counts after a finished reference, not after a line ending in ",".
             section = _section_heading(line, self.body_size) or (
-                _LETTER_SECTION.match(text[:120]) is not None and self._bigger(line)
+                _LETTER_SECTION.match(text[:120]) is not None
+                and (self._bigger(line) or _capitals_heading(text))
             )
             if not section or (not line.heading and not _ended(self._previous_text(groups))):
                 return False
-        if _LABEL.match(text[:40]) and _label_number(text) == expected:
+        numbered = self.mode in {"bracket", "paren", "dot", "bare", "margin", "word"}
+        if numbered and _LABEL.match(text[:40]) and _label_number(text) == expected:
             return False  # "8 Smith ..." in a list numbered without dots
         if self.mode in {"bracket", "paren", "dot", "bare"}:
             # refextract's check: a heading-looking line is not the end when the list's next
@@ -1040,13 +1239,32 @@ class _Splitter:
         texts[0] = head
         joined = join_lines(texts, self.words, self.compounds)
         last = self.lines[group.indices[-1]]
+        damaged = any(self.lines[j].unreliable for j in group.indices)
         return ExtractedReference(
             text=joined,
             number=number,
             location=first.location,
             label=label,
             end=last.location if len(group.indices) > 1 else None,
+            unreliable=UNRELIABLE_TEXT if damaged else None,
         )
+
+
+def _main_size(lines: Sequence[DocumentLine]) -> float | None:
+    """The font size most of the characters of ``lines`` are set in (None: no sizes)."""
+    weights: Counter[float] = Counter()
+    for line in lines:
+        if line.size:
+            weights[round(line.size * 2) / 2] += len(line.text.strip()[:500])
+    return weights.most_common(1)[0][0] if weights else None
+
+
+def _sort_key(text: str) -> str:
+    """The letter an author-date entry sorts under: its first letter, accents and case aside."""
+    for char in unicodedata.normalize("NFKD", text[:200]):
+        if char.isalpha():
+            return char.casefold()
+    return ""
 
 
 def _clusters(xs: list[float]) -> list[float]:
@@ -1196,6 +1414,8 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
     if a.isupper() and len(a) >= 2:
         return True  # "RNA-" + "seq", "GPU-" + "accelerated"
     low_a, low_b = a.casefold(), b.casefold()
+    if low_a not in _HYPHEN_PREFIXES and joined in _split_words():
+        return False  # "Cor-" + "related", "Influ-" + "ential": an English word cut in two
     if low_b in _HYPHEN_SUFFIXES and len(low_a) >= 3:
         return True  # "data-" + "driven", "model-" + "based"
     if low_a in _HYPHEN_PREFIXES and len(low_b) >= 4 and low_b not in _WORD_ENDINGS:
@@ -1225,6 +1445,20 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
         and len(low_b) >= 6
         and not _ends_like_a_suffix(low_b)
         and not low_b.startswith(_SUFFIX_STARTS)
+    )
+
+
+@functools.cache
+def _split_words() -> frozenset[str]:
+    """English words the shape rules below would wrongly keep a line-end hyphen in.
+
+    ``segment_words.txt`` (1,767 words, 22 KB) is derived from SCOWL's word list (its source,
+    licence and how it was made are in its header): only the words that the rules get wrong,
+    so the list stays small. Read once, when a hyphen first needs it.
+    """
+    data = (Path(__file__).parent / "segment_words.txt").read_text(encoding="utf-8")
+    return frozenset(
+        w for line in data.splitlines() if (w := line.strip()).isalpha() and w.islower()
     )
 
 

@@ -1,0 +1,35 @@
+"""Line-end hyphens in real typeset lists: an English word cut in two is joined (issue 34).
+
+TeX breaks "correlated" as "cor-" + "related" and "influential" as "influ-" + "ential"; the shape
+rules alone kept those hyphens. A compact word list shipped with the core now says they are
+words; real compounds and names keep their hyphen, and the document's own spelling wins.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from citeverify_core.references.document.segment import join_lines
+
+
+@pytest.mark.parametrize(
+    ("lines", "joined"),
+    [
+        (["Cor-", "related errors in panel data."], "Correlated errors in panel data."),
+        (["Influ-", "ential observations."], "Influential observations."),
+        (["A data-", "driven method."], "A data-driven method."),
+        (["Smith-", "Jones, A."], "Smith-Jones, A."),
+        (["A self-", "assessment."], "A self-assessment."),
+        (["non-", "linear models"], "non-linear models"),
+    ],
+)
+def test_words_cut_by_a_line_end_and_real_hyphens(lines: list[str], joined: str) -> None:
+    assert join_lines(lines) == joined
+
+
+def test_the_document_s_own_spelling_beats_the_word_list() -> None:
+    # The document writes "cor-related" with a hyphen elsewhere: kept.
+    compounds = Counter({"cor-related": 2})
+    assert join_lines(["Cor-", "related"], Counter(), compounds) == "Cor-related"

@@ -1,0 +1,267 @@
+"""Where a real paper's reference list ends, and what inside it is not an entry (issue 34).
+
+Each test reproduces a class of layout seen in typeset papers (R package vignettes, JSS papers,
+ACM and biblatex samples): the lines are built as the PDF reader makes them, with their page,
+left edge, font size and footnote flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from citeverify_core.references.document.model import DocumentLine, DocumentText, Location
+from citeverify_core.references.document.segment import FoundReferences, find_references
+
+
+@dataclass
+class L:
+    """One line as a PDF reader gives it (page and place, font size, flags)."""
+
+    text: str
+    page: int = 1
+    x0: float = 72.0
+    size: float = 10.0
+    footnote: bool = False
+    unreliable: bool = False
+    paragraph: bool = False
+
+
+def doc(rows: list[L], pages: int | None = None) -> DocumentText:
+    numbers: dict[int, int] = {}
+    lines: list[DocumentLine] = []
+    for row in rows:
+        numbers[row.page] = numbers.get(row.page, 0) + 1
+        lines.append(
+            DocumentLine(
+                row.text,
+                Location(line=numbers[row.page], page=row.page),
+                x0=row.x0,
+                size=row.size,
+                footnote=row.footnote,
+                unreliable=row.unreliable,
+                starts_paragraph=row.paragraph,
+            )
+        )
+    return DocumentText(format="pdf", lines=lines, pages=pages or max(numbers))
+
+
+def found(rows: list[L], pages: int | None = None) -> FoundReferences:
+    return find_references(doc(rows, pages))
+
+
+def texts(rows: list[L], pages: int | None = None) -> list[str]:
+    return [r.text for r in found(rows, pages).references]
+
+
+def entry(author: str, year: int, page: int) -> list[L]:
+    """An author-date entry on two lines with a hanging indent."""
+    return [
+        L(f"{author}, A. ({year}). A study of things that matter in", page, 72),
+        L(f"practice. Journal of Studies, {year % 50}(2), 1–20.", page, 84),
+    ]
+
+
+def body(page: int = 1) -> list[L]:
+    return [L("Running text of the paper that cites Adams (2001) and others.", page)]
+
+
+def test_a_page_of_figures_inside_an_author_date_list_does_not_end_it() -> None:
+    # A float page between two pages of the list (a 48-page JSS paper: 8 of 28 entries read).
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        *entry("Baker", 2002, 1),
+        L("0.2 0.4 0.6 0.8", 2, 120, 6.0),
+        L("Time (days)", 2, 150, 6.0),
+        L("Figure 7: The fitted model and its residuals over time.", 2, 72),
+        *entry("Cole", 2003, 3),
+        *entry("Dunn", 2004, 3),
+    ]
+    assert [t.split(",")[0] for t in texts(rows)] == ["Adams", "Baker", "Cole", "Dunn"]
+    assert not any("Figure" in t or "0.2" in t for t in texts(rows))
+
+
+def test_a_table_page_inside_a_numbered_list_does_not_end_it() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("[1] A. Adams. A title. Journal, 1(2):3–4, 2001.", 1),
+        L("[2] B. Baker. Another title. Journal, 2(1):5–6, 2002.", 1),
+        L("Table 3: Timings of the methods.", 2),
+        L("method time memory", 2),
+        L("fast 1.2 3.4", 2),
+        L("[3] C. Cole. A third title. Journal, 3(1):7–8, 2003.", 3),
+    ]
+    assert [t[:9] for t in texts(rows)] == ["A. Adams.", "B. Baker.", "C. Cole. "]
+
+
+def test_a_caption_after_the_list_ends_it_and_figure_labels_do_not_join_the_last_entry() -> None:
+    # pcaMethods' "outliers" vignette: the plot's tick labels come before the caption.
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("[1] Hawkins, D.M. Robust Singular Value Decom-", 1, 72),
+        L("position. Tech Report 122, 2001.", 1, 88),
+        L("[2] Liu, L. Robust SVD of microarray data. PNAS, 2003;100:13167", 1, 72),
+        L("13172.", 1, 88),
+        L("0.00 0.05 0.10 0.15 0.20 0.00 0.05 0.10 0.15 0.20", 2, 160, 6.0),
+        L("Loading 1 SVD Loading 1 SVD", 2, 190, 6.0),
+        L("Figure 1: Figures show (from left to right):", 2, 72),
+        L("Original PCA solution vs. solution on data with outliers;", 2, 72),
+    ]
+    assert texts(rows)[-1] == "Liu, L. Robust SVD of microarray data. PNAS, 2003;100:13167 13172."
+    assert len(texts(rows)) == 2
+
+
+def test_a_numbered_appendix_heading_after_an_author_date_list_is_no_entry() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        *entry("Baker", 2002, 1),
+        L("1. A subsection in an appendix", 2, 72),
+        L("Here the appendix explains the proof of the second theorem.", 2, 72),
+    ]
+    result = found(rows)
+    assert [r.text.split(",")[0] for r in result.references] == ["Adams", "Baker"]
+
+
+def test_an_appendix_in_capitals_is_not_appended_to_the_last_entry() -> None:
+    # ACM: "A RESEARCH METHODS" then "A.1 Part One", in the list's size.
+    rows = [
+        *body(),
+        L("REFERENCES", 1, 72, 9.0),
+        L("[1] A. Adams. 2001. A title. Journal 1, 2 (2001), 3–4.", 1, 72, 9.0),
+        L("[2] B. Baker. 2002. Another title. In Proceedings. ACM, 5–6.", 1, 72, 9.0),
+        L("A RESEARCH METHODS", 1, 72, 9.0),
+        L("A.1 Part One", 1, 72, 9.0),
+        L("Lorem ipsum dolor sit amet, consectetur adipiscing elit.", 1, 72, 9.0),
+    ]
+    assert texts(rows)[-1] == "B. Baker. 2002. Another title. In Proceedings. ACM, 5–6."
+
+
+def test_a_jss_affiliation_block_after_the_list_is_no_entry() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        *entry("Zeileis", 2006, 1),
+        L("Affiliation:", 2, 72),
+        L("Achim Zeileis", 2, 72),
+        L("Department of Statistics", 2, 72),
+        L("Universitätsstr. 15, CH-8001 Zürich, Switzerland", 2, 72),
+        L("E-mail: Achim.Zeileis@R-project.org", 2, 72),
+    ]
+    assert [t.split(",")[0] for t in texts(rows)] == ["Adams", "Zeileis"]
+
+
+def test_footnotes_never_join_an_entry() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        L("Baker, A. (2002). A study of things that matter in", 1, 72),
+        L("3 The data were collected in 2019 by the first author.", 1, 72, 8.0, footnote=True),
+        L("practice. Journal of Studies, 2(2), 1–20.", 2, 84),
+    ]
+    assert texts(rows)[1] == (
+        "Baker, A. (2002). A study of things that matter in practice. Journal of Studies, "
+        "2(2), 1–20."
+    )
+
+
+def test_body_size_is_not_taken_from_pages_of_notes() -> None:
+    # Chicago notes-bibliography: 12-pt text and entries, and pages full of 10-pt notes after
+    # the list: the entries' lines without a comma are no headings.
+    text = [L("Running text of the paper, set in twelve points, on and on.", 1, 72, 12.0)] * 30
+    notes = [L("12. Smith, Title of a Work (Chicago: Press, 1990), 33.", 3, 72, 10.0)]
+    rows = [
+        *text,
+        L("Bibliography", 2, 72, 14.0),
+        L("Adams, John. 1990.", 2, 72, 12.0),
+        L("The Book of Things", 2, 84, 12.0),
+        L("and More. Chicago: University of Chicago Press.", 2, 84, 12.0),
+        L("Baker, Kate. Another Book. New York: House, 1991.", 2, 72, 12.0),
+        L("Cole, Lee. A Third Book. London: Hall, 1992.", 2, 72, 12.0),
+        L("Dunn, Mary. A Fourth Book. London: Hall, 1993.", 2, 72, 12.0),
+        L("Evans, Paul. A Fifth Book. Boston: Beacon Press,", 2, 72, 12.0),
+        L("1994.", 2, 84, 12.0),
+        L("Notes", 3, 72, 12.0),
+        *(notes * 60),
+    ]
+    assert [t.split(",")[0] for t in texts(rows)] == ["Adams", "Baker", "Cole", "Dunn", "Evans"]
+
+
+def test_repeated_authors_printed_as_a_rule_start_entries_and_keep_the_rule() -> None:
+    # No hanging indent to tell: the rule is the sign.
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("Becker, Gary S. 1964. Human Capital. New York: Columbia", 1),
+        L("University Press.", 1),
+        L("———. 1965. A Theory of the Allocation of Time. Economic", 1),
+        L("Journal 75:493–517.", 1),
+        L("—— (1976). The Economic Approach. Chicago: Press.", 1),
+        L("--- 1981. A Treatise on the Family. Cambridge: Harvard.", 1),
+        L("Card, David. 1999. The Causal Effect of Education. Elsevier.", 1),
+    ]
+    assert texts(rows) == [
+        "Becker, Gary S. 1964. Human Capital. New York: Columbia University Press.",
+        "———. 1965. A Theory of the Allocation of Time. Economic Journal 75:493–517.",
+        "—— (1976). The Economic Approach. Chicago: Press.",
+        "--- 1981. A Treatise on the Family. Cambridge: Harvard.",
+        "Card, David. 1999. The Causal Effect of Education. Elsevier.",
+    ]
+
+
+def test_a_page_range_cut_after_its_dash_is_no_repeated_author() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("Adams, A. 2001. A title. Journal 3: 117", 1),
+        L("–145.", 1),
+        L("Baker, B. 2002. Another title. Journal 4: 5–6.", 1),
+    ]
+    assert len(texts(rows)) == 2
+
+
+def test_an_entry_read_from_damaged_text_says_so() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        L("Baker, A. (2002). Dierential analysis of a study. Journal, 2,", 1, 72, unreliable=True),
+        L("1–20.", 1, 84),
+    ]
+    refs = found(rows).references
+    assert refs[0].unreliable is None
+    assert refs[1].unreliable
+
+
+def test_a_clean_list_is_complete() -> None:
+    rows = [*body(), L("References", 1, 72, 12.0), *entry("Adams", 2001, 1)]
+    rows += entry("Baker", 2002, 2)
+    assert found(rows).incomplete is None
+
+
+def test_a_list_over_a_page_without_text_may_be_incomplete() -> None:
+    rows = [*body(), L("References", 1, 72, 12.0), *entry("Adams", 2001, 1)]
+    rows += entry("Baker", 2002, 3)  # page 2 has no text (a scan, or unreadable)
+    assert "page 2" in (found(rows).incomplete or "")
+
+
+def test_a_list_running_to_the_last_page_read_before_unread_pages_may_be_incomplete() -> None:
+    rows = [*body(), L("References", 1, 72, 12.0), *entry("Adams", 2001, 1)]
+    assert "page 2" in (found(rows, pages=2).incomplete or "")
+
+
+def test_a_numbered_list_whose_numbers_skip_may_be_incomplete() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("[1] A. Adams. A title. Journal, 1(2):3–4, 2001.", 1),
+        L("[2] B. Baker. Another title. Journal, 2(1):5–6, 2002.", 1),
+        L("[4] D. Dunn. A fourth title. Journal, 4(1):7–8, 2004.", 1),
+    ]
+    assert "3" in (found(rows).incomplete or "")
