@@ -71,7 +71,7 @@ def test_document_macros_are_expanded(preamble: str, source: str, text: str) -> 
 @pytest.mark.parametrize(
     ("latex", "text"),
     [
-        (r"\LaTeX{} and \TeX\ with \BibTeX, \LaTeXe", "LaTeX and TeX with BibTeX, LaTeX2e"),
+        (r"\LaTeX{} and \TeX\ with \BibTeX, \LaTeXe", "LaTeX and TeX with BibTeX, LaTeX 2ε"),
         (
             r"as \eg shown, \ie{} here, Smith \etal (2020)",
             "as e.g. shown, i.e. here, Smith et al. (2020)",

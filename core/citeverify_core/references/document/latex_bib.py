@@ -28,21 +28,38 @@ _BIBITEM = re.compile(
 )
 
 
+# A heading inside the list ("\bibsubhead{Online resources}", "\subsection*{Software}"): it
+# ends the entry before it, as the page prints it on a line of its own.
+_SUBHEAD = re.compile(
+    r"\\(?:bib[A-Za-z]{0,10}head(?:ing)?|(?:sub){0,2}section|paragraph|chapter|part)\*?"
+    r"\s*(?:\[[^\]]{0,200}\])?\s*\{"
+)
+_CROSS_CITE = re.compile(r"\\cite\s*(?:\[(?P<note>[^\]{}]{0,200})\])?\s*\{(?P<keys>[^{}]{1,500})\}")
+
+
 def bibitems(
     clean: str, start: int, stop: int, starts: list[int], macros: MacroTable | None = None
 ) -> list[ExtractedReference]:
     r"""The ``\bibitem`` entries between ``start`` and ``stop``, read with ``macros``."""
     entries: list[ExtractedReference] = []
     items = list(_BIBITEM.finditer(clean, start, stop))
+    numbers: dict[str, str] | None = None
+    if items and not any(m.group("label") for m in items):
+        # A numbered list: an entry citing another ("In Guenther \cite{proc}") prints its number.
+        numbers = {m.group("key").strip(): str(k) for k, m in enumerate(items, 1)}
     for k, m in enumerate(items):
         end = items[k + 1].start() if k + 1 < len(items) else stop
-        body = " ".join(latex_to_text(clean[m.end() : end], macros=macros).split())
+        head = _SUBHEAD.search(clean, m.end(), end)
+        chunk = clean[m.end() : head.start() if head else end]
+        if numbers and "\\cite" in chunk:
+            chunk = _CROSS_CITE.sub(lambda c: _cross_cite(c, numbers), chunk)
+        body = " ".join(latex_to_text(chunk, macros=macros).split())
         if not body:
             continue
         number = len(entries) + 1
         label = m.group("label")
         label = " ".join(latex_to_text(label, macros=macros).split()) if label else str(number)
-        end_line = line_of(starts, max(m.end(), end - 1))
+        end_line = line_of(starts, max(m.end(), m.end() + len(chunk.rstrip()) - 1))
         first = line_of(starts, m.start())
         entries.append(
             ExtractedReference(
@@ -55,6 +72,18 @@ def bibitems(
             )
         )
     return entries
+
+
+def _cross_cite(m: re.Match[str], numbers: dict[str, str]) -> str:
+    r"""``\cite{a,b}`` in an entry of a numbered list as printed: ``[3, 5]``.
+
+    As written when a key is not in the list.
+    """
+    keys = [k.strip() for k in m.group("keys").split(",")]
+    if not all(k in numbers for k in keys):
+        return m.group(0)
+    note = f", {m.group('note').strip()}" if m.group("note") else ""
+    return "[" + ", ".join(numbers[k] for k in keys) + note + "]"
 
 
 _ENTRY = re.compile(r"\\entry\s*\{(?P<key>[^{}]{0,300})\}\s*\{(?P<type>[^{}]{0,40})\}")

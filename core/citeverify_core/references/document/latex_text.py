@@ -51,7 +51,9 @@ _SYMBOLS = {
     "LaTeX": "LaTeX", "TeX": "TeX", "BibTeX": "BibTeX", "ensuremath": "", "textunderscore": "_",
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "lambda": "λ",
     "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "chi": "χ", "omega": "ω",
-    "LaTeXe": "LaTeX2e", "XeTeX": "XeTeX", "XeLaTeX": "XeLaTeX", "LuaTeX": "LuaTeX",
+    "LaTeXe": "LaTeX 2ε", "mdash": "—", "ndash": "–", "textlangle": "〈",
+    "textrangle": "〉", "langle": "⟨", "rangle": "⟩", "XeTeX": "XeTeX", "XeLaTeX": "XeLaTeX",
+    "LuaTeX": "LuaTeX",
     "LuaLaTeX": "LuaLaTeX", "pdfTeX": "pdfTeX", "pdfLaTeX": "pdfLaTeX", "ConTeXt": "ConTeXt",
     "AmS": "AMS", "AmSTeX": "AMS-TeX", "AMSTeX": "AMS-TeX", "BibLaTeX": "BibLaTeX",
     "MF": "Metafont",
@@ -90,7 +92,18 @@ _JOURNALS = {
     "procspie": "Proc. SPIE",
 }  # fmt: skip
 # Glue and dimension primitives: the specification after them is no text ("\hskip 1em plus 1fil").
-_GLUE = {"hskip", "vskip", "kern", "mkern", "mskip", "penalty", "hglue", "vglue"}
+_GLUE = {
+    "hskip", "vskip", "kern", "mkern", "mskip", "penalty", "hglue", "vglue", "raise", "lower",
+    "moveleft", "moveright",
+}  # fmt: skip
+# The AMS documentation's logos, written with a closing slash ("\\latex/", "\\tex/").
+_SLASH_LOGOS = {
+    "latex": "LaTeX",
+    "tex": "TeX",
+    "amslatex": "AMS-LaTeX",
+    "amstex": "AMS-TeX",
+    "bibtex": "BibTeX",
+}
 _GLUE_SPEC = re.compile(
     r"\s*=?\s*[-+]?(?:\d{1,6}(?:\.\d{0,6})?|\.\d{1,6})\s*(?:pt|em|ex|mu|cm|mm|in|bp|pc|dd|cc|sp|fil{1,3})?"
     r"(?:\s+plus\s+[-+]?[\d.]{1,12}\s*(?:pt|em|ex|mu|fil{1,3}|cm|mm|in)?)?"
@@ -145,6 +158,7 @@ _SPECIAL = frozenset({"url", "path", "nolinkurl", "doi", "href"}) | _QUOTED | _D
 # A lone ' and ` are typeset as ’ and ‘ (TeX's fonts have no straight quote there).
 _TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|['`]|\n", re.S)
 _MAX_CITE_CHARS = 600
+_URL_ESCAPE = re.compile(r"\\([#%&_~$])")
 _PUNCTUATION = frozenset(".,;:!?)]}'\"-/")
 
 
@@ -299,9 +313,14 @@ class _Command:
             if j < n and s[j] == "{":
                 end = group_end(s, j)
                 prefix = "https://doi.org/" if bare == "doi" else ""
-                out.append(prefix + s[j + 1 : end - 1].strip())
+                # "\\#", "\\%", "\\&", "\\_", "\\~" in a URL print the character.
+                url = _URL_ESCAPE.sub(r"\1", s[j + 1 : end - 1].strip())
+                out.append(prefix + url)
                 return end
             return i
+        if name in _SLASH_LOGOS and s.startswith("/", i):
+            out.append(_SLASH_LOGOS[name])
+            return i + 1
         if bare == "href":
             j = skip_space(s, i)
             if j < n and s[j] == "{":
@@ -355,7 +374,8 @@ class _Command:
         else:
             return n
         letter = {"\\i": "i", "\\j": "j", "\\l": "ł", "\\o": "ø"}.get(inner, inner)
-        letter = letter.strip("{}\\")[:1]
+        # Over a command ("\\'{\\relax}", "\\'{}") the accent has no letter: nothing is read.
+        letter = "" if letter.startswith("\\") else letter.strip("{}")[:1]
         if letter:
             self.out.append(unicodedata.normalize("NFC", letter + _ACCENTS[name]))
         return i
