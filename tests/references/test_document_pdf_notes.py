@@ -122,3 +122,17 @@ def test_a_smaller_list_under_a_heading_and_a_numbered_listing_are_not_notes() -
     lines = lines_of(drawn([(refs, []), (listing, [])]))
     assert not any(ln.footnote for ln in lines)
     assert sum(ln.text.startswith("3. Smith") for ln in lines) == 1
+
+
+def test_a_lowered_letter_stays_in_a_line_opened_by_a_raised_note_number() -> None:
+    # A note's number is the first word from the top; the TeX logo's "E" is set lower.
+    runs = body_lines(720, 6)
+    x = 72.0
+    for text, dy, size in [("1", 3.5, 7.0), ("See the ", 0, 10.0), ("T", 0, 10.0)]:
+        runs.append((x, 600 + dy, text, size))
+        x += stringWidth(text, "Times-Roman", size)
+    runs.append((x - 1.6, 597.85, "E", 10.0))
+    runs.append((x + 4.5, 600, "X book.", 10.0))
+    line = next(ln for ln in lines_of(drawn([(runs, [])])) if "See the" in ln.text)
+    assert line.text == "1See the TEX book."
+    assert line.raised == ((0, 1),)

@@ -25,15 +25,25 @@ def make_rows(words: list[Word]) -> list[Row]:
 
     A word joins a row when its baseline is within 45% of the font size of the row's first
     word: a superscript or a label in another size stays on its line, the next line does not.
+    When that first word is smaller (a raised note number, the first word from the top), a
+    word also joins within a quarter of the size of the row's largest word: a letter lowered
+    below the line (the "E" of the TeX logo) stays in it, and the lines of a column set at
+    another baseline beside it do not (the tolerance stays that of the first word).
     """
     rows: list[Row] = []
-    row_y = row_size = 0.0
+    row_y = row_size = big_y = big_size = 0.0
     for word in sorted(words, key=lambda w: -w.y):
-        if rows and abs(row_y - word.y) <= 0.45 * max(row_size, word.size):
+        if rows and (
+            abs(row_y - word.y) <= 0.45 * max(row_size, word.size)
+            or (big_size > 1.1 * row_size and abs(big_y - word.y) <= 0.25 * big_size)
+        ):
             rows[-1].append(word)
+            if word.size > big_size:
+                big_y, big_size = word.y, word.size
         else:
             rows.append([word])
             row_y, row_size = word.y, word.size
+            big_y, big_size = word.y, word.size
     for row in rows:
         row.sort(key=lambda w: w.x0)
     return rows

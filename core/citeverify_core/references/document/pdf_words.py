@@ -385,8 +385,10 @@ class _FontTable:
                 self.undefined_flags.append(text is None)
                 is_space = text is not None and text != "" and (text in _SPACES or text.isspace())
                 self.space_flags.append(int(is_space))
-                # An unread glyph stands as LOST: its line drops it and is marked unreliable.
-                self.trans[code] = LOST if text is None else text
+                # An unread glyph stands as LOST: its line drops it and is marked unreliable;
+                # one without width (a TeX font's invisible marks) held no text.
+                lost = text is None and abs(width) >= 0.05
+                self.trans[code] = LOST if lost else (text or "")
                 if is_space:
                     spaces.append(code)
             self.word_re = re.compile(
