@@ -63,3 +63,21 @@ def test_author_year_list_keeps_cross_citations_unnumbered() -> None:
 )
 def test_logos_accents_and_urls(latex: str, text: str) -> None:
     assert " ".join(latex_to_text(latex).split()) == text
+
+
+def test_short_verb_and_spaces_in_urls() -> None:
+    tex = rb"""\documentclass{article}
+\MakeShortVerb{\|}
+\begin{document}
+\begin{thebibliography}{9}
+\bibitem{ctan} CTAN: \url{http://www.ctan.org} is shortened to |ctan:| below.
+\bibitem{ext} \LyX{} crew. \url{CTAN:/macros/latex/ contrib/extsizes}.
+\end{thebibliography}
+\end{document}
+"""
+    doc = read_markup(tex, "tex", name="doc.tex")
+    assert doc.entries is not None
+    assert [e.text for e in doc.entries] == [
+        "CTAN: http://www.ctan.org is shortened to ctan: below.",
+        "LyX crew. CTAN:/macros/latex/contrib/extsizes.",
+    ]

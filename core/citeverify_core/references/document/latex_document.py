@@ -73,6 +73,8 @@ _MAX_INPUT_CHARS = 20_000_000
 def read_tex(text: str, name: str, sibling: SiblingReader | None) -> DocumentText:
     """A LaTeX document's lines, title and entries (see the module's docstring)."""
     numbered = _source_lines(text, name, sibling)
+    if "ShortVerb" in text:
+        numbered = _short_verb(numbered, text)
     numbers = [number for number, _ in numbered]
     clean = "\n".join(line for _, line in numbered)
     starts = line_starts(clean)
@@ -150,6 +152,25 @@ def _spliced(
         out.extend(_spliced(inner, sibling, chain | {relative}, depth + 1, budget))
         out.append((number, line[m.end() :]))
     return out
+
+
+_SHORT_VERB = re.compile(r"\\(?:MakeShortVerb|DefineShortVerb)\s*\*?\s*\{\\(.)\}")
+
+
+def _short_verb(numbered: list[tuple[int, str]], text: str) -> list[tuple[int, str]]:
+    r"""``|x|`` as ``\verb|x|`` where ``\MakeShortVerb{\|}`` made ``|`` a verbatim delimiter."""
+    chars = {m.group(1) for m in _SHORT_VERB.finditer(text)} - set("\\{}%")
+    if not chars or len(chars) > 4:
+        return numbered
+    pattern = re.compile(
+        "|".join(
+            f"(?<!\\\\){re.escape(c)}[^{re.escape(c)}\\n]{{1,200}}{re.escape(c)}" for c in chars
+        )
+    )
+    return [
+        (n, pattern.sub(lambda m: "\\verb" + m.group(0), line) if "ShortVerb" not in line else line)
+        for n, line in numbered
+    ]
 
 
 def _without_code(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:

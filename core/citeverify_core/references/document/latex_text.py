@@ -49,6 +49,7 @@ _SYMBOLS = {
     "bibnamedelimb": " ", "bibnamedelimc": " ", "bibnamedelimd": " ", "bibnamedelimi": " ",
     "bibinithyphendelim": "-", "bibdaterangesep": "–", "urlprefix": "URL ", "doiprefix": "doi:",
     "LaTeX": "LaTeX", "TeX": "TeX", "BibTeX": "BibTeX", "ensuremath": "", "textunderscore": "_",
+    "LyX": "LyX", "MiKTeX": "MiKTeX", "METAFONT": "METAFONT", "METAPOST": "METAPOST",
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "lambda": "λ",
     "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "phi": "φ", "chi": "χ", "omega": "ω",
     "LaTeXe": "LaTeX 2ε", "mdash": "—", "ndash": "–", "textlangle": "〈",
@@ -313,8 +314,9 @@ class _Command:
             if j < n and s[j] == "{":
                 end = group_end(s, j)
                 prefix = "https://doi.org/" if bare == "doi" else ""
-                # "\\#", "\\%", "\\&", "\\_", "\\~" in a URL print the character.
-                url = _URL_ESCAPE.sub(r"\1", s[j + 1 : end - 1].strip())
+                # "\\#", "\\%", "\\&", "\\_", "\\~" in a URL print the character; the url
+                # package ignores spaces and line ends in it.
+                url = "".join(_URL_ESCAPE.sub(r"\1", s[j + 1 : end - 1]).split())
                 out.append(prefix + url)
                 return end
             return i
