@@ -1,0 +1,601 @@
+"""Splitting a reference list's lines into entries, and where the list ends (issue 26, 34).
+
+Entries start at labels in sequence, hanging indents, paragraph starts, authors (or a repeated
+author's rule) at a line's start; a figure or table inside the list, footnotes and figure text
+set small are left out of it; a closing or appendix heading, a caption the list does not go on
+after, or running text ends it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citeverify_core.references.document.model import (
+    DocumentLine,
+    ExtractedReference,
+)
+from citeverify_core.references.document.segment_hyphens import (
+    join_lines,
+)
+from citeverify_core.references.document.segment_lines import (
+    capitals_heading,
+    clusters,
+    ends_list,
+    ends_reference,
+    label_number,
+    label_text,
+    line_number,
+    looks_like_reference,
+    main_size,
+    reference_heading,
+    section_heading,
+    sort_key,
+)
+from citeverify_core.references.document.segment_patterns import (
+    AUTHOR_START,
+    CAPTION,
+    LABEL,
+    LABEL_ONLY,
+    LETTER_SECTION,
+    LOOKAHEAD,
+    MAX_REFERENCE_LINES,
+    MODE_KIND,
+    PAGE_NUMBER,
+    REPEATED_AUTHOR,
+    RULE,
+    SUBHEADING,
+    UNRELIABLE_TEXT,
+    YEAR,
+)
+from citeverify_core.references.document.segment_start import (
+    ends_a_sentence,
+)
+
+__all__ = ["LineGroup", "Splitter"]
+
+
+@dataclass(slots=True)
+class LineGroup:
+    """The lines (indices into the document's lines) of one entry, and its label."""
+
+    indices: list[int]
+    label: str | None = None
+
+
+class Splitter:
+    """Splits the lines from ``first`` on into references and finds where the list ends."""
+
+    def __init__(
+        self,
+        lines: Sequence[DocumentLine],
+        furniture: set[int],
+        first: int,
+        vocabulary: tuple[Counter[str], Counter[str]],
+    ) -> None:
+        self.lines = lines
+        self.furniture = furniture
+        self.first = first
+        self.words, self.compounds = vocabulary
+        self.notes: list[str] = []
+        self.dropped = 0
+        self.figures = 0
+        #: Why the list may not have been read whole (see FoundReferences.incomplete).
+        self.incomplete: str | None = None
+        window = lines[first : first + 400]
+        # Footnotes are skipped inside the list, unless the reader put the list itself in a
+        # page's footnote area (a list set smaller than the text, at a page's foot).
+        self.skip_footnotes = sum(ln.footnote for ln in window) * 2 < len(window)
+        own = [ln for ln in window if not (ln.footnote and self.skip_footnotes)]
+        #: The size the list's entries are set in (its first lines, weighted by characters):
+        #: what figure text is smaller than. Only the first lines: a short list may be
+        #: followed by pages of text in another size.
+        self.list_size = main_size([ln for ln in own if ln.text.strip()][:8])
+        # What a heading is bigger than: the document's text size weighted by characters,
+        # footnotes aside, or the list's when bigger. Not the lines after the list's start
+        # counted one by one: pages full of 10-pt notes there made 12-pt entries read as
+        # headings, and the list "ended" after its first line.
+        body = main_size([ln for ln in lines[:50_000] if not ln.footnote])
+        sizes = [s for s in (body, self.list_size) if s is not None]
+        self.body_size = max(sizes) if sizes else None
+        self.mode = self._label_mode()
+        #: Bracketed labels are words ("[Smi20]", "[KNUTH]"): not numbers in sequence.
+        self.word_labels = self.mode == "bracket" and self._first_label_is_a_word()
+        self.base = self._column_bases()
+        self.start_class = self._start_class()
+
+    # -- what kind of list -------------------------------------------------------------------
+
+    def _label_mode(self) -> str:
+        """``word`` (Word's numbers), ``bracket``, ``paren``, ``dot``, ``bare`` or ``none``."""
+        window = [
+            ln
+            for i, ln in enumerate(self.lines[self.first : self.first + 300], self.first)
+            if ln.text.strip() and i not in self.furniture
+        ][:60]
+        if not window:
+            return "none"
+        if sum(1 for ln in window if ln.label) >= min(2, len(window)):
+            return "word"
+        kinds: Counter[str] = Counter()
+        for ln in window:
+            if m := LABEL.match(ln.text[:40]):
+                kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
+                kinds[kind] += 1
+        window = [ln for ln in window if not SUBHEADING.match(ln.text.strip()[:120])] or window
+        first_text = window[0].text
+        if m := LABEL.match(first_text[:40]):
+            kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
+            # The first line of the list is labelled: that is the list's kind (a bare "1" must
+            # be followed by "2" to count, so that "2019 ..." does not make a list numbered).
+            if kind != "bare" or kinds["bare"] >= 2:
+                return {"b": "bracket", "p": "paren", "n": "dot", "bare": "bare"}[kind]
+        if LABEL_ONLY.match(first_text):
+            return "margin"
+        if kinds:
+            kind, count = kinds.most_common(1)[0]
+            # Labels after an unlabelled start count when they run in sequence ("(1973):" at a
+            # line's start is a year, not a label).
+            numbers = {n for ln in window if (n := label_number(ln.text)) is not None}
+            if count >= 3 and kind != "bare" and sum(1 for n in numbers if n + 1 in numbers) >= 2:
+                return {"b": "bracket", "p": "paren", "n": "dot"}[kind]
+        return "none"
+
+    def _first_label_is_a_word(self) -> bool:
+        for i in range(self.first, min(len(self.lines), self.first + 300)):
+            m = LABEL.match(self.lines[i].text[:40])
+            if m and m.group("b") is not None and i not in self.furniture:
+                return not m.group("b").isdigit()
+        return False
+
+    def _column_bases(self) -> dict[int, float]:
+        """For each line with an ``x0``: the left edge of its column (on its page)."""
+        base: dict[int, float] = {}
+        stop = min(len(self.lines), self.first + 5000)
+        by_page: dict[int | None, list[int]] = {}
+        for i in range(self.first, stop):
+            if self.lines[i].x0 is not None and self.lines[i].text.strip():
+                by_page.setdefault(self.lines[i].location.page, []).append(i)
+        all_x = sorted(self.lines[i].x0 or 0.0 for ids in by_page.values() for i in ids)
+        global_bases = clusters(all_x)
+        for ids in by_page.values():
+            xs = sorted(self.lines[i].x0 or 0.0 for i in ids)
+            bases = clusters(xs)
+            local_of = {
+                i: max((b for b in bases if b <= (self.lines[i].x0 or 0.0) + 0.5), default=0.0)
+                for i in ids
+            }
+            members = Counter(local_of.values())
+            for i in ids:
+                x = self.lines[i].x0 or 0.0
+                local = local_of[i]
+                if members[local] < 4:
+                    # Too few lines of this column on the page to know its edge: the edge of
+                    # the column on all pages.
+                    local = max((b for b in global_bases if b <= x + 0.5), default=local)
+                base[i] = local
+        return base
+
+    def _indent(self, i: int) -> bool | None:
+        """Whether line ``i`` is indented from its column's edge (None: no ``x0``)."""
+        x = self.lines[i].x0
+        if x is None or i not in self.base:
+            return None
+        return x - self.base[i] > 2.0
+
+    def _start_class(self) -> bool | None:
+        """Whether a reference's first line is the indented one (None: indents say nothing)."""
+        starts: Counter[bool] = Counter()
+        others: Counter[bool] = Counter()
+        for i in range(self.first, min(len(self.lines), self.first + 120)):
+            indent = self._indent(i)
+            if indent is None or i in self.furniture or not self.lines[i].text.strip():
+                continue
+            if self.mode in {"bracket", "paren", "dot", "bare"}:
+                (starts if LABEL.match(self.lines[i].text[:40]) else others)[indent] += 1
+            else:
+                others[indent] += 1
+        if self.mode in {"bracket", "paren", "dot", "bare"}:
+            if not starts:
+                return None
+            start = starts.most_common(1)[0][0]
+            return start if others[not start] > others[start] else None
+        total = others[True] + others[False]
+        if not total or min(others[True], others[False]) * 100 < total * 15:
+            return None  # (nearly) everything flush, or everything indented: indents say nothing
+        # An unlabelled list: its first line is a reference's first line.
+        return next(
+            (
+                self._indent(i)
+                for i in range(self.first, min(len(self.lines), self.first + 50))
+                if self._indent(i) is not None
+                and i not in self.furniture
+                and self.lines[i].text.strip()
+            ),
+            None,
+        )
+
+    # -- the walk -----------------------------------------------------------------------------
+
+    def split(self) -> tuple[list[LineGroup], int, str | None]:
+        """The references' line groups, the index after the list, and a note on its end."""
+        lines = self.lines
+        groups: list[LineGroup] = []
+        pending: list[str] = []  # labels read alone on their line (a margin column)
+        expected = 1
+        blank_before = False
+        just_labelled = False
+        end = len(lines)
+        end_note: str | None = None
+        i = self.first
+        while i < len(lines):
+            line = lines[i]
+            text = line.text.strip()
+            if not text:
+                blank_before = True
+                i += 1
+                continue
+            if i in self.furniture or RULE.match(text):
+                self.dropped += 1
+                i += 1
+                continue
+            if line.footnote and self.skip_footnotes:
+                # A page's footnote below the list's lines: never part of an entry.
+                i += 1
+                continue
+            if groups and self._figure_text(i):
+                # A figure's labels and numbers, set smaller than the list ("0.00 0.05 0.10").
+                self.figures += 1
+                i += 1
+                continue
+            if reference_heading(text) and not ends_a_sentence(lines, i, self.furniture):
+                # A running header repeating the heading, or a sub-list: never an entry.
+                i += 1
+                blank_before = True
+                continue
+            if self._is_end(i, expected, groups):
+                # A figure or table inside the list (a float on a page of its own, or at a
+                # page's top): its caption is not the list's end when the list goes on after.
+                resume = self._resumes(i, expected, groups) if CAPTION.match(text) else None
+                if resume is None:
+                    end = i
+                    end_note = f"the list ends before {text[:60]!r} ({line.location})"
+                    break
+                self.figures += resume - i
+                i = resume
+                blank_before = True
+                continue
+            if SUBHEADING.match(text[:120]) and (
+                line.heading or not groups or ends_reference(self._previous_text(groups))
+            ):
+                i += 1
+                blank_before = True
+                continue
+            if LABEL_ONLY.match(text) and not line.label:
+                number = label_number(text + " x")
+                if (number == expected or (number is None and text.startswith("["))) and (
+                    self._margin_label(text, groups)
+                ):
+                    # A label read apart from its text (a margin column).
+                    pending.append(label_text(text))
+                    if number is not None:
+                        expected = number + 1
+                    just_labelled = True
+                    i += 1
+                    continue
+                if PAGE_NUMBER.match(text):
+                    self.dropped += 1
+                    i += 1
+                    continue
+            start, label = self._starts(i, groups, expected, blank_before, pending)
+            if just_labelled:
+                start = True
+            just_labelled = False
+            blank_before = False
+            if start or not groups:
+                if label is None and pending:
+                    label = pending.pop(0)
+                groups.append(LineGroup([i], label))
+                if label is not None and label.isdigit():
+                    expected = max(expected, int(label) + 1)
+            else:
+                group = groups[-1]
+                if len(group.indices) >= MAX_REFERENCE_LINES:
+                    end = i
+                    end_note = f"the list ends before running text ({line.location})"
+                    self.incomplete = "the list's end is unsure (an entry ran on for 40 lines)"
+                    break
+                group.indices.append(i)
+            i += 1
+        end = self._trim_running_text(groups, end)
+        if self.figures:
+            self.notes.append(
+                f"{self.figures} line(s) of figures or tables inside the list left out of it"
+            )
+        if self.dropped:
+            self.notes.append(
+                f"{self.dropped} line(s) of page furniture (page numbers, running headers, "
+                "rules) left out of the list"
+            )
+        return groups, end, end_note
+
+    def _figure_text(self, i: int) -> bool:
+        """Line ``i`` is a figure's text: set clearly smaller than the list, and no entry's start.
+
+        Plots drawn into the page carry their axis labels and tick numbers as text, in a size
+        of their own; a reference's line is set in the list's size (a superscript or a small
+        capital does not make the whole line smaller).
+        """
+        line = self.lines[i]
+        if line.size is None or self.list_size is None or line.label:
+            return False
+        if line.size > self.list_size - max(1.5, self.list_size * 0.2):
+            return False
+        text = line.text.strip()
+        return not (LABEL.match(text[:40]) and label_number(text) is not None) and not (
+            AUTHOR_START.match(text[:120]) and YEAR.search(text[:400])
+        )
+
+    def _resumes(self, i: int, expected: int, groups: list[LineGroup]) -> int | None:
+        """Where the list goes on after a figure or table whose caption is line ``i``, or None.
+
+        The list goes on when, within the caption's page and the next two, before any heading
+        but captions, a line starts the entry that comes next: the next number of a numbered
+        list; in an author-date list a line in the list's size that starts with an author
+        (or a repeated author's rule) and has a year within its first lines, set as the list's
+        first lines are, that sorts after the last entry, after a page or paragraph break.
+        """
+        page = self.lines[i].location.page
+        if page is None or not groups:
+            return None
+        last_key = sort_key(self.lines[groups[-1].indices[0]].text)
+        numbered = self.mode in {"bracket", "paren", "dot", "bare", "word"}
+        for j in range(i + 1, min(len(self.lines), i + 400)):
+            line = self.lines[j]
+            text = line.text.strip()
+            if line.location.page is None or line.location.page > page + 2:
+                return None
+            if not text or j in self.furniture or line.footnote:
+                continue
+            if CAPTION.match(text):
+                continue
+            if (
+                line.heading
+                or reference_heading(text)
+                or (ends_list(text, line.size) and not CAPTION.match(text))
+                or self._bigger(line)
+            ):
+                return None
+            if numbered:
+                number = line_number(line)
+                if number == expected:
+                    return j
+                continue
+            if (
+                self.list_size is not None
+                and line.size is not None
+                and abs(line.size - self.list_size) > 0.6
+            ):
+                continue  # a figure's or table's own text
+            prev = self.lines[j - 1]
+            broke = prev.location.page != line.location.page or line.starts_paragraph
+            if (
+                broke
+                and (AUTHOR_START.match(text[:120]) or REPEATED_AUTHOR.match(text[:12]))
+                and any(
+                    YEAR.search(self.lines[k].text[:400])
+                    for k in range(j, min(j + 3, len(self.lines)))
+                )
+                and self._layout_start(j) is not False
+                and (REPEATED_AUTHOR.match(text[:12]) or sort_key(text) >= last_key)
+            ):
+                return j
+        return None
+
+    def _margin_label(self, text: str, groups: list[LineGroup]) -> bool:
+        """A label alone on its line is one (read apart from its text), not a reference's end.
+
+        In a list whose labels stand in a margin column, always; in a list labelled as this
+        line is ("[6]" in a list of "[n]"), after a finished reference. Never in an author-date
+        list, nor where the text goes on: "...11(01)," + "1." and "...281-" + "6." are the ends
+        of references that TeX put on a line of their own.
+        """
+        if self.mode == "margin":
+            return True
+        m = LABEL.match(text + " x")
+        if m is None or not groups or not ends_reference(self._previous_text(groups)):
+            return False
+        kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
+        return MODE_KIND.get(self.mode) == kind
+
+    def _starts(
+        self, i: int, groups: list[LineGroup], expected: int, blank_before: bool, pending: list[str]
+    ) -> tuple[bool, str | None]:
+        """Whether line ``i`` starts a reference, and its label."""
+        line = self.lines[i]
+        text = line.text.strip()
+        if line.label:
+            return True, label_text(line.label)
+        if self.mode == "word":
+            return line.starts_paragraph, None
+        prev = self._previous_text(groups)
+        if self.mode in {"bracket", "paren", "dot", "bare"}:
+            m = LABEL.match(text[:40])
+            if m:
+                kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
+                value = m.group(kind)
+                if self.mode == "bracket" and kind == "b" and not value.isdigit():
+                    # "[Smi20]": alphabetic labels have no sequence. In a numbered list a
+                    # bracket at a line's start is the text's ("[99mTc]TRODAT-1").
+                    return (True, value) if self.word_labels else (False, None)
+                if value.isdigit():
+                    number = int(value)
+                    own_kind = kind == MODE_KIND[self.mode]
+                    if number == expected and (own_kind or not LABEL_ONLY.match(text)):
+                        return True, value  # not "6." alone in a "[n]" list: a page's end
+                    # A gap in the numbering: believed when the layout agrees.
+                    if (
+                        expected < number <= expected + 3
+                        and ends_reference(prev)
+                        and self._layout_start(i) is not False
+                        and own_kind
+                    ):
+                        return True, value
+            return False, None
+        # Unlabelled (author-date) lists, or labels read apart in a margin column. A labelled
+        # line after a finished reference still starts one (a reader lost the earlier labels).
+        m = LABEL.match(text[:40])
+        if m and ends_reference(prev) and (m.group("b") or m.group("p") or m.group("n")):
+            return True, None
+        if REPEATED_AUTHOR.match(text[:12]) and not prev.endswith(("-", "‐")):
+            return True, None  # "———. 1990." / "—— (2004)": the author before, again
+        layout = self._layout_start(i)
+        if layout is not None:
+            return layout, None
+        if self._column_break(i, groups):
+            # A page or column break: the paragraph flag of the new column's first line says
+            # nothing, the text does.
+            return ends_reference(prev) and bool(AUTHOR_START.match(text[:120])), None
+        if line.starts_paragraph or blank_before:
+            return True, None
+        return (
+            ends_reference(prev) and bool(AUTHOR_START.match(text[:120])) and self._year_follows(i)
+        ), None
+
+    def _year_follows(self, i: int) -> bool:
+        """A year comes in line ``i`` or the next two, before another author-like start.
+
+        "Business, Economics, ..., pp.691–698." looks like an author but holds no year before
+        the next entry: it is the end of the entry before (an author-date list only).
+        """
+        if not any(YEAR.search(self.lines[j].text[:400]) for j in self._window(i, 60)):
+            return True  # a list without years: the year says nothing
+        for j in range(i, min(len(self.lines), i + 3)):
+            text = self.lines[j].text.strip()
+            if j > i and ends_reference(self.lines[j - 1].text) and AUTHOR_START.match(text[:120]):
+                return False  # the next entry starts before any year
+            if YEAR.search(text[:400]):
+                return True
+        return False
+
+    def _window(self, i: int, size: int) -> range:
+        return range(max(self.first, i - size // 2), min(len(self.lines), i + size // 2))
+
+    def _layout_start(self, i: int) -> bool | None:
+        """What the indent says: a first line (True), a continuation (False), nothing (None)."""
+        if self.start_class is None:
+            return None
+        indent = self._indent(i)
+        if indent is None:
+            return None
+        return indent == self.start_class
+
+    def _column_break(self, i: int, groups: list[LineGroup]) -> bool:
+        if not groups:
+            return False
+        prev = self.lines[groups[-1].indices[-1]]
+        line = self.lines[i]
+        if prev.location.page != line.location.page:
+            return True
+        if prev.x0 is not None and line.x0 is not None and abs(prev.x0 - line.x0) > 100:
+            return True
+        return line.location.line < prev.location.line
+
+    def _previous_text(self, groups: list[LineGroup]) -> str:
+        if not groups:
+            return ""
+        return self.lines[groups[-1].indices[-1]].text.strip()
+
+    def _is_end(self, i: int, expected: int, groups: list[LineGroup]) -> bool:
+        """Line ``i`` ends the list (a closing heading, a caption, a new section)."""
+        line = self.lines[i]
+        text = line.text.strip()
+        if not groups:
+            return False
+        if not ends_list(text, line.size):
+            # A weaker sign ("8 Discussion", a bigger font, "A Proofs" in a bigger font) only
+            # counts after a finished reference, not after a line ending in ",".
+            section = section_heading(line, self.body_size) or (
+                LETTER_SECTION.match(text[:120]) is not None
+                and (self._bigger(line) or capitals_heading(text))
+            )
+            if not section or (
+                not line.heading and not ends_reference(self._previous_text(groups))
+            ):
+                return False
+        numbered = self.mode in {"bracket", "paren", "dot", "bare", "margin", "word"}
+        if numbered and LABEL.match(text[:40]) and label_number(text) == expected:
+            return False  # "8 Smith ..." in a list numbered without dots
+        if self.mode in {"bracket", "paren", "dot", "bare"}:
+            # refextract's check: a heading-looking line is not the end when the list's next
+            # number follows within a few lines.
+            for j in range(i + 1, min(len(self.lines), i + 1 + LOOKAHEAD)):
+                if label_number(self.lines[j].text) == expected:
+                    return False
+        return True
+
+    def _bigger(self, line: DocumentLine) -> bool:
+        return (
+            line.size is not None and self.body_size is not None and line.size >= self.body_size + 1
+        )
+
+    def _trim_running_text(self, groups: list[LineGroup], end: int) -> int:
+        """Cut running text that follows the last reference; returns the new end."""
+        while groups:
+            group = groups[-1]
+            texts = [self.lines[j].text.strip() for j in group.indices]
+            joined = " ".join(texts)
+            if (
+                group.label is None
+                and not looks_like_reference(joined)
+                and (len(joined) > 200 or len(groups) > 1)
+            ):
+                groups.pop()
+                end = min(end, group.indices[0])
+                continue
+            # A labelled last reference that swallowed paragraphs of text: cut at the first
+            # line after it that starts a paragraph with no year before it.
+            if len(joined) > 1200:
+                for k, j in enumerate(group.indices[1:], 1):
+                    head = " ".join(texts[:k])
+                    line = self.lines[j]
+                    if (line.starts_paragraph or self._layout_start(j)) and YEAR.search(head):
+                        del group.indices[k:]
+                        end = min(end, j)
+                        break
+            break
+        return end
+
+    # -- the reference -------------------------------------------------------------------------
+
+    def reference(self, group: LineGroup, number: int) -> ExtractedReference:
+        """The reference a group of lines makes."""
+        first = self.lines[group.indices[0]]
+        texts = [self.lines[j].text for j in group.indices]
+        label = group.label
+        head = texts[0]
+        if not first.label and self.mode not in {"word", "none", "margin"}:
+            m = LABEL.match(head[:40])
+            if m and (label is None or label_text(m.group(0)) == label):
+                label = label_text(m.group(0))
+                head = head[m.end() :]
+        elif self.mode in {"none", "margin"} and label is None and (m := LABEL.match(head[:40])):
+            # A list whose labels a reader lost in part: a label is taken when it is bracketed
+            # or is this entry's place in the list.
+            value = m.group("b") or m.group("p") or m.group("n") or m.group("bare")
+            if m.group("b") is not None or value == str(number):
+                label = value
+                head = head[m.end() :]
+        texts[0] = head
+        joined = join_lines(texts, self.words, self.compounds)
+        last = self.lines[group.indices[-1]]
+        damaged = any(self.lines[j].unreliable for j in group.indices)
+        return ExtractedReference(
+            text=joined,
+            number=number,
+            location=first.location,
+            label=label,
+            end=last.location if len(group.indices) > 1 else None,
+            unreliable=UNRELIABLE_TEXT if damaged else None,
+        )
