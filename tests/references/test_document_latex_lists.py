@@ -59,6 +59,10 @@ def test_author_year_list_keeps_cross_citations_unnumbered() -> None:
         (r"\textlangle CTAN\textrangle\url{/fonts/lh}", "〈CTAN〉/fonts/lh"),
         (r"\LaTeXe{} and \amslatex/", "LaTeX 2ε and AMS-LaTeX"),
         (r"\url{https://a.org/50\%_off\&x}", "https://a.org/50%_off&x"),
+        # A repeated author drawn as a rule (amsplain's \bysame, "\hbox to3em{\hrulefill}").
+        (r"\mbox{\rule{3em}{.4pt}}, Another title", "———, Another title"),
+        (r"\hbox to3em{\hrulefill}, Another title", "———, Another title"),
+        (r"a\rule{1pt}{10pt}b \rule[-2pt]{\linewidth}{1pt}c", "ab c"),
     ],
 )
 def test_logos_accents_and_urls(latex: str, text: str) -> None:

@@ -134,7 +134,7 @@ _DROP = {
     "VignettePackage": 1, "VignetteEncoding": 1, "setbeamertemplate": 1, "setbeamercolor": 2,
     "setbeamerfont": 2, "usetheme": 1, "usecolortheme": 1, "usefonttheme": 1,
     "useinnertheme": 1, "useoutertheme": 1, "fontseries": 1, "fontshape": 1, "fontfamily": 1,
-    "fontencoding": 1, "usefont": 4, "rule": 2,
+    "fontencoding": 1, "usefont": 4,
 }  # fmt: skip
 _QUOTED = {"enquote", "mkbibquote", "textquote"}
 _TRAILING_OPTIONS = frozenset(
@@ -159,6 +159,11 @@ _SPECIAL = frozenset({"url", "path", "nolinkurl", "doi", "href"}) | _QUOTED | _D
 # A lone ' and ` are typeset as ’ and ‘ (TeX's fonts have no straight quote there).
 _TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|['`]|\n", re.S)
 _MAX_CITE_CHARS = 600
+_RULE = "———"
+_BOX_SPEC = re.compile(r"\s*(?:to|spread)\s*-?[\d.]{1,12}\s*(?:pt|em|ex|cm|mm|in|bp|pc)")
+_SIZE = re.compile(r"\s*(-?\d{0,6}(?:\.\d{0,6})?)\s*(pt|em|ex|cm|mm|in|bp|pc)\s*")
+#: A unit in em (a 10 pt font's em; close enough to decide a rule's width).
+_EM = {"pt": 0.1, "bp": 0.1, "pc": 1.2, "em": 1.0, "ex": 0.43, "cm": 2.85, "mm": 0.285, "in": 7.2}
 _URL_ESCAPE = re.compile(r"\\([#%&_~$])")
 _PUNCTUATION = frozenset(".,;:!?)]}'\"-/")
 
@@ -175,6 +180,14 @@ def is_builtin(name: str) -> bool:
         or bool(_CITE.fullmatch(name))
         or bare in {"newblock", "bibitem", "item", "section", "begin", "end", "par"}
     )
+
+
+def _em(size: str) -> float | None:
+    """A TeX dimension ("3em", ".4pt") in em, or None when it is not one."""
+    m = _SIZE.fullmatch(size)
+    if m is None or m.group(1) in {"", "-", ".", "-."}:
+        return None
+    return float(m.group(1)) * _EM[m.group(2)]
 
 
 def new_macro_table() -> MacroTable:
@@ -340,6 +353,16 @@ class _Command:
         if bare in _GLUE:
             g = _GLUE_SPEC.match(s, i)
             return g.end() if g else i
+        if bare in {"hbox", "vbox", "vtop"}:
+            # "\\hbox to3em{...}": the box's size is no text; its contents are.
+            g = _BOX_SPEC.match(s, i)
+            return g.end() if g else i
+        if bare == "rule":
+            return self.rule(i)
+        if bare == "hrulefill":
+            # The line drawn for a repeated author ("\\hbox to3em{\\hrulefill}").
+            out.append(_RULE)
+            return skip_space(s, i)
         if self.macros is not None:
             macro = self.macros.get(name) or (self.macros.get(bare) if bare != name else None)
             if macro is not None:
@@ -356,6 +379,27 @@ class _Command:
         if j == i and name.isalpha() and i < n and s[i] == " ":
             k = skip_space(s, i)
             return k - 1 if k < n and s[k] not in "{[" else k
+        return j
+
+    def rule(self, i: int) -> int:
+        r"""``\\rule[lift]{width}{height}``: a thin rule 1.5 em wide or more reads as "———".
+
+        amsplain's ``\\bysame`` and many bibliographies draw the repeated authors of an entry
+        so; other rules (struts, lines) are no text.
+        """
+        s, n = self.s, self.n
+        j = skip_options(s, i)
+        sizes: list[str] = []
+        for _ in range(2):
+            j = skip_space(s, j)
+            if j >= n or s[j] != "{":
+                return j
+            end = group_end(s, j, 100)
+            sizes.append(s[j + 1 : end - 1])
+            j = end
+        width, height = (_em(x) for x in sizes)
+        if width is not None and height is not None and width >= 1.5 and height <= 0.2:
+            self.out.append(_RULE)
         return j
 
     def accent(self, i: int, name: str) -> int:
