@@ -303,3 +303,59 @@ def test_the_readable_report_says_how_much_was_checked() -> None:
     text = DocumentReport(document, results).to_text()
     assert "checked: 3 of 4 entries (1 not checked: 1 citation forms not read)" in text
     assert "1 citation-like place not read" in text
+
+
+def test_a_note_number_glued_to_the_author_is_still_read() -> None:
+    body = [
+        *lines("Text."),
+        *lines(
+            "10Said, Orientalism, 3.", "11Geertz, The Interpretation of Cultures, 9.", footnote=True
+        ),
+        *lines("12Kuhn, The Structure of Scientific Revolutions, 1.", footnote=True),
+    ]
+    checked = read_consistency(body, CHICAGO)
+    assert {x for c in checked.citations for x in c.entries} == {1, 2, 3}
+    assert checked.findings == []
+
+
+# --- the list's own ways ------------------------------------------------------------------------------
+
+
+def test_an_entry_printed_with_a_rule_has_the_authors_before_it() -> None:
+    listed = refs(
+        "Wells, H. G. (1933). The Scientific Romances. London: Gollancz.",
+        "——— (1938). Fiction about the future. London: Gollancz.",
+        "Lee, H. (2019). Graphs and their colourings. Discrete Mathematics, 12, 33-40.",
+    )
+    citations, findings = check_consistency(
+        lines("As (Wells 1933, 1938) and (Lee 2019) say."), listed
+    )
+    assert {x for c in citations for x in c.entries} == {1, 2, 3}
+    assert findings == []
+
+
+def test_an_entry_without_an_author_read_is_not_called_uncited() -> None:
+    listed = [
+        *APA[:3],
+        ExtractedReference("A Reference Guide to Films. Boston: Hall, 1981.", 4, Location(4, 9)),
+    ]
+    checked = read_consistency(
+        lines("We follow (Smith, 2020), (Lee, 2019) and (Kim, 2018)."), listed
+    )
+    assert checked.findings == []
+    assert checked.coverage is not None
+    assert checked.coverage.not_checked == (("no author read in the entry", 1),)
+
+
+def test_latex_keys_merged_with_a_star_and_control_entries() -> None:
+    listed = [
+        ExtractedReference(f"A. Author{i}. Work {i}. Journal, {2000 + i}.", i, Location(i), key=k)
+        for i, k in enumerate(("Glashow", "Salam", "Weinberg"), 1)
+    ]
+    body = lines(
+        r"\bstctlcite{BSTcontrol}",
+        r"Unified \cite{Glashow,*Salam,*Weinberg}.",
+        "(?) is no finding in a source.",
+    )
+    _, findings = check_consistency(body, listed)
+    assert findings == []

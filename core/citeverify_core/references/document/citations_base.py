@@ -88,6 +88,7 @@ class _Entry:
     title: str
     first_display: str
     year_late: bool = False  # its year comes after its title (MLA, Chicago notes)
+    guessed: bool = False  # no author parsed: ``names`` is the first capitalised word
 
     @property
     def number(self) -> int:
@@ -138,6 +139,7 @@ def _entry(ref: ExtractedReference) -> _Entry:
     all_years = [int(m.group(1)) for m in _YEAR_IN.finditer(text[:1500])]
     if year is None and all_years:
         year = all_years[0]
+    guessed = not names
     if not names:
         # The parser gave up: the first surname-like word (not an initial) of the text.
         for word in re.findall(r"[^\W\d_][\w'’\-]+", text[:300]):
@@ -163,7 +165,28 @@ def _entry(ref: ExtractedReference) -> _Entry:
         # MLA puts the year at the end ("... Placenta 29 (2008): 12-19."), APA right after the
         # authors: the title before the first year tells them apart.
         year_late=first_year is not None and len(title) >= 8 and title[:25] in head,
+        guessed=guessed,
     )
+
+
+# An entry by the author of the entry before: a rule ("———. 2004.", "– Das Buch"), "Idem",
+# "Id.", German "Ders."/"Dies.", Latin "Eadem".
+_SAME_AUTHOR = re.compile(
+    r"^\s*(?:[-–—―‒_]{1,12}(?=[\s.,:(]|$)|(?:Idem|Eadem|Id\.|Ders\.|Dies\.)(?=\W))"
+)
+
+
+def _entries(references: Sequence[ExtractedReference]) -> list[_Entry]:
+    """The entries of the list; one printed with a rule or "Idem" has the names before it."""
+    entries: list[_Entry] = []
+    for ref in references:
+        e = _entry(ref)
+        if entries and _SAME_AUTHOR.match(ref.text):
+            before = entries[-1]
+            e.names, e.et_al, e.guessed = before.names, before.et_al, before.guessed
+            e.first_display = before.first_display
+        entries.append(e)
+    return entries
 
 
 def _initials(name: str) -> str:
@@ -231,8 +254,13 @@ def _code_output(text: str) -> bool:
     index = _OUTPUT_INDEX.match(text)
     if index is None:
         return False
-    values = _QUOTED.sub(" 0 ", text[index.end() :]).split()
-    return bool(values) and all(_CODE_VALUE.fullmatch(v) for v in values[:40])
+    values = _QUOTED.sub(" 0 ", text[index.end() :]).split()[:40]
+    if not values:
+        return False
+    other = [v for v in values if not _CODE_VALUE.fullmatch(v)]
+    # A table row R prints ("[5] 7 9 3 | e -1"): numbers, and only marks or a letter besides.
+    numbers = sum(1 for v in values if v[-1].isdigit())
+    return not other or (numbers >= 2 and all(len(v) <= 2 for v in other))
 
 
 def _join(body: Sequence[DocumentLine]) -> _Body:

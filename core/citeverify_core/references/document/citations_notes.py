@@ -85,7 +85,8 @@ _STOP = frozenset(
         "en",
     ]
 )
-_WORD = re.compile(r"(?<![\w’'-])[^\W\d_][^\W\d_'’-]+")
+# A word not inside another; after a digit too: a note's number glued to it ("10Averroes").
+_WORD = re.compile(r"(?<![^\W\d_’'-])[^\W\d_][^\W\d_'’-]+")
 _IBID = re.compile(r"\b(?:[Ii]bid(?:em)?|Id\.|[Ee]bd)\b\.?")
 _RAISED_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
 _RAISED_NUMBERS = re.compile(rf"^\s*{_RAISED_ITEM}(?:\s?,\s?{_RAISED_ITEM}){{0,30}}\s*,?$")
@@ -97,12 +98,11 @@ def _title_words(entry: _Entry) -> tuple[str, ...]:
     return tuple(words[:_TITLE_WORDS])
 
 
-def note_citations(body: _Body, entries: list[_Entry], *, everywhere: bool) -> list[_Cite]:
+def note_citations(body: _Body, entries: list[_Entry]) -> list[_Cite]:
     """Citations by an author's surname and the title's first words, and "Ibid." after them.
 
-    Read in the lines of footnote areas (``DocumentLine.footnote``), and in every line when
-    ``everywhere`` (a list whose entries put the year after the title: notes-bibliography and
-    MLA lists, whose works are named in running text too).
+    Read everywhere: in the lines of footnote areas (``DocumentLine.footnote``) and in running
+    text, where a work is named so too. "Ibid." is read in footnotes only.
     """
     by_surname: dict[str, list[tuple[_Entry, tuple[str, ...]]]] = {}
     for e in entries:
@@ -125,8 +125,6 @@ def note_citations(body: _Body, entries: list[_Entry], *, everywhere: bool) -> l
         examined += 1
         if examined > MAX_CITATION_SITES:
             break
-        if not everywhere and not _in_footnote(body, m.start()):
-            continue
         after = fold(text[m.end() : m.end() + _TITLE_WINDOW]).split()
         scored = []
         for e, words in known:

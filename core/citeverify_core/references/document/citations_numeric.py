@@ -26,6 +26,8 @@ _CITE_COMMAND = re.compile(
     r"(?P<args>(?:\s{0,3}\[[^\[\]{}\n]{0,300}\]|\s{0,3}\([^(){}\n]{0,300}\)"
     r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
 )
+# Commands with "cite" in their name that cite nothing: IEEEtran's control entry.
+_NOT_CITING = frozenset({"bstctlcite"})
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _COMMENT = re.compile(r"(?<!\\)%")
 
@@ -71,6 +73,10 @@ def _key_citations(body: _Body, entries: list[_Entry]) -> tuple[list[_Cite], boo
         if "*" in keys and m.group("cmd") == "nocite":
             cite_all = True
             continue
+        if m.group("cmd") in _NOT_CITING:
+            continue
+        # mciteplus's "*key" merges an entry into the one before: it cites "key".
+        keys = [k.lstrip("*") for k in keys]
         keys = [k for k in keys if re.fullmatch(r"[^\s\\{}%#~]{1,120}", k)]
         if not keys:
             continue

@@ -43,7 +43,7 @@ from citeverify_core.references.document.citations_base import (
     MAX_RANGE,
     _Body,
     _Cite,
-    _entry,
+    _entries,
     _join,
     _ListKind,
 )
@@ -158,7 +158,7 @@ def read_consistency(
     if not references:
         return Consistency([], [], None)
     joined = _join(body)
-    entries = [_entry(r) for r in references]
+    entries = _entries(references)
     kind = _list_kind(references, joined.text)
     cite_all = capped = False
     if kind == "key":
@@ -187,9 +187,9 @@ def read_consistency(
             # showed"): an entry whose first author's surname the body has is not reported.
             named = _named_in(joined.text, entries)
             cites.append(_Cite(0, "", "author-date", [], [], named))
-        # Notes cite by author and title ("Smith, Title, 23."): read in footnotes, and in the
-        # whole text of a list that puts the year after the title (notes-bibliography, MLA).
-        cites += note_citations(joined, entries, everywhere=mla)
+        # Notes cite by author and title ("Smith, Title, 23."), and so does running text
+        # ("V. A. Il’inskaja, Nekotorye motivy ..."): they only mark entries cited.
+        cites += note_citations(joined, entries)
     damaged = _damaged(body)
     unread = 0
     held: list[str] = []
@@ -201,7 +201,8 @@ def read_consistency(
             f"the reference list may not have been read whole ({incomplete})"
         )
     findings = _missing_findings(cites, kind, entries, joined)
-    if not damaged:
+    if not damaged and kind != "key":
+        # "[?]" is what a typeset paper prints; a LaTeX source names its unknown keys itself.
         findings += _unresolved_findings(joined)
     unsure: dict[int, str] = {}
     if incomplete is not None:

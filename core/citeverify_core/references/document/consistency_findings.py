@@ -277,6 +277,7 @@ FORMS = "citation forms not read"
 NOT_WHOLE = "the reference list may not have been read whole"
 DAMAGED = "damaged text (a font without a Unicode map)"
 TOO_MANY = "too many citation-like places to read them all"
+NO_AUTHOR = "no author read in the entry"
 #: Why an entry cannot be cited in the list's way: no label in a numbered list, no key, no
 #: year in a list where almost every entry has one (most likely the tail of a split entry).
 NO_HANDLE = "no label, key or year read in the entry"
@@ -333,6 +334,10 @@ def _uncited_findings(
             continue
         if e.number in unsure:
             not_checked[unsure[e.number]] += 1
+        elif kind == "author-date" and e.guessed:
+            # No author could be read ("A Reference Guide to ...", an entry split in two): how
+            # it is cited cannot be known.
+            not_checked[NO_AUTHOR] += 1
         elif too_few:
             not_checked[FORMS] += 1
         else:
