@@ -22,6 +22,7 @@ they are: the segmenter joins lines and needs to see the breaks.
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 import sys
@@ -36,6 +37,7 @@ from citeverify_core.references.document.pdf_furniture import (
     drop_numbers_at,
     drop_running_text,
 )
+from citeverify_core.references.document.pdf_glyphs import LOST
 from citeverify_core.references.document.pdf_lines import (
     Line,
     Row,
@@ -218,9 +220,13 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
     rows_by_page: list[list[Row]] = []
     numbered = 0
     kept_words: list[list[Word]] = []
+    lost_words: list[list[Word]] = []
     margins: set[tuple[str, int, float]] = set()
     for page in pages:
-        words = dedupe(page.words)
+        # Words of unread glyphs only (a math font's big delimiters) take no part in the layout:
+        # in a gutter they would join two columns. They only mark the line they stand on.
+        lost_words.append([w for w in page.words if not w.text.strip(LOST)])
+        words = dedupe([w for w in page.words if w.text.strip(LOST)])
         words, removed = drop_line_numbers(words, margins)
         numbered += removed > 0
         kept_words.append(words)
@@ -237,10 +243,12 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
         notes.append(f"running headers, footers and page numbers removed ({removed_edges} lines)")
     lines: list[Line] = []
     empty: list[int] = []
-    for page, rows in zip(pages, rows_by_page, strict=True):
+    for page, rows, lost in zip(pages, rows_by_page, lost_words, strict=True):
         on_page = [ln for ln in page_lines(page, rows) if ln.text]  # not lines of lost glyphs
-        if not on_page:
-            empty.append(page.number)
+        if lost:
+            _mark_lost(on_page, lost)
+        if not on_page and not any(w.text.strip(LOST) for w in page.words):
+            empty.append(page.number)  # not a page whose only text was its running head
         for number, line in enumerate(on_page, 1):
             line.number = number
         lines.extend(on_page)
@@ -256,6 +264,21 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
     if lines and undefined:
         notes.append(f"{undefined} characters of fonts without a Unicode map were left out")
     return lines, notes
+
+
+def _mark_lost(lines: list[Line], lost: list[Word]) -> None:
+    """Mark unreliable the lines that a word of unread glyphs stands on (baseline and extent)."""
+    by_y = sorted(lines, key=lambda ln: ln.y)
+    ys = [ln.y for ln in by_y]
+    for word in lost:
+        reach = 0.5 * max(word.size, 1.0)
+        k = bisect.bisect_left(ys, word.y - reach)
+        while k < len(by_y) and ys[k] <= word.y + reach:
+            line = by_y[k]
+            if line.x0 - reach <= word.x0 <= line.x1 + reach:
+                line.unreliable = True
+                break
+            k += 1
 
 
 def _pages_text(numbers: list[int]) -> str:

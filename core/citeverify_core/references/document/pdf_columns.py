@@ -26,16 +26,21 @@ def make_rows(words: list[Word]) -> list[Row]:
     A word joins a row when its baseline is within 45% of the font size of the row's first
     word: a superscript or a label in another size stays on its line, the next line does not.
     When that first word is smaller (a raised note number, the first word from the top), a
-    word also joins within a quarter of the size of the row's largest word: a letter lowered
-    below the line (the "E" of the TeX logo) stays in it, and the lines of a column set at
-    another baseline beside it do not (the tolerance stays that of the first word).
+    word that touches a word of the line's size in the row also joins within a quarter of the
+    size of the row's largest word: a letter lowered below the line (the "E" of the TeX logo)
+    stays in it; the lines of a column set at another baseline beside it, a gutter away, do
+    not (the tolerance stays that of the first word).
     """
     rows: list[Row] = []
     row_y = row_size = big_y = big_size = 0.0
     for word in sorted(words, key=lambda w: -w.y):
         if rows and (
             abs(row_y - word.y) <= 0.45 * max(row_size, word.size)
-            or (big_size > 1.1 * row_size and abs(big_y - word.y) <= 0.25 * big_size)
+            or (
+                big_size > 1.1 * row_size
+                and abs(big_y - word.y) <= 0.25 * big_size
+                and _touches(word, rows[-1], big_size)
+            )
         ):
             rows[-1].append(word)
             if word.size > big_size:
@@ -47,6 +52,15 @@ def make_rows(words: list[Word]) -> list[Row]:
     for row in rows:
         row.sort(key=lambda w: w.x0)
     return rows
+
+
+def _touches(word: Word, row: Row, size: float) -> bool:
+    """Whether ``word`` overlaps or touches one of the last 200 words of ``row`` of ``size``."""
+    reach = 0.3 * size
+    return any(
+        w.size >= 0.9 * size and w.x0 - reach <= word.x1 and word.x0 <= w.x1 + reach
+        for w in row[-200:]
+    )
 
 
 def _gutter(rows: list[Row]) -> tuple[float, float, float] | None:

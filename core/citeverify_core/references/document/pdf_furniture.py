@@ -25,7 +25,9 @@ _PAGE_NUMBER = re.compile(
     r"(?:\s*(?:of|/|de|von|sur|di)\s*\d{1,4})?$",
     re.IGNORECASE,
 )
-_DIGITS = re.compile(r"\d+")
+# Digits (and the space around them) of a running head: its page number, where a recto's head
+# prints it and a verso's does not ("Collapsed Cores 5" and "Collapsed Cores" are one head).
+_DIGITS = re.compile(r"\s*\d+\s*")
 
 
 def _bare_number(text: str) -> bool:
@@ -165,8 +167,12 @@ def _apart(rows: list[Row], r: int) -> bool:
     """Whether row ``r`` (of the top or bottom three) is set off from the page's text by space.
 
     Running text is: a space wider than 1.5 font sizes separates it (or the block of edge rows
-    it belongs to) from the body; the body's own first or last lines are not.
+    it belongs to) from the body; the body's own first or last lines are not. The only row of
+    a page (the running head over a page of figures) has no text to be apart from: it is
+    running text when it repeats.
     """
+    if len(rows) == 1:
+        return True
     ys = [baseline(row) for row in rows]
     if r < 3:
         pairs = range(r, min(3, len(rows) - 1))
@@ -193,7 +199,7 @@ def drop_running_text(pages: list[Page], rows_by_page: list[list[Row]]) -> int:
                 continue
             for f, fragment in enumerate(_edge_fragments(rows[r])):
                 text = " ".join(w.text for w in fragment)
-                key = _DIGITS.sub("#", re.sub(r"\s+", " ", text.lower()).strip())
+                key = _DIGITS.sub(" ", re.sub(r"\s+", " ", text.lower())).strip()
                 side = "top" if r < 3 else "bottom"
                 keyed[side, key].append((p, fragment[0].y, r, f, text))
     need = 2 if len(pages) <= 4 else max(3, math.ceil(len(pages) / 5))

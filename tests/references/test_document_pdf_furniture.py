@@ -1,0 +1,30 @@
+"""The PDF reader's furniture (issue 34): running heads over pages of figures, with and without
+their page number, are removed; a page whose only text was its head is not called scanned."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeverify_core.references.document.pdf import read_pdf
+from tests.references.test_document_pdf import canvas_pdf, sentence
+
+pytest.importorskip("pdfminer", reason="the documents extra is not installed")
+
+
+def test_a_running_head_alone_on_a_page_of_figures_is_removed() -> None:
+    pages = []
+    for number in range(1, 9):
+        runs = []
+        # A recto's head prints its page number at the right, a verso's does not.
+        runs.append((220, 760, "Collapsed Cores in Globular Clusters", 10, "Times-Roman"))
+        if number % 2:
+            runs.append((540, 760, str(number), 10, "Times-Roman"))
+        if number != 5:  # page 5: a page of figures (no text but its head)
+            runs += [
+                (72, 720 - 14 * i, sentence(i + 40 * number), 10, "Times-Roman") for i in range(30)
+            ]
+        pages.append(runs)
+    doc = read_pdf(canvas_pdf(pages), name="heads.pdf")
+    assert not any("Collapsed" in ln.text for ln in doc.lines)
+    assert not any("no text" in note for note in doc.notes)
+    assert len(doc.lines) == 7 * 30
