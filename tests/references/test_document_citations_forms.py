@@ -359,3 +359,58 @@ def test_latex_keys_merged_with_a_star_and_control_entries() -> None:
     )
     _, findings = check_consistency(body, listed)
     assert findings == []
+
+
+def test_possessives_and_apostrophes_in_names() -> None:
+    listed = refs(
+        "Buss, D. M. (2004). Evolutionäre Psychologie. München: Pearson.",
+        "Il’inskaja, V. A. (1965). Nekotorye motivy ranneskifs kogo zverinogo stilja. Moskva.",
+        "Jones, K. (2001). A title here. Journal, 1, 2.",
+    )
+    body = lines(
+        "As Buss’ (2004, p. 123) and Jones’ (2001) say; see V. A. Il’inskaja, Nekotorye motivy ranneskifs."
+    )
+    citations, findings = check_consistency(body, listed)
+    assert {x for c in citations for x in c.entries} == {1, 2, 3}
+    assert findings == []
+
+
+def test_a_film_director_and_country_are_no_missing_entry() -> None:
+    _, findings = check_consistency(
+        lines("Seen (Chappell 1989) and (Stanley Kubrick, GB/USA 1968), (Daniel Haller, GB 1965)."),
+        JSS,
+    )
+    assert "missing-entry" not in kinds(findings)
+
+
+def test_a_surname_and_given_name_before_a_year_are_no_two_authors() -> None:
+    _, findings = check_consistency(
+        lines("Known (Chappell 1989). Müller, Hans (2000) wrote it."), JSS
+    )
+    assert "missing-entry" not in kinds(findings)
+
+
+def test_many_numbers_beyond_the_list_mean_it_was_not_read_whole() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 6)), labels=True
+    )
+    checked = read_consistency(lines("See [1], [2], [3], [4] and [7, 8–9, 12]."), listed)
+    assert checked.findings == []
+    assert any("may not have been read whole" in n for n in checked.notes)
+
+
+def test_one_number_beyond_the_list_is_still_reported() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 6)), labels=True
+    )
+    _, findings = check_consistency(lines("See [1], [2], [3], [4], [5] and [6]."), listed)
+    assert kinds(findings) == ["missing-entry"]
+
+
+def test_an_empty_page_argument_leaves_a_comma() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 4)), labels=True
+    )
+    citations, findings = check_consistency(lines("Shown [1, 2, ] and [3, ]."), listed)
+    assert {x for c in citations for x in c.entries} == {1, 2, 3}
+    assert findings == []

@@ -76,6 +76,9 @@ _PUBLISHER_WORDS = frozenset(
     {"press", "university", "universitaire", "universitaires", "verlag", "publishers",
      "publishing", "books", "editions", "éditions", "editore", "editorial", "presses"}
 )  # fmt: skip
+_JOINED = re.compile(r"\s(?:and|&|und|et|y)\s|&")
+# A name word no author has: a country code ("GB", "USA"), a slash ("GB/USA").
+_NOT_SURNAME = re.compile(r"(?:^|\s)[A-Z]{2,3}(?:$|\s)|/")
 _CONNECTORS = frozenset({"and", "&", "und", "et", "y"})
 # The words of _NOT_NAMES that begin a sentence before a name: "In Smith (2020)", "As Lee".
 _FUNCTION_WORD_LIST = """
@@ -454,6 +457,12 @@ def _parenthetical(start: int, written: str, inner: str, matcher: _AuthorDate) -
                 continue
         if any(not re.search(r"[^\W\d_]{2,}", n) for n in names.names):
             continue
+        if None in numbers and any(_NOT_SURNAME.search(n) for n in names.names):
+            # "(Daniel Haller, GB 1965)": a film's director and country, not authors.
+            years = [y for y, x in zip(years, numbers, strict=True) if x is not None]
+            numbers = [x for x in numbers if x is not None]
+            if not numbers:
+                continue
         work_targets = [matcher.target(names, year) for year in years]
         publisher = any(w.casefold() in _PUBLISHER_WORDS for n in names.names for w in n.split())
         if m.group("post") or publisher:
@@ -524,7 +533,8 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
     before = text[max(0, start - _LOOK_BACK) : start]
     if not before or not (before[-1].isalpha() or before[-1] in " .’'"):
         return None
-    before = re.sub(r"['’]s\s*$", "", before.rstrip())  # "Smith’s (2020) study"
+    # "Smith’s (2020) study", "Jones’ (2004)", German "Buss’ (2004)": the possessive goes.
+    before = re.sub(r"(?<=[^\W\d_])['’]s?\s*$", "", before.rstrip())
     tokens = _TOKEN.findall(before)
     if not tokens:
         return None
@@ -542,6 +552,9 @@ def _narrative(text: str, start: int, end: int, years: str, matcher: _AuthorDate
             or (previous[:1].isupper() and previous.casefold().rstrip(".") not in _NOT_NAMES)
             # "Project Apollo (1969)": a dropped word that is a noun, not "In" or "As".
             or any(w.casefold().rstrip(".,") not in _FUNCTION_WORDS for w in dropped)
+            # "Müller, Hans (2000)": a surname and a given name; two authors are joined by
+            # "and" or "&" in running text.
+            or (len(names.names) >= 2 and not _JOINED.search(before[max(first_at, 0) :]))
         ):
             if all(x is None for x in found):
                 return None

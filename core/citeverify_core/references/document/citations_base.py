@@ -140,10 +140,14 @@ def _entry(ref: ExtractedReference) -> _Entry:
     if year is None and all_years:
         year = all_years[0]
     guessed = not names
+    if names and len(names[0]) == 1:
+        # "R. Apetz, Zetel, ..." (given names first, then a comma, then the title) parsed as
+        # the family "R": the names are not known.
+        names, guessed = (), True
     if not names:
         # The parser gave up: the first surname-like word (not an initial) of the text.
         for word in re.findall(r"[^\W\d_][\w'’\-]+", text[:300]):
-            if word[0].isupper() and fold(word) not in _NOT_NAMES:
+            if word[0].isupper() and fold(word) not in _NOT_NAMES and len(word) >= 2:
                 names = (_name_key(word),)
                 display = word
                 break

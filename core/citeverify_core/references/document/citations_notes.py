@@ -86,7 +86,7 @@ _STOP = frozenset(
     ]
 )
 # A word not inside another; after a digit too: a note's number glued to it ("10Averroes").
-_WORD = re.compile(r"(?<![^\W\d_’'-])[^\W\d_][^\W\d_'’-]+")
+_WORD = re.compile(r"(?<![^\W\d_’'-])[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*")
 _IBID = re.compile(r"\b(?:[Ii]bid(?:em)?|Id\.|[Ee]bd)\b\.?")
 _RAISED_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
 _RAISED_NUMBERS = re.compile(rf"^\s*{_RAISED_ITEM}(?:\s?,\s?{_RAISED_ITEM}){{0,30}}\s*,?$")
@@ -95,6 +95,11 @@ _RAISED_NUMBERS = re.compile(rf"^\s*{_RAISED_ITEM}(?:\s?,\s?{_RAISED_ITEM}){{0,3
 def _title_words(entry: _Entry) -> tuple[str, ...]:
     """The first significant words of an entry's title (folded)."""
     words = [w for w in entry.title.split() if len(w) >= 3 and w not in _STOP]
+    surname = entry.names[0].split()[-1] if entry.names and entry.names[0] else ""
+    if surname in words[:6]:
+        # A title read from the entry's start when the parser found none: "n n bhattacharyya
+        # the king and the dice": the title's words come after the author's.
+        words = words[words.index(surname) + 1 :]
     return tuple(words[:_TITLE_WORDS])
 
 
@@ -119,7 +124,9 @@ def note_citations(body: _Body, entries: list[_Entry]) -> list[_Cite]:
         word = m.group(0)
         if not word[0].isupper():
             continue
-        known = by_surname.get(word.lower() if word.isascii() else fold(word))
+        # "Il’inskaja" folds to "il inskaja", whose last word the surnames are keyed by.
+        key = word.lower() if word.isalpha() and word.isascii() else fold(word).split()[-1:]
+        known = by_surname.get(key if isinstance(key, str) else "".join(key))
         if not known:
             continue
         examined += 1

@@ -44,6 +44,7 @@ _NUMERIC = re.compile(
     r"(?:(?i:see(?:\s+also)?|e\.\s?g\.,?|cf\.|i\.\s?e\.,?)\s+)?"
     rf"(?P<items>{_NUM_ITEM}(?:\s?[,;]\s?{_NUM_ITEM}){{0,60}})"
     rf"(?P<loc>,\s?{_LOCATOR_WORDS}\s?~?[\w.{_DASHES}]{{1,12}})?"
+    r",?"  # "[37, 36, 39, ]": an empty page argument (biblatex's \cite[]{a,b}) leaves a comma
 )
 _ALPHA_ITEM = r"[A-Za-z][A-Za-z+'.\-]{0,10}\d{2,4}[a-z]?"
 _ALPHA = re.compile(

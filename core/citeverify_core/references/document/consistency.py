@@ -44,6 +44,7 @@ from citeverify_core.references.document.citations_base import (
     _Body,
     _Cite,
     _entries,
+    _Entry,
     _join,
     _ListKind,
 )
@@ -193,6 +194,8 @@ def read_consistency(
     damaged = _damaged(body)
     unread = 0
     held: list[str] = []
+    if incomplete is None:
+        incomplete = _list_looks_cut(cites, entries, kind)
     cites, dropped = _sure_citations(cites, joined, kind, whole=incomplete is None and not damaged)
     unread += dropped
     if dropped and incomplete is not None:
@@ -250,6 +253,30 @@ def read_consistency(
 
 #: The share of the body's lines read from damaged text above which no finding is made.
 _DAMAGED_SHARE = 0.2
+
+
+def _list_looks_cut(cites: list[_Cite], entries: list[_Entry], kind: str) -> str | None:
+    """Why the list read seems not whole, judged from the citations: or ``None``.
+
+    A paper whose list and citations disagree has a few citations naming no entry; many
+    distinct ones say the list was not read whole (a page of it lost, a second list not
+    found): three numbers beyond a numbered list's last label ("[73-75]" against a list read
+    up to [55]), or four author-date works naming no entry and more than half as many as the
+    entries cited.
+    """
+    unmatched = {t for c in cites for t, x in zip(c.targets, c.entries, strict=True) if x is None}
+    if kind == "numeric":
+        top = max((int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdigit()),
+                  default=0)  # fmt: skip
+        beyond = sum(1 for t in unmatched if t.isdigit() and int(t) > top)
+        if beyond >= 3:
+            return f"{beyond} numbers cited beyond its last label [{top}]"
+        return None
+    if kind == "author-date":
+        matched = {x for c in cites for x in c.entries if x is not None}
+        if len(unmatched) >= 4 and len(unmatched) * 2 > len(matched):
+            return f"{len(unmatched)} works cited are not in it, {len(matched)} are"
+    return None
 
 
 def _damaged(body: Sequence[DocumentLine]) -> bool:
