@@ -31,6 +31,7 @@ It never reads ``../shared/datasets/measure/``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gzip
 import hashlib
 import json
@@ -52,13 +53,14 @@ import bench_documents
 
 from tests.support.papers import normalise
 
-try:
-    from rapidfuzz.fuzz import ratio as _ratio
-except ImportError:  # pragma: no cover - rapidfuzz is a dev dependency
-    import difflib
 
-    def _ratio(a: str, b: str) -> float:
+def _ratio(a: str, b: str) -> float:
+    """0-100 similarity: rapidfuzz's ratio, difflib's where rapidfuzz is absent."""
+    try:
+        from rapidfuzz.fuzz import ratio  # optional; Python caches the import
+    except ImportError:  # pragma: no cover - rapidfuzz is a dev dependency
         return 100 * difflib.SequenceMatcher(None, a, b).ratio()
+    return float(ratio(a, b))
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +134,8 @@ def fetch(doc: dict[str, Any], cache: Path) -> Path:
 
     A ``.tex`` comes with the files of its folder (its ``.bib``/``.bbl``), decompressed too.
     """
-    package, version, inner = doc["package"], doc["version"], doc["file"].lstrip("./")
+    package, version = str(doc["package"]), str(doc["version"])
+    inner = str(doc["file"]).lstrip("./")
     root = cache.parent / "files" / f"{package}_{version.replace(':', '%3a')}"
     raw = root / inner
     folder = os.path.dirname(inner) if doc["format"] == "tex" else None
@@ -282,9 +285,14 @@ def compare(doc: dict[str, Any], out: dict[str, Any]) -> tuple[Score, dict[str, 
     truth: list[str] = doc["references"]
     score = Score(docs=1, refs=len(truth), cpu=[out.get("cpu", 0.0)], rss=[out.get("rss", 0)])
     detail: dict[str, Any] = {"id": doc["id"], "group": doc["group"]}
+    consistency = doc.get("consistency") or {}
+    agree = consistency.get("agree")
     if "error" in out:
+        # A refused paper misses every reference and every true finding (it reports none).
         score.refused = 1
         score.missed = len(truth)
+        score.agree_docs = int(agree is True)
+        score.true_findings = len(consistency.get("findings", [])) if agree is False else 0
         detail["error"] = out["error"]
         return score, detail
     extracted: list[str] = out["references"]
@@ -314,8 +322,6 @@ def compare(doc: dict[str, Any], out: dict[str, Any]) -> tuple[Score, dict[str, 
     spurious = [e for j, e in enumerate(extracted) if j not in used]
     score.spurious = len(spurious)
     findings: list[dict[str, Any]] = out["findings"]
-    consistency = doc.get("consistency") or {}
-    agree = consistency.get("agree")
     false: list[dict[str, Any]] = []
     if agree is True:
         score.agree_docs = 1
