@@ -28,3 +28,30 @@ def test_a_running_head_alone_on_a_page_of_figures_is_removed() -> None:
     assert not any("Collapsed" in ln.text for ln in doc.lines)
     assert not any("no text" in note for note in doc.notes)
     assert len(doc.lines) == 7 * 30
+
+
+def test_a_figure_of_megabytes_of_drawing_is_not_parsed_for_its_labels() -> None:
+    import io
+
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    c = canvas.Canvas(out, pagesize=(612, 792))
+    c.beginForm("plot")
+    c.setFont("Times-Roman", 8)
+    c.drawString(100, 300, "axis label")
+    path = c.beginPath()
+    path.moveTo(100, 100)
+    for i in range(150_000):  # a vector plot: about 2 MB of operators
+        path.lineTo(100 + (i % 400), 100 + (i * 7919) % 200)
+    c.drawPath(path)
+    c.endForm()
+    c.doForm("plot")
+    c.setFont("Times-Roman", 10)
+    for i in range(5):
+        c.drawString(72, 700 - 14 * i, sentence(i))
+    c.showPage()
+    c.save()
+    doc = read_pdf(out.getvalue(), name="plot.pdf")
+    assert [ln.text for ln in doc.lines] == [sentence(i) for i in range(5)]
+    assert "1 figure of more than 1 MB of drawing not read for text" in doc.notes

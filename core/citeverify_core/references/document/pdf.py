@@ -260,6 +260,10 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
             f"{_pages_text(empty)} {'has' if len(empty) == 1 else 'have'} no text "
             "(scanned? run OCR on them)"
         )
+    skipped = sum(p.skipped for p in pages)
+    if skipped:
+        what = "figure" if skipped == 1 else "figures"
+        notes.append(f"{skipped} {what} of more than 1 MB of drawing not read for text")
     undefined = sum(p.undefined for p in pages)
     if lines and undefined:
         notes.append(f"{undefined} characters of fonts without a Unicode map were left out")

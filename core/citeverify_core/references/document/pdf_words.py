@@ -99,12 +99,13 @@ class Word:
 class Page:
     """One page's words and what else it holds."""
 
-    __slots__ = ("height", "images", "number", "rules", "undefined", "width", "words")
+    __slots__ = ("height", "images", "number", "rules", "skipped", "undefined", "width", "words")
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number, self.width, self.height = number, width, height
         self.words: list[Word] = []
         self.images = 0
+        self.skipped = 0  # figures too large to read for text
         self.undefined = 0
         #: Short thin horizontal rules (left x, right x, y): a footnote rule is one.
         self.rules: list[tuple[float, float, float]] = []
@@ -144,7 +145,7 @@ def read_words(data: bytes, *, max_pages: int, max_chars: int) -> tuple[list[Pag
         info.update({str(k): resolve1(v) for k, v in entry.items()})
     resources = _FontSpecs(caching=True)
     device = _WordDevice(resources, max_chars=max_chars)
-    interpreter = PDFPageInterpreter(resources, device)
+    interpreter = _interpreter_class(PDFPageInterpreter)(resources, device)
     pages: list[Page] = []
     too_many = False
     try:
@@ -212,6 +213,35 @@ def _FontSpecs(*, caching: bool) -> Any:
 _specs_class: type | None = None
 
 
+#: Bytes of drawing operators a form XObject (a figure) may have to be read for text: a vector
+#: plot of 100,000 points costs pdfminer seconds to parse and its text is axis labels. A page
+#: of text is under 100 KB of operators, even one wrapped in a form (pdfpages).
+MAX_FIGURE_BYTES = 1_000_000
+
+
+def _interpreter_class(base: type) -> type:
+    """Pdfminer's page interpreter that leaves out figures over :data:`MAX_FIGURE_BYTES`."""
+    from pdfminer.pdftypes import stream_value  # noqa: PLC0415 - the extra, in the child
+    from pdfminer.psparser import LIT, literal_name  # noqa: PLC0415 - the extra, in the child
+
+    form = LIT("Form")
+
+    class Interpreter(base):  # type: ignore[misc]
+        def do_Do(self, xobjid_arg: Any) -> None:
+            try:
+                xobj = stream_value(self.xobjmap[literal_name(xobjid_arg)])
+                big = xobj.get("Subtype") is form and len(xobj.get_data()) > MAX_FIGURE_BYTES
+            except Exception:  # pdfminer says what is wrong with it, below
+                big = False
+            if big:
+                self.device.page.images += 1
+                self.device.page.skipped += 1
+                return
+            super().do_Do(xobjid_arg)
+
+    return Interpreter
+
+
 def _declared_pages(document: Any, resolve1: Any) -> int:
     """The page count the catalog declares (0 when it does not say)."""
     try:
@@ -252,6 +282,14 @@ def _make_device_class() -> type:
             Bounded: at most 200 rules a page are kept (a table draws many).
             """
             if self.ctm is None or len(path) > 5 or len(self.page.rules) >= 200:
+                return
+            first, last = path[0], path[-1 if len(path) == 2 else 2]
+            if len(first) < 3 or len(last) < 3 or self.ctm[1] or self.ctm[2]:
+                return  # no rule, or a rotated one
+            try:
+                if abs(float(first[2]) - float(last[2])) * abs(self.ctm[3]) > 1.5:
+                    return  # taller than a rule (most paths of a plot end here, cheaply)
+            except (TypeError, ValueError):
                 return
             points = [seg[-2:] for seg in path if len(seg) >= 3 and seg[0] in "ml"]
             if len(points) < 2:
