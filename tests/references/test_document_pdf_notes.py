@@ -136,3 +136,20 @@ def test_a_lowered_letter_stays_in_a_line_opened_by_a_raised_note_number() -> No
     line = next(ln for ln in lines_of(drawn([(runs, [])])) if "See the" in ln.text)
     assert line.text == "1See the TEX book."
     assert line.raised == ((0, 1),)
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        b"100 100 m S",  # a path of one point
+        b"100 100 m 300 100 l h S 50 50 100 0.4 re f",  # closed, then a rule
+        b"1e30 1 m 2e30 1 l S 100 100 m 300 100.2 l 300 0 l S",  # huge, then bent
+        b"0 0 m 1 1 2 2 3 3 c 5 5 l S /Nope gs 10 10 m 200 10 l S",  # a curve, a bad state
+    ],
+)
+def test_any_path_leaves_the_text_readable(paths: bytes) -> None:
+    from tests.references.test_document_pdf import raw_pdf, text_ops
+
+    page = paths + b"\n" + text_ops([(72, 700 - 14 * i, b"line %d" % i) for i in range(3)])
+    doc = read_pdf(raw_pdf([page]), name="paths.pdf")
+    assert [ln.text for ln in doc.lines] == ["line 0", "line 1", "line 2"]

@@ -281,7 +281,7 @@ def _make_device_class() -> type:
             TeX draws its rules as filled rectangles ("re f"), others as a stroked line.
             Bounded: at most 200 rules a page are kept (a table draws many).
             """
-            if self.ctm is None or len(path) > 5 or len(self.page.rules) >= 200:
+            if self.ctm is None or not 2 <= len(path) <= 5 or len(self.page.rules) >= 200:
                 return
             first, last = path[0], path[-1 if len(path) == 2 else 2]
             if len(first) < 3 or len(last) < 3 or self.ctm[1] or self.ctm[2]:
