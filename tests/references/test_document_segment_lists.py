@@ -265,3 +265,116 @@ def test_a_numbered_list_whose_numbers_skip_may_be_incomplete() -> None:
         L("[4] D. Dunn. A fourth title. Journal, 4(1):7–8, 2004.", 1),
     ]
     assert "3" in (found(rows).incomplete or "")
+
+
+def test_a_repeated_author_s_rule_drawn_as_a_line_starts_an_entry() -> None:
+    # biblatex draws the rule: the line starts with the year, about three ems in.
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0, paragraph=True),
+        L("Wrede, H. (1981), consecratio in formam deorum: Vergöttlichte Privatpersonen", 1, 72, 8),
+        L("in der römischen Kaiserzeit, Mainz.", 1, 87, 8),
+        L("Zanker, P. (1990), The Power of Images, trans. by A. H. Shapiro, Ann Arbor.", 1, 72, 8),
+        L("(2010), Roman Art, trans. by H. Heitmann-Gordon, California.", 1, 98, 8),
+        L("Zanker, P. and Ewald, B. C. (2012), Living with Myths, Oxford.", 1, 72, 8),
+    ]
+    assert texts(rows)[2:] == [
+        "——— (2010), Roman Art, trans. by H. Heitmann-Gordon, California.",
+        "Zanker, P. and Ewald, B. C. (2012), Living with Myths, Oxford.",
+    ]
+
+
+def test_a_bib_file_shown_after_the_list_is_no_entry() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        *entry("Adams", 2001, 1),
+        L("@Book{Adams2001 ,", 2, 72),
+        L("author = {Adams , A.} ,", 2, 82),
+        L("year = {2001} ,", 2, 82),
+    ]
+    assert [t.split(",")[0] for t in texts(rows)] == ["Adams"]
+
+
+def test_unmarked_footnotes_set_smaller_are_no_entries_but_small_urls_are_the_entry_s() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("[Ars13] Donald Arseneau. relsize. version 4.1, Mar. 29, 2013.", 1, 72, 10.9),
+        L("url: https://www.ctan.org/pkg/relsize.", 1, 120, 8.8),
+        L("[Bra22] Johannes Braams. babel. version 3.70, Jan. 26, 2022.", 1, 72, 10.9),
+        L("url: https://www.transcript-", 1, 120, 8.8),
+        L("verlag.de/babel/.", 1, 120, 8.8),
+        L("7 http://mirrors.ctan.org/macros/latex/contrib/biblatex/doc/biblatex.pdf", 1, 60, 9.0),
+        L("8 See the manual for the options of", 1, 60, 9.0),
+        L("the style.", 1, 60, 9.0),
+    ]
+    assert texts(rows) == [
+        "Donald Arseneau. relsize. version 4.1, Mar. 29, 2013. url: https://www.ctan.org/pkg/relsize.",
+        "Johannes Braams. babel. version 3.70, Jan. 26, 2022. url: "
+        "https://www.transcript-verlag.de/babel/.",
+    ]
+
+
+def test_a_numbered_list_without_years_is_found() -> None:
+    # Software manuals cite packages and web pages: "[1] cite: ctan:/macros/latex/contrib/cite/".
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("[1] CTAN: http://www.ctan.org.", 1),
+        L("[2] scrbook: ctan:/macros/latex/contrib/komascript/", 1),
+        L("[3] cite: ctan:/macros/latex/contrib/cite/", 1),
+    ]
+    assert len(texts(rows)) == 3
+
+
+def test_a_filmography_after_the_bibliography_is_part_of_the_list() -> None:
+    rows = [
+        *body(),
+        L("Bibliographie", 1, 72, 14.0),
+        *entry("Adams", 2001, 1),
+        *entry("Zymner", 2003, 1),
+        L("Filmographie", 1, 72, 14.0),
+        L("Die, Monster, Die!. Daniel Haller, GB 1965.", 1, 72),
+        L("The Godfather (Der Pate). Francis Ford Coppola, USA 1972.", 1, 72),
+    ]
+    assert texts(rows)[2:] == [
+        "Die, Monster, Die!. Daniel Haller, GB 1965.",
+        "The Godfather (Der Pate). Francis Ford Coppola, USA 1972.",
+    ]
+
+
+def test_a_continuation_line_that_starts_with_a_number_and_a_dot_is_no_entry() -> None:
+    # "2. Aufl." (second edition) set as a continuation of a hanging-indent list.
+    rows = [
+        *body(),
+        L("Bibliographie", 1, 72, 14.0),
+        L("James, Henry: »The Turn of the Screw« (1898). Hrsg. von Peter G. Beidler.", 1, 72),
+        L("2. Aufl. Boston 2004, 22–120.", 1, 84),
+        L("Kepler, Johannes: »Somnium«. In: Ders.: Gesammelte Werke. München", 1, 72),
+        L("1993, 317–379.", 1, 84),
+    ]
+    assert texts(rows)[0].endswith("Beidler. 2. Aufl. Boston 2004, 22–120.")
+    assert len(texts(rows)) == 2
+
+
+def test_a_drawn_rule_before_a_full_stop_and_an_index_after_the_list() -> None:
+    # SBL: "———." drawn as a line leaves ". “Pottery ..."; the subject index on the next page
+    # has its heading read after its first lines.
+    rows = [
+        *body(),
+        L("BIBLIOGRAPHY", 1, 260, 12.0),
+        L("Freedman, David Noel. “Pottery, Poetry, and Prophecy.” JBL 96", 1, 72, 12.0),
+        L("(1977): 5–26.", 1, 90, 12.0),
+        L(". “Pottery, Poetry, and Prophecy.” Pages 1–22 in Pottery,", 1, 108, 12.0),
+        L("Poetry, and Prophecy. Winona Lake, IN: Eisenbrauns, 1980.", 1, 90, 12.0),
+        L("appendixes, 4", 2, 72, 12.0),
+        L("citations, 2", 2, 72, 12.0),
+        L("footnotes, 2", 2, 72, 12.0),
+        L("SUBJECT INDEX", 2, 264, 12.0),
+    ]
+    assert texts(rows) == [
+        "Freedman, David Noel. “Pottery, Poetry, and Prophecy.” JBL 96 (1977): 5–26.",
+        "———. “Pottery, Poetry, and Prophecy.” Pages 1–22 in Pottery, Poetry, and Prophecy. "
+        "Winona Lake, IN: Eisenbrauns, 1980.",
+    ]

@@ -46,7 +46,8 @@ _WORD_ENDINGS = frozenset(
      "ly", "ally", "ship", "ular", "ity", "ities", "ish", "able", "ible", "ence", "ences",
      "ance", "ances", "al", "als", "ed", "er", "ers", "est", "ous", "ive", "ives", "ic", "ics",
      "ical", "ism", "ist", "ists", "ize", "ise", "ized", "ised", "ation", "ations", "nar", "ar",
-     "ory", "ories", "ure", "ures", "ted", "ting", "cal", "tive", "sis", "ses", "vant"}
+     "ory", "ories", "ure", "ures", "ted", "ting", "cal", "tive", "sis", "ses", "vant",
+     "ened", "ening"}
 )  # fmt: skip
 
 
@@ -183,6 +184,8 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
     if left.endswith(("-", "‐")) and not left.endswith((" -", " ‐")):
         if _suspended(left, right):
             return left + " " + right
+        if URL_TAIL.search(left[-200:]) and _url_goes_on(right):
+            return left + right  # url.sty breaks a URL after its own hyphen: "transcript-verlag"
         keep = _real_hyphen(left, right, words, compounds)
         return (left if keep else left[:-1]) + right
     if URL_TAIL.search(left[-200:]) and not left.endswith((".", ",")) and _url_goes_on(right):

@@ -17,6 +17,7 @@ from citeverify_core.references.document.segment_patterns import (
     APPENDIX,
     AUTHOR_START,
     CAPTION,
+    CODE_LINE,
     END_HEADING,
     HEADING,
     LABEL,
@@ -95,7 +96,7 @@ def ends_list(text: str, size: float | None) -> bool:
     line = text.strip()
     if not line or len(line) > MAX_HEADING_CHARS + 30:
         return False
-    if CAPTION.match(line):
+    if CAPTION.match(line) or CODE_LINE.match(line):
         return True
     if len(line) > MAX_HEADING_CHARS or YEAR.search(line):
         return False
@@ -141,13 +142,24 @@ def section_heading(line: DocumentLine, body_size: float | None) -> bool:
     return bool(SECTION.match(text))
 
 
-def main_size(lines: Sequence[DocumentLine]) -> float | None:
-    """The font size most of the characters of ``lines`` are set in (None: no sizes)."""
+def main_size(lines: Sequence[DocumentLine], share: float | None = None) -> float | None:
+    """The font size most of the characters of ``lines`` are set in (None: no sizes).
+
+    With ``share``: the largest size that holds at least that share of the characters (a
+    list's entries, beside URLs in a smaller typewriter font and notes).
+    """
     weights: Counter[float] = Counter()
     for line in lines:
         if line.size:
-            weights[round(line.size * 2) / 2] += len(line.text.strip()[:500])
-    return weights.most_common(1)[0][0] if weights else None
+            weights[round(line.size, 1)] += len(line.text.strip()[:500])
+    if not weights:
+        return None
+    if share is not None:
+        total = sum(weights.values())
+        held = [size for size, chars in weights.items() if chars >= total * share]
+        if held:
+            return max(held)
+    return weights.most_common(1)[0][0]
 
 
 def sort_key(text: str) -> str:

@@ -12,8 +12,10 @@ __all__ = [
     "APPENDIX",
     "AUTHOR_START",
     "CAPTION",
+    "CODE_LINE",
     "END_HEADING",
     "HEADING",
+    "INDEX_LINE",
     "LABEL",
     "LABEL_ONLY",
     "LETTER_SECTION",
@@ -21,6 +23,7 @@ __all__ = [
     "MAX_HEADING_CHARS",
     "MAX_REFERENCE_LINES",
     "MODE_KIND",
+    "NOTE_START",
     "PAGE_NUMBER",
     "REPEATED_AUTHOR",
     "ROLE_END",
@@ -33,6 +36,7 @@ __all__ = [
     "UNRELIABLE_TEXT",
     "URL_TAIL",
     "YEAR",
+    "YEAR_START",
 ]
 
 
@@ -76,7 +80,7 @@ _END_WORDS = (
     r"|(?:conflicts?|declarations?)\s+of\s+interests?|competing\s+interests|declarations?"
     r"|data\s+(?:and\s+code\s+)?availability(?:\s+statement)?|code\s+availability"
     r"|ethics(?:\s+statement)?|ethical\s+(?:approval|statement)|(?:neurips\s+paper\s+)?checklist"
-    r"|glossary|index|notation|abbreviations|list\s+of\s+(?:figures|tables|abbreviations)"
+    r"|glossary|index|(?:subject|author|name|general|scripture\s+reference)\s+index|notation|abbreviations|list\s+of\s+(?:figures|tables|abbreviations)"
     r"|figures|tables|footnotes|endnotes|notes|erklärung|eidesstattliche\s+erklärung"
     r"|supplement(?:ary|al)?(?:\s+(?:materials?|information|data|notes|results|figures|tables))?"
 )
@@ -185,6 +189,20 @@ RULE = re.compile(r"^[\s\-–—_=*~#.·•]{3,}$")
 # A repeated author printed as a rule at an entry's start: "———. 1990.", "—— (2004)",
 # "--- 2004", "— (1907)" (not "–145", a page range's end: an en dash needs a second one).
 REPEATED_AUTHOR = re.compile(r"^(?:[—―]+|[–-]{2,}|_{3,})\s?(?=[.,:;(\s]|\d{4})")
+# A line that starts with the year: after a repeated author's rule drawn as a line, not as text
+# ("(2010), Roman Art, ..." set right of the rule's place).
+YEAR_START = re.compile(r"^(?:\(?(?:1[6-9]|20)\d\d[a-z]?\)?[.,:]?|[.,])\s")
+# A line of a back-of-book index: "appendixes, 4", "transliterated, 3, 12-14".
+INDEX_LINE = re.compile(
+    r"^[^\W\d_][\w\s'’\-]{0,40},\s\d{1,4}(?:[-–]\d{1,4})?(?:,\s\d{1,4}(?:[-–]\d{1,4})?)*$"
+)
+# A footnote's first line: its number, then its text ("7 http://...", "4Brox Rn. 170.").
+NOTE_START = re.compile(r"^\d{1,3}\s?[^\W\d_]|^\d{1,3}\s(?:https?://|www\.)")
+# Source code shown after a list (a .bib file, LaTeX): never an entry.
+CODE_LINE = re.compile(
+    r"^(?:@\s?[A-Za-z](?:\s?[A-Za-z]){2,30}\s?\{"
+    r"|\\(?:begin|end|documentclass|usepackage|bibitem|bibliography|printbibliography)\b)"
+)
 
 
 SUBHEADING = re.compile(
@@ -192,7 +210,8 @@ SUBHEADING = re.compile(
     r"additional|software|data(?:sets?)?|books?|articles?|journal\s+articles|reports?|"
     r"conference\s+papers|theses|patents|standards|legal|government|news(?:paper)?s?|"
     r"interviews|manuscripts?|printed|electronic|internet|audio-?visual|and|sources?|"
-    r"materials?|resources?|documents?|works|literature|references?|\s)+:?$",
+    r"materials?|resources?|documents?|works|literature|references?|"
+    r"(?:film|disc|vide|ludo)ograph(?:y|ie|ies)|films|recordings|\s)+:?$",
     re.I,
 )
 

@@ -36,21 +36,26 @@ from citeverify_core.references.document.segment_lines import (
 from citeverify_core.references.document.segment_patterns import (
     AUTHOR_START,
     CAPTION,
+    INDEX_LINE,
     LABEL,
     LABEL_ONLY,
     LETTER_SECTION,
     LOOKAHEAD,
     MAX_REFERENCE_LINES,
     MODE_KIND,
+    NOTE_START,
     PAGE_NUMBER,
     REPEATED_AUTHOR,
     RULE,
     SUBHEADING,
     UNRELIABLE_TEXT,
+    URL_TAIL,
     YEAR,
+    YEAR_START,
 )
 from citeverify_core.references.document.segment_start import (
     ends_a_sentence,
+    reference_like_after,
 )
 
 __all__ = ["LineGroup", "Splitter"]
@@ -91,7 +96,7 @@ class Splitter:
         #: The size the list's entries are set in (its first lines, weighted by characters):
         #: what figure text is smaller than. Only the first lines: a short list may be
         #: followed by pages of text in another size.
-        self.list_size = main_size([ln for ln in own if ln.text.strip()][:8])
+        self.list_size = main_size([ln for ln in own if ln.text.strip()][:8], share=0.3)
         # What a heading is bigger than: the document's text size weighted by characters,
         # footnotes aside, or the list's when bigger. Not the lines after the list's start
         # counted one by one: pages full of 10-pt notes there made 12-pt entries read as
@@ -150,13 +155,24 @@ class Splitter:
         return False
 
     def _column_bases(self) -> dict[int, float]:
-        """For each line with an ``x0``: the left edge of its column (on its page)."""
+        """For each line with an ``x0``: the left edge of its column (on its page).
+
+        Only lines in the list's size count: a page's footnotes, captions and headings start
+        at edges of their own (notes hung left of the list made every entry line "indented").
+        """
         base: dict[int, float] = {}
         stop = min(len(self.lines), self.first + 5000)
         by_page: dict[int | None, list[int]] = {}
+        size = self.list_size
         for i in range(self.first, stop):
-            if self.lines[i].x0 is not None and self.lines[i].text.strip():
-                by_page.setdefault(self.lines[i].location.page, []).append(i)
+            line = self.lines[i]
+            if line.x0 is None or not line.text.strip():
+                continue
+            if size is not None and line.size is not None and abs(line.size - size) > 1.0:
+                continue
+            if line.footnote and self.skip_footnotes:
+                continue
+            by_page.setdefault(line.location.page, []).append(i)
         all_x = sorted(self.lines[i].x0 or 0.0 for ids in by_page.values() for i in ids)
         global_bases = clusters(all_x)
         for ids in by_page.values():
@@ -224,6 +240,7 @@ class Splitter:
         groups: list[LineGroup] = []
         pending: list[str] = []  # labels read alone on their line (a margin column)
         expected = 1
+        in_notes = False
         blank_before = False
         just_labelled = False
         end = len(lines)
@@ -247,6 +264,11 @@ class Splitter:
             if groups and self._figure_text(i):
                 # A figure's labels and numbers, set smaller than the list ("0.00 0.05 0.10").
                 self.figures += 1
+                i += 1
+                continue
+            in_notes = groups != [] and self._note_line(i, in_notes)
+            if in_notes:
+                # A footnote the reader did not mark: "7 http://...", smaller than the list.
                 i += 1
                 continue
             if reference_heading(text) and not ends_a_sentence(lines, i, self.furniture):
@@ -330,12 +352,44 @@ class Splitter:
         line = self.lines[i]
         if line.size is None or self.list_size is None or line.label:
             return False
-        if line.size > self.list_size - max(1.5, self.list_size * 0.2):
+        # Well under the list's size: a URL or a code word in a smaller typewriter font (8.8
+        # points in a 10.9-point list) is the entry's own.
+        if line.size > self.list_size * 0.7:
             return False
         text = line.text.strip()
+        if URL_TAIL.search(text[-200:]):
+            return False
         return not (LABEL.match(text[:40]) and label_number(text) is not None) and not (
             AUTHOR_START.match(text[:120]) and YEAR.search(text[:400])
         )
+
+    def _index_starts(self, i: int, groups: list[LineGroup]) -> bool:
+        """A back-of-book index starts at line ``i``, a page's or column's first after the list.
+
+        Its heading may be read after its first lines ("SUBJECT INDEX" centred above two
+        columns): three lines in a row like "appendixes, 4" say it.
+        """
+        if not self._column_break(i, groups) or not ends_reference(self._previous_text(groups)):
+            return False
+        following = [
+            t
+            for j in range(i, min(len(self.lines), i + 8))
+            if (t := self.lines[j].text.strip()) and j not in self.furniture
+        ][:3]
+        return len(following) == 3 and all(INDEX_LINE.match(t[:80]) for t in following)
+
+    def _note_line(self, i: int, in_notes: bool) -> bool:
+        """Line ``i`` is a footnote's that the reader did not mark as one.
+
+        Set smaller than the list, and starting with the note's number ("7 http://...",
+        "4Brox Rn. 170."), or going on after such a line.
+        """
+        line = self.lines[i]
+        if line.size is None or self.list_size is None or line.label:
+            return False
+        if line.size > self.list_size - 1.0:
+            return False
+        return in_notes or NOTE_START.match(line.text.lstrip()[:12]) is not None
 
     def _resumes(self, i: int, expected: int, groups: list[LineGroup]) -> int | None:
         """Where the list goes on after a figure or table whose caption is line ``i``, or None.
@@ -446,10 +500,17 @@ class Splitter:
         # Unlabelled (author-date) lists, or labels read apart in a margin column. A labelled
         # line after a finished reference still starts one (a reader lost the earlier labels).
         m = LABEL.match(text[:40])
-        if m and ends_reference(prev) and (m.group("b") or m.group("p") or m.group("n")):
-            return True, None
+        if (
+            m
+            and ends_reference(prev)
+            and (m.group("b") or m.group("p") or m.group("n"))
+            and self._layout_start(i) is not False
+        ):
+            return True, None  # not "2. Aufl. Boston 2004" set as a continuation
         if REPEATED_AUTHOR.match(text[:12]) and not prev.endswith(("-", "‐")):
             return True, None  # "———. 1990." / "—— (2004)": the author before, again
+        if self._drawn_rule(i) and ends_reference(prev):
+            return True, None  # the same, with the rule drawn as a line: "(2010), Roman Art"
         layout = self._layout_start(i)
         if layout is not None:
             return layout, None
@@ -482,6 +543,24 @@ class Splitter:
     def _window(self, i: int, size: int) -> range:
         return range(max(self.first, i - size // 2), min(len(self.lines), i + size // 2))
 
+    def _drawn_rule(self, i: int) -> bool:
+        """Line ``i`` starts with a year, right of where a repeated author's rule was drawn.
+
+        biblatex and others draw the rule as a line, which leaves no text: the line starts
+        with the year, at about three ems (the rule's width) from its column's edge, further
+        in than a continuation line's indent.
+        """
+        line = self.lines[i]
+        if (
+            line.x0 is None
+            or i not in self.base
+            or not YEAR_START.match(line.text.lstrip()[:12])
+            or self.mode not in {"none"}
+        ):
+            return False
+        em = line.size or self.list_size or 10.0
+        return line.x0 - self.base[i] >= 2.5 * em
+
     def _layout_start(self, i: int) -> bool | None:
         """What the indent says: a first line (True), a continuation (False), nothing (None)."""
         if self.start_class is None:
@@ -513,6 +592,10 @@ class Splitter:
         text = line.text.strip()
         if not groups:
             return False
+        if self._index_starts(i, groups):
+            return True
+        if SUBHEADING.match(text[:120]) and reference_like_after(self.lines, i + 1, self.furniture):
+            return False  # "Filmographie", "Primary sources": a part of the list, set as a heading
         if not ends_list(text, line.size):
             # A weaker sign ("8 Discussion", a bigger font, "A Proofs" in a bigger font) only
             # counts after a finished reference, not after a line ending in ",".
@@ -587,6 +670,10 @@ class Splitter:
             if m.group("b") is not None or value == str(number):
                 label = value
                 head = head[m.end() :]
+        if self._drawn_rule(group.indices[0]):
+            # The rule as the list prints it: "——— (2010), ...", "———. “Pottery ...".
+            head = head.lstrip()
+            head = ("———" if head.startswith((".", ",")) else "——— ") + head
         texts[0] = head
         joined = join_lines(texts, self.words, self.compounds)
         last = self.lines[group.indices[-1]]

@@ -25,7 +25,7 @@ from citeverify_core.references.document.segment_patterns import (
     YEAR,
 )
 
-__all__ = ["ends_a_sentence", "find_start"]
+__all__ = ["ends_a_sentence", "find_start", "reference_like_after"]
 
 
 def find_start(
@@ -41,7 +41,7 @@ def find_start(
     ]
     chosen: int | None = None
     for i in reversed(candidates):
-        if _reference_like_after(lines, i + 1, furniture):
+        if reference_like_after(lines, i + 1, furniture):
             chosen = i
             break
     if chosen is not None:
@@ -123,7 +123,7 @@ def _next_lines(
     return out
 
 
-def _reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: set[int]) -> bool:
+def reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: set[int]) -> bool:
     """The lines after ``start`` look like a reference list (not a table of contents)."""
     following = _next_lines(lines, start, furniture, 6)
     if not following:
@@ -142,6 +142,14 @@ def _reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: 
     longer = _next_lines(lines, start, furniture, 10)
     authors = sum(1 for t in longer if AUTHOR_START.match(t[:200]))
     if authors >= 2 and any(YEAR.search(t[:400]) for t in longer):
+        return True
+    # A list without years (software, web pages, manuals): "[1]" and "[2]" at the starts of
+    # the next lines, in order, each with text after it. Brackets only: a contents page's
+    # "1 Introduction" / "2 Methods" has none.
+    bracketed = [
+        m.group("b") for t in longer if (m := LABEL.match(t[:40])) and not LABEL_ONLY.match(t)
+    ]
+    if bracketed[:2] == ["1", "2"]:
         return True
     # Only labels and no years yet (a margin column of labels read before the text).
     return sum(1 for t in following if LABEL_ONLY.match(t)) >= 3
