@@ -8,7 +8,8 @@ is skipped, not guessed: its uses are then read as an unknown command (dropped, 
 
 Expansion is bounded, since every source read is untrusted: a macro expands at most
 :data:`MAX_DEPTH` levels inside another (``\def\a{\a}`` stops there), a document spends at most
-:data:`MAX_EXPANSIONS` expansions and a character budget that grows with its size
+:data:`MAX_EXPANSIONS` expansions (and one per 20 characters of it) and a character budget that
+grows with its size
 (``\def\a{\a\a}`` would otherwise double 2^n times); past a limit, a macro is dropped as an
 unknown command is, and :attr:`MacroTable.exhausted` says so.
 
@@ -33,12 +34,14 @@ __all__ = ["MAX_DEPTH", "MAX_EXPANSIONS", "Macro", "MacroTable"]
 
 #: How deep a macro may expand inside others. Real documents nest a few levels.
 MAX_DEPTH = 16
-#: How many expansions a document may make in all.
+#: How many expansions a document may make in all: this plus one per 20 characters of it.
 MAX_EXPANSIONS = 50_000
 #: The characters a document's expansions may make in all: this plus four times its size.
 BASE_CHARS = 2_000_000
 #: The longest macro body kept (a longer one is skipped: it is no text macro).
 MAX_BODY = 20_000
+#: The longest argument read (an unclosed one ends there).
+MAX_ARGUMENT = 20_000
 
 _DEFINE = re.compile(
     r"\\(?P<cmd>newcommand|renewcommand|providecommand|DeclareRobustCommand|[gex]?def|let)"
@@ -81,12 +84,14 @@ class MacroTable:
     macros: dict[str, Macro] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)
     expansions: int = 0
+    max_expansions: int = MAX_EXPANSIONS
     exhausted: bool = False
     only_new: bool = False
 
     def read(self, source: str) -> None:
         r"""Takes in the definitions ``source`` makes, in order (a later one replaces)."""
         self.budget += 4 * len(source)
+        self.max_expansions += len(source) // 20
         i = 0
         while True:
             m = _DEFINE.search(source, i)
@@ -253,7 +258,8 @@ class MacroTable:
             if j >= n:
                 args.append("")
             elif s[j] == "{":
-                end = group_end(s, j)
+                # Bounded: an unclosed argument must not be rescanned to the end at each use.
+                end = group_end(s, j, MAX_ARGUMENT)
                 args.append(s[j + 1 : end - 1] if s[end - 1] == "}" else s[j + 1 : end])
                 j = end
             else:
@@ -264,7 +270,7 @@ class MacroTable:
         size = len(macro.body) + sum(
             len(a) * macro.body.count(f"#{k}") for k, a in enumerate(args, 1)
         )
-        if self.expansions >= MAX_EXPANSIONS or size > self.budget:
+        if self.expansions >= self.max_expansions or size > self.budget:
             self.exhausted = True
             return None, j
         self.expansions += 1

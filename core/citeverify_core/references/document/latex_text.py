@@ -160,6 +160,9 @@ _SPECIAL = frozenset({"url", "path", "nolinkurl", "doi", "href"}) | _QUOTED | _D
 _TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|['`]|\n", re.S)
 _MAX_CITE_CHARS = 600
 _RULE = "———"
+#: The longest URL read as one (an unclosed one ends there).
+_MAX_URL = 5_000
+_PLAIN = re.compile(r"[^\\{}~$%'`\-\n#^_&]*")
 _BOX_SPEC = re.compile(r"\s*(?:to|spread)\s*-?[\d.]{1,12}\s*(?:pt|em|ex|cm|mm|in|bp|pc)")
 _SIZE = re.compile(r"\s*(-?\d{0,6}(?:\.\d{0,6})?)\s*(pt|em|ex|cm|mm|in|bp|pc)\s*")
 #: A unit in em (a 10 pt font's em; close enough to decide a rule's width).
@@ -218,6 +221,7 @@ def latex_to_text(
     s = source
     n = len(s)
     i = 0
+    command = _Command(s, out, keep_citations, macros, depth)
     while i < n:
         m = _TOKEN.search(s, i)
         if m is None:
@@ -226,7 +230,16 @@ def latex_to_text(
         out.append(s[i : m.start()])
         token = m.group(0)
         i = m.end()
-        if token in {"{", "}", "$"}:
+        if token == "{":
+            command.braces += 1
+            continue
+        if token == "}":
+            if command.closers and command.closers[-1] == command.braces:
+                command.closers.pop()
+                out.append("”")
+            command.braces -= 1
+            continue
+        if token == "$":
             continue
         if token == "~":
             out.append(" ")
@@ -248,14 +261,14 @@ def latex_to_text(
         elif token == "\n":
             out.append("\n")
         else:
-            i = _Command(s, out, keep_citations, macros, depth).read(i, token[1:], m.start())
+            i = command.read(i, token[1:], m.start())
     return "".join(out)
 
 
 class _Command:
     """Reads one command of ``s`` into ``out`` (a class only to share its context)."""
 
-    __slots__ = ("depth", "keep_citations", "macros", "n", "out", "s")
+    __slots__ = ("braces", "closers", "depth", "keep_citations", "macros", "n", "out", "s")
 
     def __init__(
         self,
@@ -267,6 +280,10 @@ class _Command:
     ) -> None:
         self.s, self.out, self.n = s, out, len(s)
         self.keep_citations, self.macros, self.depth = keep_citations, macros, depth
+        # The braces open, and the depths where an open quotation closes (read in the same
+        # pass: "\\enquote{...}" nested a million deep costs no recursion and no rescan).
+        self.braces = 0
+        self.closers: list[int] = []
 
     def text(self, source: str) -> str:
         """``source`` read one level deeper (bounded: past :data:`MAX_DEPTH` it is dropped)."""
@@ -283,7 +300,7 @@ class _Command:
     def read(self, i: int, name: str, start: int) -> int:
         r"""Handles the command ``\\name`` ending at ``i``; returns where the scan goes on."""
         s, n, out = self.s, self.n, self.out
-        if self.macros is not None and self.macros.aliases:
+        if self.macros is not None and name in self.macros.aliases:
             name = self.macros.resolve(name)
         bare = name.rstrip("*")
         if name in _ACCENTS:
@@ -325,7 +342,7 @@ class _Command:
         if bare in {"url", "path", "nolinkurl", "doi"}:
             j = skip_space(s, i)
             if j < n and s[j] == "{":
-                end = group_end(s, j)
+                end = group_end(s, j, _MAX_URL)
                 prefix = "https://doi.org/" if bare == "doi" else ""
                 # "\\#", "\\%", "\\&", "\\_", "\\~" in a URL print the character; the url
                 # package ignores spaces and line ends in it.
@@ -339,14 +356,15 @@ class _Command:
         if bare == "href":
             j = skip_space(s, i)
             if j < n and s[j] == "{":
-                return group_end(s, j)  # the URL goes; the text (next group) stays
+                return group_end(s, j, _MAX_URL)  # the URL goes; the text (next group) stays
             return i
         if bare in _QUOTED:
             j = skip_space(s, i)
             if j < n and s[j] == "{":
-                end = group_end(s, j)
-                out.append("“" + self.text(s[j + 1 : end - 1]) + "”")
-                return end
+                out.append("“")
+                self.braces += 1
+                self.closers.append(self.braces)
+                return j + 1
             return i
         if name in _DROP or bare in _DROP:
             return self.drop(i, name, bare)
@@ -499,7 +517,8 @@ class _Command:
         text, j = self.macros.expand(macro, self.s, i)
         if text is None:
             return j  # the budget is spent: dropped, as an unknown command
-        self.out.append(self.text(text))
+        # Plain text ("R", "Bioconductor") needs no reading: most macros' bodies are such.
+        self.out.append(text if _PLAIN.fullmatch(text) else self.text(text))
         if macro.params == 0 and bare.replace("@", "a").isalpha():
             return self.after_word(j, xspace=macro.xspace)
         return j
