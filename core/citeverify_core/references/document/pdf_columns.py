@@ -55,11 +55,15 @@ def make_rows(words: list[Word]) -> list[Row]:
 
 
 def _touches(word: Word, row: Row, size: float) -> bool:
-    """Whether ``word`` overlaps or touches one of the last 200 words of ``row`` of ``size``."""
+    """Whether ``word`` overlaps or touches one of the last 64 words of ``row`` of ``size``.
+
+    The lowered letter comes after its line's words (it is lower): 64 are a long line's, and the
+    bound keeps a page of adversarial words linear.
+    """
     reach = 0.3 * size
     return any(
         w.size >= 0.9 * size and w.x0 - reach <= word.x1 and word.x0 <= w.x1 + reach
-        for w in row[-200:]
+        for w in row[-64:]
     )
 
 
