@@ -414,3 +414,28 @@ def test_an_empty_page_argument_leaves_a_comma() -> None:
     citations, findings = check_consistency(lines("Shown [1, 2, ] and [3, ]."), listed)
     assert {x for c in citations for x in c.entries} == {1, 2, 3}
     assert findings == []
+
+
+NUMBERED = refs(
+    *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 7)), labels=True
+)
+
+
+def test_a_numbered_list_cited_once_in_brackets_has_its_other_entries_uncited() -> None:
+    # An R vignette citing [1] of six: the only form is brackets, the others are not cited.
+    _, findings = check_consistency(lines("Data of the consortium [1].", "More text."), NUMBERED)
+    assert [f.entry for f in findings if f.kind == "uncited-entry"] == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        DocumentLine("1 A note with its own text.", Location(9, 1), footnote=True),
+        DocumentLine("Shown before9 again.", Location(9, 1), raised=((12, 13),)),  # a note call
+        DocumentLine("Shown before.3 and after.4 too.", Location(9, 1)),
+    ],
+)
+def test_a_sign_of_another_citation_form_keeps_them_unchecked(other: DocumentLine) -> None:
+    checked = read_consistency([*lines("Data of the consortium [1]."), other], NUMBERED)
+    assert "uncited-entry" not in kinds(checked.findings)
+    assert checked.coverage is not None and checked.coverage.checked < 6

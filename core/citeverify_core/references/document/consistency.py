@@ -13,22 +13,33 @@ What is read depends on the list (docs/documents.md, "Citation consistency", say
   ``\autocite``, ``\citeauthor``, ``\cites{a}{b}``, ``\nocite`` (``\nocite{*}`` cites all).
 * Entries labelled with numbers ("[12]", "12."): brackets of numbers, ``[12]``, ``[3-5]``,
   ``[1, 4, 7]``, ``[1,3–5]``, ``[3]–[5]``, ``[12, p. 4]``; when no bracket cites, numbers in
-  parentheses, ``(12)``, ``(2, 3)``. Author-date forms are not read then.
-* Entries with alphabetic labels ("[Smi20]"): brackets of such labels.
+  parentheses, ``(12)``, ``(2, 3)``; superscript numbers (a PDF's raised spans). Author-date
+  forms are not read then. A program's output ("[20] 132 139") is no citation.
+* Entries with labels of another shape ("[Smi20]", "[Wig]"): brackets of such labels.
 * Otherwise (an author-date list): ``(Smith et al., 2020)``, ``(Smith & Jones, 2020; Lee,
   2019a)``, ``(Smith 2020, p. 4)``, ``(see Smith, 2020, 2021)``, ``Smith (2020a)``, ``Smith et
-  al. (2020)``, ``Smith and Jones [2020]``, ``[Smith et al. 2020]``. Brackets of numbers are
-  not citations then.
+  al. (2020)``, ``Smith and Jones [2020]``, ``[Smith et al. 2020]``, ``(Cytel Inc., 2003)``,
+  ``(Henderson Jr. 1982)``, ``Bates and Watts (1988, Chapter 6)``, ``(see Zeileis 2006a, for
+  more details)``; and notes, which cite by author and title ("Smith, Title, 23.", "Ibid.").
+  Brackets of numbers are not citations then.
 
-The rule that matters most: no finding on a clean document. So a thing that looks like a
+Modules: ``citations_base`` (entries, the body), ``citations_numeric``,
+``citations_author_date``, ``citations_notes`` (notes, superscripts), ``consistency_findings``.
+
+The rule that matters most: no finding that is not true. So a thing that looks like a
 citation is taken only when it is very likely one, and a citation that names no entry is only
 reported when its form leaves no doubt (see the comments at ``_numeric`` and ``_author_date``).
+Where the reader cannot be sure (the list not read whole, damaged text, a listed author near
+its year in a form not read) it makes no finding and counts what it did not check instead:
+:func:`read_consistency` returns that coverage, and notes saying it.
 Every pattern is linear in the text, the look-back for a name is bounded, and at most
 :data:`MAX_CITATION_SITES` places are examined (beyond that no uncited entry is reported).
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -216,7 +227,10 @@ def read_consistency(
         unsure = dict.fromkeys((e.number for e in entries), TOO_MANY)
     else:
         unsure = {e.number: DAMAGED for e in entries if e.ref.unreliable}
-    uncited = _uncited_findings(cites, entries, kind, unsure=unsure, cite_all=cite_all)
+    others = _other_forms(joined, cites)
+    uncited = _uncited_findings(
+        cites, entries, kind, unsure=unsure, cite_all=cite_all, other_forms=others
+    )
     if kind == "author-date" and uncited.findings:
         # A listed author named near the entry's year in a form not read: not sure it is
         # uncited ("Cytel Inc. 2003" in a table, a form the grammar does not know).
@@ -225,7 +239,7 @@ def read_consistency(
             unread += sum(near.values())
             uncited = _uncited_findings(
                 cites, entries, kind, unsure={**unsure, **dict.fromkeys(near, FORMS)},
-                cite_all=cite_all,
+                cite_all=cite_all, other_forms=others,
             )  # fmt: skip
     findings += uncited.findings
     cites = [c for c in cites if c.targets]
@@ -277,6 +291,30 @@ def _list_looks_cut(cites: list[_Cite], entries: list[_Entry], kind: str) -> str
         if len(unmatched) >= 4 and len(unmatched) * 2 > len(matched):
             return f"{len(unmatched)} works cited are not in it, {len(matched)} are"
     return None
+
+
+# A number set after a word and a punctuation mark, flattened from a superscript the reader
+# did not see raised: "shown.12 The", "disease,3,4 and".
+_FLAT_SUPERSCRIPT = re.compile(r"[^\W\d_]{2}[.,;:]\d{1,3}(?:[,–-]\d{1,3}){0,5}(?=\s|$)")
+
+
+def _other_forms(body: _Body, cites: list[_Cite]) -> bool:
+    """Whether the body shows citations in a form not read: footnotes, unread superscripts.
+
+    Signs: a line of a footnote area; a raised span holding a digit that was not read as a
+    citation (a note call); two numbers flattened after a word and a punctuation mark.
+    """
+    read = {c.start for c in cites if c.kind == "numeric"}
+    for i, index in enumerate(body.origin):
+        line = body.lines[index]
+        if line.footnote:
+            return True
+        if body.starts[i] not in read and any(
+            any(ch.isdigit() for ch in line.text[a:b]) for a, b in line.raised[:20]
+        ):
+            return True
+    flat = itertools.islice(_FLAT_SUPERSCRIPT.finditer(body.text), 2)
+    return sum(1 for _ in flat) >= 2
 
 
 def _damaged(body: Sequence[DocumentLine]) -> bool:

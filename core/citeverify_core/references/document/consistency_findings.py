@@ -290,12 +290,15 @@ def _uncited_findings(
     *,
     unsure: Mapping[int, str] | None = None,
     cite_all: bool = False,
+    other_forms: bool = True,
 ) -> _Uncited:
     """Entries no citation names, except those in ``unsure`` (entry number -> reason).
 
     An entry is checked when it is found cited, or when it could have been and was not
     (then it is reported). The others are counted by reason: ``unsure``'s; too few entries
     cited at all (citations in a form not read: superscripts, footnotes); no way to cite it.
+    ``other_forms``: the body shows citations may be in a form not read (see
+    ``consistency._other_forms``).
     """
     unsure = unsure or {}
     cited: set[int] = set()
@@ -325,8 +328,12 @@ def _uncited_findings(
         if e.number not in chosen and e.number not in cited:
             not_checked[NO_HANDLE] += 1
     # Citations in a form not read (superscripts, footnotes) or a body read in part would make
-    # every entry look uncited: say nothing unless at least half the entries are cited.
+    # every entry look uncited: say nothing unless at least half the entries are cited. Labels
+    # and keys are read in every form the document shows (brackets, superscripts, \cite): when
+    # some are read and nothing shows another form, the others are not cited.
     too_few = not candidates or len(cited) < math.ceil(len(candidates) / 2)
+    if too_few and cited and kind in {"numeric", "alpha", "key"} and not other_forms:
+        too_few = False
     findings: list[ConsistencyFinding] = []
     reported: set[int] = set()
     for e in candidates:
