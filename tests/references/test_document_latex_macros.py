@@ -62,6 +62,15 @@ def _text(source: str, preamble: str = "") -> str:
             "https://a.org/x_y",
         ),
         (r"\def\newblock{\hskip .11em plus .33em minus .07em}", r"A.\newblock B.", "A. B."),
+        # TeX programming is no text macro: read as an unknown command (IEEEtran's .bbl).
+        (
+            r"\providecommand{\BIBalt}{\spaceskip=\fontdimen2\font plus 4\fontdimen3\font}",
+            r"\BIBalt M. Shell. Title.",
+            "M. Shell. Title.",
+        ),
+        (r"\newcommand{\opt}[1]{\ifx#1\empty none\else#1\fi}", r"\opt{x}", "x"),
+        # bibtex's \noopsort (a sort key the page does not print).
+        (r"\providecommand{\noopsort}[1]{}", r"\noopsort{1999}Smith", "Smith"),
     ],
 )
 def test_document_macros_are_expanded(preamble: str, source: str, text: str) -> None:

@@ -50,6 +50,17 @@ _DEFINE = re.compile(
 _NAME = re.compile(r"\\(?:[A-Za-z@]+|.)", re.S)
 _PARAMS = re.compile(r"(?:#[1-9])*")
 _PARAM_USE = re.compile(r"#(#|[1-9])")
+_PROGRAM = re.compile(
+    r"\\(?:[x]?spaceskip|fontdimen|skip|dimen|count|toks|advance|multiply|divide|global|[gex]?def"
+    r"|let|futurelet|expandafter|noexpand|csname|if[a-z@]{0,12}|else|fi|or|catcode|lccode"
+    r"|uccode|sfcode|mathcode|setbox|hsize|vsize|parindent|parskip|baselineskip|tolerance"
+    r"|makeatletter|makeatother|begingroup|endgroup|aftergroup|afterassignment|string|number"
+    r"|romannumeral|the|newcount|newdimen|newskip|newtoks|newbox|newif|setlength|addtolength"
+    r"|setcounter|addtocounter|stepcounter|refstepcounter|@ifnextchar|@ifstar|@namedef"
+    r"|@nameuse|@gobble|@firstofone|hyphenpenalty|exhyphenpenalty|interlinepenalty"
+    r"|clubpenalty|widowpenalty|emergencystretch|hbadness|vbadness|everypar|lastskip)"
+    r"(?![A-Za-z@])|\\[A-Za-z@]{1,40}\s{0,3}=\s{0,3}[-\d.\\]"
+)
 _XSPACE = re.compile(r"\\xspace\s*\}*\s*$")
 
 
@@ -121,6 +132,13 @@ class MacroTable:
 
     def _store(self, name: str, macro: Macro, *, provide: bool = False) -> None:
         if self.builtin(name) or len(macro.body) > MAX_BODY:
+            return
+        if _PROGRAM.search(macro.body):
+            # TeX programming ("\\spaceskip=\\fontdimen2\\font plus ...", "\\ifx#1\\empty"): no
+            # text macro. Its uses are read as an unknown command's, its arguments as text;
+            # expanded, the assignments' numbers and keywords would read as text.
+            self.macros.pop(name, None)
+            self.aliases.pop(name, None)
             return
         if (provide or self.only_new) and (name in self.macros or name in self.aliases):
             return
