@@ -55,3 +55,15 @@ def test_a_figure_of_megabytes_of_drawing_is_not_parsed_for_its_labels() -> None
     doc = read_pdf(out.getvalue(), name="plot.pdf")
     assert [ln.text for ln in doc.lines] == [sentence(i) for i in range(5)]
     assert "1 figure of more than 1 MB of drawing not read for text" in doc.notes
+
+
+def test_a_page_whose_only_text_is_its_number_is_read() -> None:
+    pages = [
+        [(72, 720 - 14 * i, sentence(i), 10, "Times-Roman") for i in range(20)]
+        + [(300, 40, str(n), 10, "Times-Roman")]
+        for n in (1, 2)
+    ]
+    pages.append([(300, 40, "3", 10, "Times-Roman")])  # a page of figures: only its number
+    doc = read_pdf(canvas_pdf(pages), name="numbers.pdf")
+    assert len(doc.lines) == 40
+    assert not any(ln.text in {"1", "2", "3"} for ln in doc.lines)

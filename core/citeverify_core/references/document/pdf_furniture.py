@@ -217,7 +217,8 @@ def drop_running_text(pages: list[Page], rows_by_page: list[list[Row]]) -> int:
             text = " ".join(w.text for w in row)
             if not _PAGE_NUMBER.match(text):
                 continue
-            neighbour = rows[1] if r == 0 else rows[r - 1] if r > 0 else None
+            # The row below a top row, above a bottom one; none on a page of one row.
+            neighbour = (rows[1] if r == 0 else rows[r - 1]) if len(rows) > 1 else None
             size = row_size(row)
             if neighbour is None or abs(baseline(neighbour) - baseline(row)) > 1.6 * max(
                 size, row_size(neighbour)
