@@ -69,6 +69,12 @@ def _text(source: str, preamble: str = "") -> str:
             "M. Shell. Title.",
         ),
         (r"\newcommand{\opt}[1]{\ifx#1\empty none\else#1\fi}", r"\opt{x}", "x"),
+        # \unskip takes back the space before it, from inside a macro too.
+        (
+            r"\providecommand\Dash {\unskip \textemdash}",
+            r"Tagged PDF \Dash A blueprint",
+            "Tagged PDF—A blueprint",
+        ),
         # bibtex's \noopsort (a sort key the page does not print).
         (r"\providecommand{\noopsort}[1]{}", r"\noopsort{1999}Smith", "Smith"),
     ],

@@ -28,6 +28,11 @@ from citeverify_core.references.document.latex_scan import (
 
 __all__ = ["is_builtin", "latex_to_text", "new_macro_table"]
 
+# "\\unskip" (as in "\\providecommand\\Dash{\\unskip\\textemdash}") removes the space before it:
+# marked where it stands (perhaps inside a macro's text) and applied when the text is whole.
+_UNSKIP = "\ue001"
+_UNSKIPPED = re.compile("[ \t\n]*\ue001")
+
 _ACCENTS = {
     '"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303", "=": "\u0304",
     ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
@@ -65,7 +70,7 @@ _SYMBOLS = {
     "textonehalf": "½", "texttimes": "×", "times": "×", "pm": "±", "le": "≤", "leq": "≤",
     "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "infty": "∞", "cdot": "·", "cdots": "⋯",
     "nobreakspace": " ", "thinspace": " ", "space": " ", "hfill": " ",
-    "hfil": " ", "noindent": "", "relax": "", "protect": "", "unskip": "", "ignorespaces": "",
+    "hfil": " ", "noindent": "", "relax": "", "protect": "", "unskip": _UNSKIP, "ignorespaces": "",
     "smallskip": " ", "medskip": " ", "bigskip": " ", "xspace": "", "sc": "", "bf": "",
     "it": "", "em": "", "rm": "", "sf": "", "tt": "", "sl": "", "normalfont": "",
 }  # fmt: skip
@@ -262,7 +267,11 @@ def latex_to_text(
             out.append("\n")
         else:
             i = command.read(i, token[1:], m.start())
-    return "".join(out)
+    text = "".join(out)
+    if depth == 0 and _UNSKIP in text:
+        # "\\unskip" takes back the space before it, wherever a macro put it.
+        text = _UNSKIPPED.sub("", text)
+    return text
 
 
 class _Command:
