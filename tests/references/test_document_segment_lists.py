@@ -378,3 +378,32 @@ def test_a_drawn_rule_before_a_full_stop_and_an_index_after_the_list() -> None:
         "———. “Pottery, Poetry, and Prophecy.” Pages 1–22 in Pottery, Poetry, and Prophecy. "
         "Winona Lake, IN: Eisenbrauns, 1980.",
     ]
+
+
+def test_the_other_column_of_the_section_before_is_read_after_the_heading() -> None:
+    # cnltx: "E. Bibliography", then the right column of the index of packages before it
+    # (a size of its own), then the entries; the heading repeats as the next page's running head.
+    rows = [
+        *body(),
+        *[L("pkg:other (@package), pkg:more (@package),", 1, 89, 8.1) for _ in range(4)],
+        L("E. Bibliography", 1, 89, 14.3, paragraph=True),
+        *[L(f"pkg:package{n} (@package),", 1, 373, 8.1) for n in range(12)],
+        L("[Ars11] Donald Arseneau. ulem. Mar. 18, 2011 (or newer).", 1, 89, 10.9),
+        L("url: http://mirror.ctan.org/macros/latex/contrib/ulem/.", 1, 141, 8.8),
+        L(
+            "[Gre16] Enrico Gregorio. imakeidx. version 1.3e, Oct. 15, 2016 (or newer).",
+            1,
+            89,
+            10.9,
+        ),
+        L("E. Bibliography", 2, 262, 10.9),
+        L("[Wri14] Joseph Wright. pgfopts. version 2.1a, July 10, 2014 (or newer).", 2, 89, 10.9),
+        L("Running text on the last page, set in the text's size.", 2, 89, 10.9),
+        L("E. Bibliography", 3, 262, 10.9),
+    ]
+    result = texts(rows)
+    assert [t.split(".")[0] for t in result] == [
+        "Donald Arseneau",
+        "Enrico Gregorio",
+        "Joseph Wright",
+    ]

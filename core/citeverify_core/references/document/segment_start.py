@@ -59,11 +59,41 @@ def find_start(
                 break
         heading = lines[chosen].text.strip()
         return chosen + 1, chosen, heading
+    # The list's own heading is followed by something else: the other column of the section
+    # before, read after the heading, in a size of its own. The list starts after it.
+    for i in reversed(candidates):
+        after = _after_interlude(lines, i + 1, furniture)
+        if after is not None:
+            return after, i, lines[i].text.strip()
+    # A running head names the list on the pages it fills ("E. Bibliography" atop pages 70
+    # and 71): the list starts under the first such head.
+    for i in sorted(furniture)[:2000]:
+        if reference_heading(lines[i].text) and reference_like_after(lines, i + 1, furniture):
+            return i + 1, i, lines[i].text.strip()
     numbered = _numbered_list_at_end(lines, furniture)
     if numbered is not None:
         return numbered, None, "numbered list at the end"
     if _whole_document_is_a_list(lines, furniture):
         return 0, None, "the whole document (a list without a heading)"
+    return None
+
+
+def _after_interlude(lines: Sequence[DocumentLine], start: int, furniture: set[int]) -> int | None:
+    """Where reference-like lines start after a run of lines in another size, or None.
+
+    The run (up to 60 lines, one size, no heading) is what a reader put between a list's
+    heading and its entries: the other column of the page's previous section.
+    """
+    sizes: set[float] = set()
+    for j in range(start, min(len(lines), start + 60)):
+        line = lines[j]
+        if j in furniture or not line.text.strip():
+            continue
+        if line.size is None or line.heading or reference_heading(line.text):
+            return None
+        if sizes and all(abs(line.size - s) > 1.0 for s in sizes):
+            return j if j > start and reference_like_after(lines, j, furniture) else None
+        sizes.add(line.size)
     return None
 
 
