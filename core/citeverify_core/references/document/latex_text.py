@@ -164,6 +164,7 @@ _SPECIAL = frozenset({"url", "path", "nolinkurl", "doi", "href"}) | _QUOTED | _D
 # A lone ' and ` are typeset as ’ and ‘ (TeX's fonts have no straight quote there).
 _TOKEN = re.compile(r"\\(?:[A-Za-z@]+\*?|.)|[{}~$%]|-{2,3}|``|''|['`]|\n", re.S)
 _MAX_CITE_CHARS = 600
+_APA_PRENOTE = re.compile(r"^(\\[A-Za-z]+\*?) ?<([^<>{}\[\]]*)>")
 _RULE = "———"
 #: The longest URL read as one (an unclosed one ends there).
 _MAX_URL = 5_000
@@ -494,7 +495,12 @@ class _Command:
             else:
                 break
         if groups and j - start <= _MAX_CITE_CHARS * 4:
-            self.out.append(" ".join(s[start:j].split()))
+            kept = " ".join(s[start:j].split())
+            if "<" in kept:
+                # apacite's prenote "\cite<see>[p. 3]{k}" written as natbib's
+                # "\cite[see][p. 3]{k}", the form the citation reader takes options in.
+                kept = _APA_PRENOTE.sub(r"\1[\2]", kept, count=1)
+            self.out.append(kept)
             return j
         return skip_space(s, skip_options(s, i))
 
