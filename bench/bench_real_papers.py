@@ -392,7 +392,7 @@ def table(docs: Sequence[dict[str, Any]], scores: dict[str, Score]) -> None:
             )
         )
         print(
-            f"| {doc['id']} | {doc['group']} | {doc['producer'][:24]} | {doc['pages']} "
+            f"| {doc['id']} | {doc['group']} | {doc['producer'][:24]} | {doc['pages'] or '-'} "
             f"| {s.refs} | {'refused' if s.refused else s.extracted} | {s.exact} | {s.near} "
             f"| {s.missed} | {s.spurious} | {fl} | {s.cpu[0]:.2f} | {s.rss[0] / 2**20:.0f} |"
         )
