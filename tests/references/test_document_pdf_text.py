@@ -91,3 +91,13 @@ def test_a_glyph_whose_name_says_nothing_is_not_invented_and_marks_its_line() ->
     assert first.unreliable and "\ufffd" not in first.text
     assert "ff" not in first.text
     assert second.text == "plain text" and not second.unreliable
+
+
+def test_a_font_numbered_in_order_of_use_is_not_read_as_if_it_were_standard() -> None:
+    from citeverify_core.errors import DocumentError
+
+    # Ghostscript's Type 3 fonts from dvips' bitmap fonts: "a0", "a1", ... whatever the glyph.
+    lines = [b"Jeffrey 1984", b"Smith"]
+    with pytest.raises(DocumentError) as caught:
+        read_pdf(type3_pdf(lines, {code: f"a{code}" for code in range(256)}), name="gs.pdf")
+    assert caught.value.code == "no-text-layer"

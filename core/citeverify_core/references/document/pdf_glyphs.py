@@ -14,7 +14,9 @@ TeX's names) still names its glyphs. :func:`recover_text` reads them:
   only for a text font. What pdfminer read is kept: OT1's en dash at 123 still reads "{".
 
 A glyph whose name says nothing ("g17", "glyph3", "a5" in a font numbered otherwise) is not
-guessed: it stays unrecovered and its line is marked unreliable.
+guessed: it stays unrecovered and its line is marked unreliable. A font whose glyphs are
+numbered in the order they were met ("a0", "a1", ... : Ghostscript's Type 3 fonts made from
+dvips' bitmap fonts) is not read at all (:func:`renumbered`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["LOST", "glyph_names", "recover_text", "tex_table"]
+__all__ = ["LOST", "glyph_names", "recover_text", "renumbered", "tex_table"]
 
 #: What a glyph that could not be read stands as in a word's text until its line is made: the
 #: line drops it and is marked unreliable (text is never invented for it).
@@ -146,10 +148,22 @@ def glyph_names(font: Any) -> dict[int, str]:
     return names
 
 
+def renumbered(names: dict[int, str]) -> bool:
+    """Whether the font names its codes "a0", "a1", "a2", ... in a run from 0 (numbered in use).
+
+    Glyphs numbered in the order a program met them (Ghostscript's Type 3 fonts from dvips'
+    bitmap fonts): such a code says nothing of its glyph: what pdfminer reads there (Adobe's
+    StandardEncoding) is invented text, and the font's text is not read at all. pdfTeX names a
+    bitmap font's glyphs by their TeX code, and only the codes a document uses: never a run of
+    eight from 0.
+    """
+    return all(names.get(code) == f"a{code}" for code in range(8))
+
+
 def tex_table(names: dict[int, str]) -> dict[int, str] | None:
     """The codes' text when every named glyph is "a" + its code (a TeX font), else ``None``."""
     codes = {c for c, n in names.items() if n != ".notdef"}
-    if not codes:
+    if not codes or renumbered(names):
         return None
     for code in codes:
         match = _TEX_CODE.fullmatch(names[code])

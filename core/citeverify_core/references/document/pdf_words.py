@@ -25,6 +25,7 @@ from citeverify_core.references.document.pdf_glyphs import (
     LOST,
     glyph_names,
     recover_text,
+    renumbered,
     tex_table,
 )
 
@@ -410,8 +411,11 @@ class _FontTable:
             spaces = bytearray()
             names = glyph_names(font)
             tex = tex_table(names) if names else None
+            unknown = bool(names) and renumbered(names)
             for code in range(256):
                 text, width = self.get(code)
+                if unknown and code in names:
+                    text = None  # a code numbered in order of use: its glyph is not known
                 if text is None and code in names:
                     # No Unicode for the code: its glyph name may say (a TeX font's code).
                     text = tex.get(code) if tex is not None and code in tex else None
