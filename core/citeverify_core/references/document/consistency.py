@@ -158,8 +158,10 @@ def read_consistency(
         body: The document's lines outside its reference list, in reading order.
         references: The entries of the list.
         incomplete: Why the list may not have been read whole (segment.py's
-            ``FoundReferences.incomplete``), or ``None``: then no citation is reported as
-            naming no entry and no entry as uncited (either may be in the part not read).
+            ``FoundReferences.incomplete``), or ``None``. Then no citation is reported as
+            naming no entry (its entry may be in the part not read); the entries read are
+            still checked. When the citations themselves show the list read does not fit
+            them (see :func:`_list_looks_cut`), no entry is reported uncited either.
 
     Precision first: an entry is reported uncited only when every way it may be cited was
     read; otherwise it is counted in the coverage as not checked, with the reason. The
@@ -205,8 +207,9 @@ def read_consistency(
     damaged = _damaged(body)
     unread = 0
     held: list[str] = []
+    cut = _list_looks_cut(cites, entries, kind)
     if incomplete is None:
-        incomplete = _list_looks_cut(cites, entries, kind)
+        incomplete = cut
     cites, dropped = _sure_citations(cites, joined, kind, whole=incomplete is None and not damaged)
     unread += dropped
     if dropped and incomplete is not None:
@@ -219,14 +222,19 @@ def read_consistency(
         # "[?]" is what a typeset paper prints; a LaTeX source names its unknown keys itself.
         findings += _unresolved_findings(joined)
     unsure: dict[int, str] = {}
-    if incomplete is not None:
+    if cut is not None:
+        # Citations beyond the list's labels: its numbering may not be the one cited.
         unsure = dict.fromkeys((e.number for e in entries), NOT_WHOLE)
     elif damaged:
         unsure = dict.fromkeys((e.number for e in entries), DAMAGED)
     elif capped:
         unsure = dict.fromkeys((e.number for e in entries), TOO_MANY)
     else:
-        unsure = {e.number: DAMAGED for e in entries if e.ref.unreliable}
+        unsure = {
+            e.number: DAMAGED
+            for e in entries
+            if e.ref.unreliable or _LOOSE_ACCENT.search(e.ref.text, 0, 300)
+        }
     others = _other_forms(joined, cites)
     uncited = _uncited_findings(
         cites, entries, kind, unsure=unsure, cite_all=cite_all, other_forms=others
@@ -293,6 +301,9 @@ def _list_looks_cut(cites: list[_Cite], entries: list[_Entry], kind: str) -> str
     return None
 
 
+# An accent printed apart from its letter ("Magnus ¯strand" for "Åstrand": a font whose
+# composed letters have no Unicode): the author's name as read is not the one cited.
+_LOOSE_ACCENT = re.compile(r"(?:^|\s)[\u00a8\u00af\u00b4\u00b8\u02c6-\u02dd][^\W\d_]")
 # A number set after a word and a punctuation mark, flattened from a superscript the reader
 # did not see raised: "shown.12 The", "disease,3,4 and".
 _FLAT_SUPERSCRIPT = re.compile(r"[^\W\d_]{2}[.,;:]\d{1,3}(?:[,–-]\d{1,3}){0,5}(?=\s|$)")
