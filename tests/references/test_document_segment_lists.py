@@ -407,3 +407,22 @@ def test_the_other_column_of_the_section_before_is_read_after_the_heading() -> N
         "Enrico Gregorio",
         "Joseph Wright",
     ]
+
+
+def test_an_index_of_commands_after_a_numbered_list_and_a_sub_heading_inside_it() -> None:
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("[1] Michael Spivak, The joy of TeX, Amer. Math. Soc., Providence, RI, 1990.", 1),
+        L("Package documentation", 1, 72, 10.0),
+        L("[2] AMSFonts user’s guide, Amer. Math. Soc., 2002; see http:", 1),
+        L("//mirror.ctan.org/fonts/amsfonts/doc/amsfndoc.pdf.", 1, 90),
+        L("&, 29", 2, 160),
+        L("\\!, 3, 13", 2, 160),
+        L("\\,, 3, 13", 2, 160),
+    ]
+    assert texts(rows) == [
+        "Michael Spivak, The joy of TeX, Amer. Math. Soc., Providence, RI, 1990.",
+        "AMSFonts user’s guide, Amer. Math. Soc., 2002; see "
+        "http://mirror.ctan.org/fonts/amsfonts/doc/amsfndoc.pdf.",
+    ]

@@ -176,6 +176,8 @@ def _numbering_gaps(references: Sequence[ExtractedReference]) -> str | None:
     numbers = [int(r.label) for r in references if r.label and r.label.isdigit()]
     if len(numbers) < 2 or len(numbers) * 10 < len(references) * 9:
         return None
+    if max(numbers) - min(numbers) > 20_000:
+        return "the list's numbers skip thousands: entries were not read apart"
     missing = sorted(set(range(min(numbers), max(numbers) + 1)) - set(numbers))
     if min(numbers) > 1:
         missing = [*range(1, min(numbers)), *missing]

@@ -181,6 +181,8 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
         return left[:-1] + right
     if left.endswith(("–", "—", "/")) and not left.endswith((" –", " —", " /")):
         return left + right  # "123–" + "145"; "https://x.org/" + "a"
+    if left.endswith(("http:", "https:", "ftp:")) and right.startswith("//"):
+        return left + right  # "http:" + "//mirror.ctan.org/..."
     if left.endswith(("-", "‐")) and not left.endswith((" -", " ‐")):
         if _suspended(left, right):
             return left + " " + right

@@ -193,9 +193,8 @@ REPEATED_AUTHOR = re.compile(r"^(?:[—―]+|[–-]{2,}|_{3,})\s?(?=[.,:;(\s]|\d
 # ("(2010), Roman Art, ..." set right of the rule's place).
 YEAR_START = re.compile(r"^(?:\(?(?:1[6-9]|20)\d\d[a-z]?\)?[.,:]?|[.,])\s")
 # A line of a back-of-book index: "appendixes, 4", "transliterated, 3, 12-14".
-INDEX_LINE = re.compile(
-    r"^[^\W\d_][\w\s'’\-]{0,40},\s\d{1,4}(?:[-–]\d{1,4})?(?:,\s\d{1,4}(?:[-–]\d{1,4})?)*$"
-)
+# Page numbers under 1000: "Cambridge University Press, 1990" is no index line.
+INDEX_LINE = re.compile(r"^\S.{0,40}?,\s\d{1,3}(?:[-–]\d{1,3})?(?:,\s\d{1,3}(?:[-–]\d{1,3})?)*$")
 # A footnote's first line: its number, then its text ("7 http://...", "4Brox Rn. 170.").
 NOTE_START = re.compile(r"^\d{1,3}\s?[^\W\d_]|^\d{1,3}\s(?:https?://|www\.)")
 # Source code shown after a list (a .bib file, LaTeX): never an entry.
@@ -211,7 +210,8 @@ SUBHEADING = re.compile(
     r"conference\s+papers|theses|patents|standards|legal|government|news(?:paper)?s?|"
     r"interviews|manuscripts?|printed|electronic|internet|audio-?visual|and|sources?|"
     r"materials?|resources?|documents?|works|literature|references?|"
-    r"(?:film|disc|vide|ludo)ograph(?:y|ie|ies)|films|recordings|\s)+:?$",
+    r"(?:film|disc|vide|ludo)ograph(?:y|ie|ies)|films|recordings|packages?|documentation|"
+    r"manuals?|\s)+:?$",
     re.I,
 )
 
