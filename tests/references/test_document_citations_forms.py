@@ -453,3 +453,24 @@ def test_an_entry_with_an_accent_apart_from_its_letter_is_not_called_uncited() -
     assert checked.findings == []
     assert checked.coverage is not None
     assert checked.coverage.not_checked == (("damaged text (a font without a Unicode map)", 1),)
+
+
+def test_matrix_rows_are_no_citations() -> None:
+    listed = refs(
+        *(f"A. Author{i}, Title {i} of a work, J. X, {1990 + i}." for i in range(1, 3)), labels=True
+    )
+    _, findings = check_consistency(
+        lines("See [1] and [2].", "[2,] 1 4 7", "x[5,] is a row"), listed
+    )
+    assert findings == []
+
+
+def test_an_entry_read_from_program_output_is_not_called_uncited() -> None:
+    listed = [
+        *NUMBERED[:3],
+        ExtractedReference("chr2 2000-3000 * | 0.10 7 8 1", 4, Location(4, 9), label="4"),
+    ]
+    checked = read_consistency(lines("See [1], [2] and [3]."), listed)
+    assert checked.findings == []
+    assert checked.coverage is not None
+    assert checked.coverage.not_checked == (("the entry looks like a program's output", 1),)

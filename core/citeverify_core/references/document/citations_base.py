@@ -243,11 +243,11 @@ class _Body:
 # "R> x[1]", "> fit <- lm(y ~ x)". Its values are numbers, quoted strings, R's constants, or
 # words with "_", "=", "$", "@", "/" ("LC_TIME=en_US.UTF-8"); never running text.
 _QUOTED = re.compile(r"\"[^\"]{0,200}\"")
-_OUTPUT_INDEX = re.compile(r"^(?:##\s?)?\[\d{1,7}\]\s")
+_OUTPUT_INDEX = re.compile(r"^(?:##\s?)?\[(?:\d{1,7}|\d{1,7},|,\d{1,7}|\d{1,7},\d{1,7})\]\s")
 _PROMPT = re.compile(r"^(?:R>|>|\+)\s.{0,300}?(?:[\w.]\(|<-|[\w.]\[|\$)")
 _CODE_VALUE = re.compile(
-    r"[-+]?(?:\d[\d.,:]*(?:[eE][-+]?\d+)?%?|\.\d+)|\"[^\"]{0,80}\"?|'[^']{0,80}'?|"
-    r"TRUE|FALSE|NA|NaN|NULL|-?Inf|<NA>|[\w.]{0,40}[_=$@/<>\\][^\s]{0,80}|[\w.]+\(\)?"
+    r"[-+]?(?:\d[\d.,:]*(?:-\d[\d.,:]*)?(?:[eE][-+]?\d+)?%?|\.\d+)|\"[^\"]{0,80}\"?|'[^']{0,80}'?|"
+    r"TRUE|FALSE|NA|NaN|NULL|-?Inf|<NA>|[\w.]{0,40}[_=$@/<>\\][^\s]{0,80}|[\w.]+\(\)?|[A-Za-z_.]+\d[\w.]*"
 )
 
 

@@ -153,6 +153,8 @@ def _brackets(
     for m in spans.finditer(text):
         if m.start() < skip:
             continue  # the "[5]" of "[3]-[5]"
+        if m.group(1).endswith(","):
+            continue  # R's matrix row "[2,]"; biblatex's empty page argument is "[6, ]"
         read = inside.fullmatch(m.group(1).strip())  # pdfminer's "[ 12 ]"
         if read is None:
             continue

@@ -54,6 +54,7 @@ from citeverify_core.references.document.citations_base import (
     MAX_RANGE,
     _Body,
     _Cite,
+    _code_output,
     _entries,
     _Entry,
     _join,
@@ -73,6 +74,7 @@ from citeverify_core.references.document.consistency_findings import (
     DAMAGED,
     FORMS,
     NOT_WHOLE,
+    OUTPUT,
     TOO_MANY,
     _duplicate_findings,
     _missing_findings,
@@ -235,6 +237,9 @@ def read_consistency(
             for e in entries
             if e.ref.unreliable or _LOOSE_ACCENT.search(e.ref.text, 0, 300)
         }
+        # A "numbered list" read from a program's printed output ("[4] chr2 2000-3000 * |
+        # 0.10 7 8"): not a reference anybody cites.
+        unsure |= {e.number: OUTPUT for e in entries if _code_output(f"[1] {e.ref.text[:300]}")}
     others = _other_forms(joined, cites)
     uncited = _uncited_findings(
         cites, entries, kind, unsure=unsure, cite_all=cite_all, other_forms=others

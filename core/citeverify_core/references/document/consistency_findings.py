@@ -278,6 +278,7 @@ NOT_WHOLE = "the reference list may not have been read whole"
 DAMAGED = "damaged text (a font without a Unicode map)"
 TOO_MANY = "too many citation-like places to read them all"
 NO_AUTHOR = "no author read in the entry"
+OUTPUT = "the entry looks like a program's output"
 #: Why an entry cannot be cited in the list's way: no label in a numbered list, no key, no
 #: year in a list where almost every entry has one (most likely the tail of a split entry).
 NO_HANDLE = "no label, key or year read in the entry"
