@@ -33,3 +33,19 @@ def test_the_document_s_own_spelling_beats_the_word_list() -> None:
     # The document writes "cor-related" with a hyphen elsewhere: kept.
     compounds = Counter({"cor-related": 2})
     assert join_lines(["Cor-", "related"], Counter(), compounds) == "Cor-related"
+
+
+@pytest.mark.parametrize(
+    ("lines", "joined"),
+    [
+        (["http://mirrors.", "ctan.org/macros/a.pdf."], "http://mirrors.ctan.org/macros/a.pdf."),
+        (
+            ["url: https://www.transcript-", "verlag.de/978/."],
+            "url: https://www.transcript-verlag.de/978/.",
+        ),
+        (["see http:", "//mirror.ctan.org/a.pdf."], "see http://mirror.ctan.org/a.pdf."),
+        (["see http://x.org/a.pdf.", "Accessed 2020."], "see http://x.org/a.pdf. Accessed 2020."),
+    ],
+)
+def test_urls_cut_by_a_line_end(lines: list[str], joined: str) -> None:
+    assert join_lines(lines) == joined

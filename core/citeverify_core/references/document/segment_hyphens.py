@@ -192,6 +192,13 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
         return (left if keep else left[:-1]) + right
     if URL_TAIL.search(left[-200:]) and not left.endswith((".", ",")) and _url_goes_on(right):
         return left + right
+    if (
+        left.endswith(".")
+        and (m := URL_TAIL.search(left[-200:]))
+        and "/" not in m.group(0)[-60:].split("//", 1)[-1]
+        and re.match(r"[a-z0-9][\w\-]*\.[\w.\-]*(?:/\S*)?$", right.split(" ", 1)[0])
+    ):
+        return left + right  # "http://mirrors." + "ctan.org/macros/...": the host goes on
     return left + " " + right
 
 
