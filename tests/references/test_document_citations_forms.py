@@ -474,3 +474,17 @@ def test_an_entry_read_from_program_output_is_not_called_uncited() -> None:
     assert checked.findings == []
     assert checked.coverage is not None
     assert checked.coverage.not_checked == (("the entry looks like a program's output", 1),)
+
+
+def test_keys_of_an_example_bibliography_shown_in_the_body_are_no_missing_entry() -> None:
+    listed = [
+        ExtractedReference("M. Shell. mciteplus. CTAN, 2013.", 1, Location(1), key="ctan:mciteplus")
+    ]
+    body = lines(
+        r"Get it at CTAN \cite{ctan:mciteplus}. Write \cite{Glashow,*Salam} and then:",
+        r"\bibitem{Glashow} S. L. Glashow, Nucl. Phys. 22, 579 (1961).",
+        r"\bibitem{Salam} A. Salam, in Elementary Particle Theory.",
+        r"A real slip \cite{Nobody}.",
+    )
+    _, findings = check_consistency(body, listed)
+    assert [f.target for f in findings] == ["Nobody"]

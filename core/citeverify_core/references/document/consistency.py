@@ -179,6 +179,7 @@ def read_consistency(
     cite_all = capped = False
     if kind == "key":
         cites, cite_all, capped = _key_citations(joined, entries)
+        cites = _without_shown_keys(cites, joined.text)
     elif kind == "numeric":
         cites, capped = _numeric(joined, entries)
         if not any(x is not None for c in cites for x in c.entries):
@@ -280,6 +281,30 @@ def read_consistency(
 
 #: The share of the body's lines read from damaged text above which no finding is made.
 _DAMAGED_SHARE = 0.2
+
+
+_SHOWN_BIBITEM = re.compile(r"\\bibitem\s{0,3}(?:\[[^\[\]\n]{0,200}\]\s{0,3})?\{([^{}\s]{1,120})\}")
+
+
+def _without_shown_keys(cites: list[_Cite], text: str) -> list[_Cite]:
+    r"""``cites`` without the unknown keys whose ``\bibitem`` the body itself shows.
+
+    A LaTeX manual prints examples of its markup ("\cite{Glashow,*Salam}" above
+    "\bibitem{Glashow} ..."): keys of an example's bibliography are not this document's.
+    """
+    shown = {m.group(1) for m in itertools.islice(_SHOWN_BIBITEM.finditer(text), 10_000)}
+    if not shown:
+        return cites
+    kept: list[_Cite] = []
+    for cite in cites:
+        pairs = [
+            (t, x) for t, x in zip(cite.targets, cite.entries, strict=True)
+            if x is not None or t not in shown
+        ]  # fmt: skip
+        if pairs:
+            kept.append(_Cite(cite.start, cite.text, cite.kind, [t for t, _ in pairs],
+                              [x for _, x in pairs], cite.also))  # fmt: skip
+    return kept
 
 
 def _list_looks_cut(cites: list[_Cite], entries: list[_Entry], kind: str) -> str | None:
