@@ -488,3 +488,10 @@ def test_keys_of_an_example_bibliography_shown_in_the_body_are_no_missing_entry(
     )
     _, findings = check_consistency(body, listed)
     assert [f.target for f in findings] == ["Nobody"]
+
+
+def test_where_brackets_cite_a_raised_number_is_a_note_call() -> None:
+    text = "Activate the hook.1 Assuming [2] and [3]."
+    body = [DocumentLine(text, Location(1, 1), raised=((18, 19),))]
+    _, findings = check_consistency(body, NUMBERED[:3])
+    assert [(f.kind, f.entry) for f in findings] == [("uncited-entry", 1)]

@@ -190,7 +190,10 @@ def read_consistency(
             named = {x for c in in_parens for x in c.entries if x is not None}
             if len(named) * 2 >= len(entries):
                 cites, capped = in_parens, capped_parens
-        cites += superscript_citations(joined, entries)
+        if not any(x is not None for c in cites for x in c.entries):
+            # A paper cites in one numeric form: where brackets cite, a raised number is a
+            # note's call ("activate the hook.¹"), not a citation.
+            cites += superscript_citations(joined, entries)
     elif kind == "alpha":
         cites, capped = _alpha(joined, entries)
     else:
