@@ -426,3 +426,31 @@ def test_an_index_of_commands_after_a_numbered_list_and_a_sub_heading_inside_it(
         "AMSFonts user’s guide, Amer. Math. Soc., 2002; see "
         "http://mirror.ctan.org/fonts/amsfonts/doc/amsfndoc.pdf.",
     ]
+
+
+def test_an_entry_cut_by_a_table_goes_on_after_the_table_s_caption() -> None:
+    # rgsepd: "... Genome Biol-" / a table set smaller / "Table 6: ..." / "ogy, 11(2):R14, 2010."
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("Michael I Love and Simon Anders. Moderated estimation of fold change, 2014.", 1, 72, 12),
+        L(
+            "Andrew Rosenberg and Julia Hirschberg. V-Measure, 2007. Columbia University.",
+            1,
+            72,
+            12,
+        ),
+        L("Karl Stamm and Serdar Bozdag. Gsepd: a bioconductor package. BMC", 1, 72, 12.0),
+        L("Bioinformatics, 20(1):115, 2019.", 1, 84, 12.0),
+        L("Matthew Young and Alicia Oshlack. Gene ontology analysis for rna-seq:", 1, 72, 12.0),
+        L("accounting for selection bias. Genome Biol-", 1, 84, 12.0),
+        L("adipose.1 adipose.2 blood.1 heart.1", 2, 168, 9.6),
+        L("GO:0002262 0.03 0.01 0.01 0.03 0.44", 2, 108, 9.6),
+        L("Table 6: First ten rows of the output, showing the linear divergence.", 2, 72, 12.0),
+        L("ogy, 11(2):R14, 2010.", 2, 84, 12.0, paragraph=True),
+        L("Session Info", 2, 72, 17.2, paragraph=True),
+    ]
+    assert texts(rows)[-1] == (
+        "Matthew Young and Alicia Oshlack. Gene ontology analysis for rna-seq: accounting for "
+        "selection bias. Genome Biology, 11(2):R14, 2010."
+    )

@@ -280,6 +280,8 @@ class Splitter:
                 # A figure or table inside the list (a float on a page of its own, or at a
                 # page's top): its caption is not the list's end when the list goes on after.
                 resume = self._resumes(i, expected, groups) if CAPTION.match(text) else None
+                if CAPTION.match(text):
+                    self._drop_float_lines(groups)
                 if resume is None:
                     end = i
                     end_note = f"the list ends before {text[:60]!r} ({line.location})"
@@ -378,6 +380,22 @@ class Splitter:
         ][:3]
         return len(following) == 3 and all(INDEX_LINE.match(t[:80]) for t in following)
 
+    def _drop_float_lines(self, groups: list[LineGroup]) -> None:
+        """Take from the last entry the lines of the table or figure whose caption follows.
+
+        They come after a page or column break, in a size of their own (a table set 20%
+        smaller than the list).
+        """
+        if not groups or self.list_size is None:
+            return
+        indices = groups[-1].indices
+        while len(indices) > 1:
+            line = self.lines[indices[-1]]
+            if line.size is None or abs(line.size - self.list_size) <= self.list_size * 0.15:
+                break
+            indices.pop()
+            self.figures += 1
+
     def _note_line(self, i: int, in_notes: bool) -> bool:
         """Line ``i`` is a footnote's that the reader did not mark as one.
 
@@ -434,6 +452,12 @@ class Splitter:
                 continue  # a figure's or table's own text
             prev = self.lines[j - 1]
             broke = prev.location.page != line.location.page or line.starts_paragraph
+            if (
+                broke
+                and not ends_reference(self._previous_text(groups))
+                and self._layout_start(j) is False
+            ):
+                return j  # the rest of the entry the float cut: "ogy, 11(2):R14, 2010. ..."
             if (
                 broke
                 and (AUTHOR_START.match(text[:120]) or REPEATED_AUTHOR.match(text[:12]))
