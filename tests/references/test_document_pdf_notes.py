@@ -153,3 +153,21 @@ def test_any_path_leaves_the_text_readable(paths: bytes) -> None:
     page = paths + b"\n" + text_ops([(72, 700 - 14 * i, b"line %d" % i) for i in range(3)])
     doc = read_pdf(raw_pdf([page]), name="paths.pdf")
     assert [ln.text for ln in doc.lines] == ["line 0", "line 1", "line 2"]
+
+
+def test_notes_in_the_body_size_under_a_rule_are_footnotes() -> None:
+    # Turabian's manuals set notes in the body's size, "1." first, under TeX's short rule.
+    runs = body_lines(720, 20, size=10.9, leading=13.6)
+    runs += [
+        (90, 420, "1. Kate L. Turabian, A Manual for Writers (Chicago: University of", 10.9),
+        (72, 406.4, "Chicago Press, 2007), 12.", 10.9),
+        (90, 392.8, "2. Turabian, A Manual, 14.", 10.9),
+    ]
+    lines = lines_of(drawn([(runs, [(72, 432, 150)])]))
+    assert [ln.text for ln in lines if ln.footnote] == [
+        "1. Kate L. Turabian, A Manual for Writers (Chicago: University of",
+        "Chicago Press, 2007), 12.",
+        "2. Turabian, A Manual, 14.",
+    ]
+    # Without the rule, numbered lines in the body's size are the body's (a numbered list).
+    assert not any(ln.footnote for ln in lines_of(drawn([(runs, [])])))

@@ -6,6 +6,8 @@ above their first line (TeX's ``\footnoterule``, Word's separator) or, without a
 vertical space with a raised note number or a note symbol starting its first line ("³ Smith,
 ...", "* Thanks"). A running footer left under the notes (a line or two of any size)
 does not hide them. A smaller block under a reference heading is a reference list, not notes.
+Notes set in the body's own size are known by their rule only: a short rule at a column's
+bottom with a note number ("1.", "12", raised) starting the line under it.
 
 The lines are only marked (``DocumentLine.footnote``): they stay in the text, in place, and
 the citation readers read notes from them.
@@ -22,6 +24,8 @@ __all__ = ["mark_footnotes"]
 
 #: A note's start by a symbol: "* Text", "† Text", "∗Version 2".
 _NOTE_SYMBOL = re.compile(r"^[*∗†‡§¶]{1,3}\s*\S")
+#: A note's plain number: "1. Text", "12 Text", or a symbol.
+_NOTE_NUMBER = re.compile(r"^(?:\d{1,3}\.?\s+|[*∗†‡§¶]{1,3}\s*)\S")
 #: A heading above a reference list set in a smaller size (not notes).
 _LIST_HEADING = re.compile(
     r"^\W*(?:\d+(?:\.\d+)*\.?\s+)?(?:references?|bibliography|literature(?: cited)?|works cited"
@@ -61,7 +65,10 @@ def _mark_run(run: list[Line], rules: list[tuple[float, float, float]], body: fl
     while first > 0 and run[first - 1].size <= small:
         first -= 1
     if first in (last, 0):
-        return  # no smaller block, or nothing above it on this column: not below body text
+        # No smaller block, or nothing above it on this column: notes in the body's own size
+        # (Turabian's manuals set them so) are known by their rule only.
+        _mark_ruled_notes(run, _end_of_notes(run, body), rules, body)
+        return
     # A short rule between two of the block's lines, or above it, starts the notes there
     # (smaller lines above the rule are the body's: a code sample, a table).
     right = max(ln.x1 for ln in run)
@@ -81,6 +88,40 @@ def _mark_run(run: list[Line], rules: list[tuple[float, float, float]], body: fl
     if spaced and numbered:
         for line in block:
             line.footnote = True
+
+
+def _end_of_notes(run: list[Line], body: float) -> int:
+    """Where the notes of a column end: before a line or two set well apart below them."""
+    end = len(run)
+    for _ in range(_TRAILING):
+        if end >= 2 and run[end - 2].y - run[end - 1].y > 2.5 * body:
+            end -= 1
+    return end
+
+
+def _mark_ruled_notes(
+    run: list[Line], last: int, rules: list[tuple[float, float, float]], body: float
+) -> None:
+    """Mark the lines under a short rule that start with a note number, at a column's bottom.
+
+    Only the lowest 80 lines are looked at (a column holds fewer; the bound keeps it linear).
+    """
+    if not rules:
+        return
+    right = max(ln.x1 for ln in run)
+    for i in range(max(1, last - 80), last):
+        top = run[i]
+        numbered = bool(top.raised and top.raised[0][0] == 0) or _NOTE_NUMBER.match(top.text)
+        if not numbered or _LIST_HEADING.match(run[i - 1].text):
+            continue
+        # Every line in the body's size (a box's own small note over body text and code is not
+        # the page's notes).
+        if any(abs(ln.size - body) > 0.05 * body for ln in run[i:last]):
+            continue
+        if _rule_between(run[i - 1], top, run[i:last], rules, right, body):
+            for line in run[i:last]:
+                line.footnote = True
+            return
 
 
 def _rule_between(
