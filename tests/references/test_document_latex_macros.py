@@ -7,9 +7,11 @@ read "R", ``\pkg{limma}`` "limma", and no definition (``\def\a{\a}``) may hang t
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from citeverify_core.references.document import extract_document
 from citeverify_core.references.document.latex_text import latex_to_text, new_macro_table
 from citeverify_core.references.document.markup import read_markup
 
@@ -214,3 +216,28 @@ def test_input_of_a_sibling_is_spliced() -> None:
     assert [(e.key, e.text, e.location.line) for e in doc.entries] == [
         ("k", "A. Author. Title with R.", 4)
     ]
+
+
+def test_a_source_on_disk_reads_its_input_files_and_none_outside_its_folder(tmp_path: Path) -> None:
+    """``citeverify refs paper.tex`` splices ``\\input{intro}`` from the paper's folder, and a
+    name that leaves the folder (a symbolic link to another place) reads nothing."""
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (tmp_path / "secret.tex").write_text("Secret words \\cite{b}.\n")
+    (paper / "intro.tex").write_text("We follow \\Citet{a}.\n")
+    (paper / "leak.tex").symlink_to(tmp_path / "secret.tex")
+    (paper / "main.bbl").write_text(  # what bibtex writes beside main
+        "\\begin{thebibliography}{1}\n\\bibitem{a} A. Author. A title. 2001.\n"
+        "\\end{thebibliography}\n"
+    )
+    main = paper / "main.Rnw"  # a Sweave source is read as LaTeX, its chunks left out
+    main.write_text(
+        "\\begin{document}\n\\input{intro}\n\\input{leak}\n<<>>=\nx <- 1 # \\cite{c}\n@\n"
+        "\\bibliography{refs}\n\\end{document}\n"
+    )
+    doc = extract_document(main)
+    assert doc.format == "tex"
+    assert [r.text for r in doc.references] == ["A. Author. A title. 2001."]
+    # \Citet in the spliced file cites "a"; the linked file outside the folder was not read.
+    assert [(c.text, c.entries) for c in doc.citations] == [("\\Citet{a}", (1,))]
+    assert doc.findings == []

@@ -63,6 +63,8 @@ _SUFFIXES: dict[str, DocumentFormat] = {
     ".markdown": "md",
     ".htm": "html",
     ".text": "txt",
+    ".ltx": "tex",
+    ".rnw": "tex",  # Sweave/knitr sources: their chunks are left out (latex_document.py)
 }
 
 
@@ -116,14 +118,20 @@ def read_document(
 
 
 def _sibling_reader(path: Path) -> Callable[[str], bytes | None]:
-    """Reads a ``.bbl`` or ``.bib`` named relative to a ``.tex`` (its folder), or None."""
+    r"""Reads a file named relative to a ``.tex`` (its folder), or None.
+
+    Only what a LaTeX source names for its text: a ``.bbl`` or ``.bib`` (the list) and a
+    ``.tex`` (``\input``/``\include``). Never a file outside the source's folder, even through
+    a symbolic link: a document is untrusted and its names must not read the user's other files.
+    """
+    folder = path.parent.resolve()
 
     def read(relative: str) -> bytes | None:
-        if not relative.endswith((".bbl", ".bib")) or "\x00" in relative:
+        if not relative.endswith((".bbl", ".bib", ".tex")) or "\x00" in relative:
             return None
         candidate = path.parent / relative
         try:
-            if not candidate.is_file():
+            if not candidate.is_file() or not candidate.resolve().is_relative_to(folder):
                 return None
             size = candidate.stat().st_size
             if size > MAX_DOCUMENT_BYTES:

@@ -22,7 +22,7 @@ from citeverify_core.references.document.citations_base import (
 )
 
 _CITE_COMMAND = re.compile(
-    r"\\(?P<cmd>[A-Za-z]{0,12}cite[A-Za-z]{0,8}|nocite)\*?"
+    r"\\(?P<cmd>[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,8}|nocite)\*?"  # \Citet, \Parencite too
     r"(?P<args>(?:\s{0,3}\[[^\[\]{}\n]{0,300}\]|\s{0,3}\([^(){}\n]{0,300}\)"
     r"|\s{0,3}\{[^{}\n]{0,2000}\}){1,8})"
 )
