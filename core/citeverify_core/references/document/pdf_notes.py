@@ -56,6 +56,7 @@ def mark_footnotes(pages: list[Page], lines: list[Line], body: float) -> None:
 
 
 def _mark_run(run: list[Line], rules: list[tuple[float, float, float]], body: float) -> None:
+    """Mark the footnote area at the bottom of one column run, if it has one."""
     small = 0.92 * body
     last = len(run)
     for _ in range(_TRAILING):
@@ -72,7 +73,7 @@ def _mark_run(run: list[Line], rules: list[tuple[float, float, float]], body: fl
     # A short rule between two of the block's lines, or above it, starts the notes there
     # (smaller lines above the rule are the body's: a code sample, a table).
     right = max(ln.x1 for ln in run)
-    for i in range(first, last):
+    for i in range(max(first, last - 80), last):  # a column's notes are fewer: linear
         if _rule_between(run[i - 1], run[i], run[i:last], rules, right, body):
             for line in run[i:last]:
                 line.footnote = True
