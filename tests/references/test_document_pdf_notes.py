@@ -134,7 +134,7 @@ def test_a_lowered_letter_stays_in_a_line_opened_by_a_raised_note_number() -> No
     runs.append((x - 1.6, 597.85, "E", 10.0))
     runs.append((x + 4.5, 600, "X book.", 10.0))
     line = next(ln for ln in lines_of(drawn([(runs, [])])) if "See the" in ln.text)
-    assert line.text == "1See the TEX book."
+    assert line.text == "1See the TeX book."
     assert line.raised == ((0, 1),)
 
 

@@ -96,21 +96,26 @@ def make_line(page: Page, words: Row) -> Line:
     words = _place_accents(words)
     size = row_size(words)
     base = baseline(words)
+    logo = _tex_logo_letters(words, size, base)
+    pitches = _pitches(words)
     parts: list[str] = []
     previous: Word | None = None
     any_raised = False
-    for word in words:
+    for k, word in enumerate(words):
         if previous is not None:
             gap = word.x0 - previous.x1
             consecutive = word.seq == previous.seq + 1 and word.space
-            if gap > 0.13 * max(word.size, previous.size) or (
-                consecutive and gap > -0.5 * word.size
-            ):
+            if (
+                gap > 0.13 * max(word.size, previous.size)
+                or (consecutive and gap > -0.5 * word.size)
+            ) and not (pitches[k] and pitches[k - 1] and gap < 0.75 * pitches[k]):
                 parts.append(" ")
         text = word.text
         if _RAISE in text or _LOWER in text:
             text = text.replace(_RAISE, "").replace(_LOWER, "")
-        if word.y - base > 0.2 * size and word.size < 0.9 * size and text.strip(LOST):
+        if k in logo:
+            parts.append(text.lower())  # the logo's raised "A" / lowered "E": no superscript
+        elif word.y - base > 0.2 * size and word.size < 0.9 * size and text.strip(LOST):
             parts.append(_RAISE + text + _LOWER)
             any_raised = True
         else:
@@ -127,6 +132,86 @@ def make_line(page: Page, words: Row) -> Line:
     line.x1 = words[-1].x1
     line.raised, line.unreliable = raised, unreliable
     return line
+
+
+def _tex_logo_letters(words: Row, size: float, base: float) -> set[int]:
+    """The indices of the letters of TeX's logos that a reader writes in lower case.
+
+    TeX's logo is "T", an "E" lowered by half an ex and kerned into both neighbours, "X";
+    LaTeX's puts before it an "L" and a smaller "A" raised and kerned into the "L" and the
+    "T". The text layer reads them "TEX" and "LATEX"; a reader writes "TeX", "LaTeX",
+    "LuaTeX". Only that geometry makes the logo: the letters touch or overlap their
+    neighbours and sit off the baseline, so "TEX" typed in capitals stays as it is.
+    """
+    found: set[int] = set()
+    if size <= 0:
+        return found
+    touch = 0.05 * size
+    for k in range(1, len(words) - 1):
+        prev, word, nxt = words[k - 1], words[k], words[k + 1]
+        if word.x0 > prev.x1 + touch or nxt.x0 > word.x1 + touch:
+            continue
+        if (
+            word.text == "E"
+            and base - word.y > 0.1 * size
+            and prev.text.endswith("T")
+            and nxt.text.startswith("X")
+            and abs(prev.y - base) < 0.05 * size
+            and abs(nxt.y - base) < 0.05 * size
+        ) or (
+            word.text == "A"
+            and word.y - base > 0.1 * size
+            and word.size < 0.9 * size
+            and prev.text.endswith("L")
+            and nxt.text.startswith("T")
+            and k + 2 < len(words)
+            and words[k + 2].text == "E"
+        ):
+            found.add(k)
+    return found
+
+
+#: Marks that a proportional font draws narrow and a typewriter font a whole character wide.
+_NARROW = frozenset("./:;,!|'")
+
+
+def _pitches(words: Row) -> list[float]:
+    r"""Each word's glyph pitch where it is set in a monospaced font as a run, else 0.
+
+    A word is monospaced when all its glyphs have one width (its first's and last's, and its
+    width that many times): a typewriter font. A URL set in one with stretchable breakpoints
+    (biblatex's ``\url``) has its characters drawn apart by less than a character, where the
+    font's own space is one whole character: such a gap is no space. One- or two-letter words
+    can match any pitch by chance, and so do a proportional font's digits, dashes and some
+    letters ("und", "1646" in Times): a word counts only in a run of such words of one pitch
+    that holds a narrow punctuation mark (".", "/", ":"; a third of a letter in a proportional
+    font, a whole character in a typewriter one) and three letters or digits.
+    """
+    pitch = [0.0] * len(words)
+    for k, w in enumerate(words):
+        n = len(w.text)
+        if (
+            n
+            and w.first_w > 0
+            and abs(w.first_w - w.last_w) < 0.01 * w.first_w
+            and abs((w.x1 - w.x0) - n * w.first_w) < 0.02 * w.first_w * n
+        ):
+            pitch[k] = w.first_w
+    out = [0.0] * len(words)
+    k = 0
+    while k < len(words):
+        if not pitch[k]:
+            k += 1
+            continue
+        j = k
+        while j + 1 < len(words) and abs(pitch[j + 1] - pitch[k]) < 0.01 * pitch[k]:
+            j += 1
+        text = "".join(words[i].text for i in range(k, j + 1))
+        if j > k and any(c in _NARROW for c in text) and sum(c.isalnum() for c in text) >= 3:
+            for i in range(k, j + 1):
+                out[i] = pitch[i]
+        k = j + 1
+    return out
 
 
 def _spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
