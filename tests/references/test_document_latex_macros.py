@@ -241,3 +241,28 @@ def test_a_source_on_disk_reads_its_input_files_and_none_outside_its_folder(tmp_
     # \Citet in the spliced file cites "a"; the linked file outside the folder was not read.
     assert [(c.text, c.entries) for c in doc.citations] == [("\\Citet{a}", (1,))]
     assert doc.findings == []
+
+
+def test_two_inputs_on_one_line_are_both_spliced() -> None:
+    files = {"a.tex": b"First \\cite{a}.\n", "b.tex": b"Second \\cite{b}.\n"}
+    main = b"\\begin{document}\nBefore \\input{a}\\input{missing} middle \\input{b} after.\n"
+    doc = read_markup(main, "tex", name="main.tex", sibling=files.get)
+    assert [line.text for line in doc.lines] == [
+        "Before",
+        r"First \cite{a}.",
+        "middle",
+        r"Second \cite{b}.",
+        "after.",
+    ]
+
+
+def test_citations_after_a_comment_are_not_read_on_that_line_only() -> None:
+    bib = "".join(f"\\bibitem{{k{i}}} A. Author. Title {i}. 2001.\n" for i in range(4))
+    src = (
+        "\\begin{document}\n\\cite{k0} and \\cite{k1} % \\cite{k2} \\cite{k9}\n"
+        "Also \\cite{k3}.\n"
+        f"\\begin{{thebibliography}}{{9}}\n{bib}\\end{{thebibliography}}\n\\end{{document}}\n"
+    )
+    doc = extract_document(src.encode(), name="c.tex")
+    assert [c.text for c in doc.citations] == [r"\cite{k0}", r"\cite{k1}", r"\cite{k3}"]
+    assert [(f.kind, f.entry) for f in doc.findings] == [("uncited-entry", 3)]

@@ -263,7 +263,7 @@ def _code_output(text: str) -> bool:
         return False
     other = [v for v in values if not _CODE_VALUE.fullmatch(v)]
     # A table row R prints ("[5] 7 9 3 | e -1"): numbers, and only marks or a letter besides.
-    numbers = sum(1 for v in values if v[-1].isdigit())
+    numbers = sum(1 for v in values if v[-1].isdecimal())
     return not other or (numbers >= 2 and all(len(v) <= 2 for v in other))
 
 

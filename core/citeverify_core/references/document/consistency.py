@@ -109,7 +109,7 @@ def _list_kind(references: Sequence[ExtractedReference], text: str) -> _ListKind
     if keyed * 2 >= n and _CITE_COMMAND.search(text):
         return "key"
     labels = [r.label.strip() for r in references if r.label and r.label.strip()]
-    digits = sum(1 for label in labels if label.isdigit())
+    digits = sum(1 for label in labels if label.isdecimal())
     if labels and digits * 2 >= n:
         return "numeric"
     if len(labels) * 2 >= n:
@@ -321,9 +321,9 @@ def _list_looks_cut(cites: list[_Cite], entries: list[_Entry], kind: str) -> str
     """
     unmatched = {t for c in cites for t, x in zip(c.targets, c.entries, strict=True) if x is None}
     if kind == "numeric":
-        top = max((int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdigit()),
+        top = max((int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdecimal()),
                   default=0)  # fmt: skip
-        beyond = sum(1 for t in unmatched if t.isdigit() and int(t) > top)
+        beyond = sum(1 for t in unmatched if t.isdecimal() and int(t) > top)
         if beyond >= 3:
             return f"{beyond} numbers cited beyond its last label [{top}]"
         return None

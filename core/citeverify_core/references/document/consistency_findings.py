@@ -50,7 +50,7 @@ def _order_findings(references: Sequence[ExtractedReference]) -> list[Consistenc
     numbered = [
         (int(r.label.strip()), r)
         for r in references
-        if r.label and r.label.strip().isdigit() and len(r.label.strip()) <= 6
+        if r.label and r.label.strip().isdecimal() and len(r.label.strip()) <= 6
     ]
     if len(numbered) * 2 < len(references) or not numbered:
         return []
@@ -204,13 +204,13 @@ def _missing_findings(
                 count[target] = count.get(target, 0) + 1
     if not first:
         return []
-    numbers = [int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdigit()]
+    numbers = [int(e.ref.label) for e in entries if e.ref.label and e.ref.label.isdecimal()]
     found: list[ConsistencyFinding] = []
     for target, cite in first.items():
         where = body.location(cite.start)
         more = count[target] - 1
         times = f" (and {more} more time{'s' * (more > 1)})" if more else ""
-        if kind == "numeric" and target.isdigit():
+        if kind == "numeric" and target.isdecimal():
             has = f"its numbers go up to [{max(numbers)}]" if numbers else "it has no numbers"
             alone = cite.text in {f"[{target}]", f"({target})"}
             shown = cite.text if alone else f"[{target}] (in {cite.text})"

@@ -127,30 +127,35 @@ def _spliced(
     r"""``\input{x}`` lines replaced by the lines of ``x`` (bounded in depth, count and size)."""
     out: list[tuple[int, str]] = []
     for number, line in numbered:
-        m = _INPUT.search(line) if "\\" in line else None
-        if m is None or depth > _MAX_INPUT_DEPTH or budget[0] <= 0:
-            out.append((number, line))
-            continue
-        relative = m.group(1).strip()
-        data = None
-        if relative and ".." not in relative and not relative.startswith(("/", "~")):
-            candidates = [relative] if PurePosixPath(relative).suffix else [f"{relative}.tex"]
-            for candidate in candidates:
-                if candidate in chain:
-                    continue  # a file that inputs itself (or its parent): read once
-                data = sibling(candidate)
-                if data is not None:
-                    relative = candidate
-                    break
-        if data is None or len(data) > budget[1]:
-            out.append((number, line))
-            continue
-        budget[0] -= 1
-        budget[1] -= len(data)
-        inner = [(number, strip_comment(x)) for x in decode(data, relative).splitlines()]
-        out.append((number, line[: m.start()]))
-        out.extend(_spliced(inner, sibling, chain | {relative}, depth + 1, budget))
-        out.append((number, line[m.end() :]))
+        # Every \input of the line in turn ("\input{a}\input{b}"), left to right; searched
+        # from a position (not by slicing) so a line of many costs one pass.
+        kept = 0  # the line's text from here on is not yet in ``out``
+        pos = 0 if "\\" in line else len(line)
+        while depth <= _MAX_INPUT_DEPTH and budget[0] > 0 and pos < len(line):
+            m = _INPUT.search(line, pos)
+            if m is None:
+                break
+            pos = m.end()
+            relative = m.group(1).strip()
+            data = None
+            if relative and ".." not in relative and not relative.startswith(("/", "~")):
+                candidates = [relative] if PurePosixPath(relative).suffix else [f"{relative}.tex"]
+                for candidate in candidates:
+                    if candidate in chain:
+                        continue  # a file that inputs itself (or its parent): read once
+                    data = sibling(candidate)
+                    if data is not None:
+                        relative = candidate
+                        break
+            if data is None or len(data) > budget[1]:
+                continue  # kept as written
+            budget[0] -= 1
+            budget[1] -= len(data)
+            inner = [(number, strip_comment(x)) for x in decode(data, relative).splitlines()]
+            out.append((number, line[kept : m.start()]))
+            out.extend(_spliced(inner, sibling, chain | {relative}, depth + 1, budget))
+            kept = m.end()
+        out.append((number, line[kept:]))
     return out
 
 

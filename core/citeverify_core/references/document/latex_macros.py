@@ -166,7 +166,7 @@ class MacroTable:
         if j < n and s[j] == "[":
             close = bracket_end(s, j, 20)
             count = s[j + 1 : close - 1].strip() if close > 0 else ""
-            if not count.isdigit() or not 0 <= int(count) <= 9:
+            if not count.isdecimal() or not 0 <= int(count) <= 9:
                 return j
             params, j = int(count), close
             j = skip_space(s, j, newlines=True)

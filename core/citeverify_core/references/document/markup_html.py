@@ -77,7 +77,7 @@ class _HtmlLines(HTMLParser):
         if tag in {"ol", "ul"}:
             if len(self.lists) < _MAX_DEPTH:
                 start = dict(attrs).get("start") if tag == "ol" else None
-                first = int(start) if start and start.strip().lstrip("-").isdigit() else 1
+                first = int(start) if start and start.strip().lstrip("-").isdecimal() else 1
                 self.lists.append([first if tag == "ol" else None])
             return
         if tag == "li":
@@ -86,7 +86,7 @@ class _HtmlLines(HTMLParser):
             self.label = None
             if self.lists and self.lists[-1][0] is not None:
                 value = dict(attrs).get("value")
-                number = int(value) if value and value.strip().isdigit() else self.lists[-1][0]
+                number = int(value) if value and value.strip().isdecimal() else self.lists[-1][0]
                 self.label = str(number)
                 self.lists[-1][0] = number + 1
             return

@@ -173,7 +173,7 @@ def _unread_pages(
 
 def _numbering_gaps(references: Sequence[ExtractedReference]) -> str | None:
     """Why a numbered list may lack entries (its numbers skip some), or None."""
-    numbers = [int(r.label) for r in references if r.label and r.label.isdigit()]
+    numbers = [int(r.label) for r in references if r.label and r.label.isdecimal()]
     if len(numbers) < 2 or len(numbers) * 10 < len(references) * 9:
         return None
     if max(numbers) - min(numbers) > 20_000:

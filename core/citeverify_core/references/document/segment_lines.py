@@ -80,14 +80,14 @@ def label_number(text: str) -> int | None:
     if not m:
         return None
     value = m.group("b") or m.group("p") or m.group("n") or m.group("bare")
-    return int(value) if value and value.isdigit() else None
+    return int(value) if value and value.isdecimal() else None
 
 
 def line_number(line: DocumentLine) -> int | None:
     """The number a line is labelled with (Word's or Markdown's, or its text's)."""
     if line.label:
         label = label_text(line.label)
-        return int(label) if label.isdigit() and len(label) < 6 else None
+        return int(label) if label.isdecimal() and len(label) < 6 else None
     return label_number(line.text)
 
 

@@ -151,7 +151,7 @@ class Splitter:
         for i in range(self.first, min(len(self.lines), self.first + 300)):
             m = LABEL.match(self.lines[i].text[:40])
             if m and m.group("b") is not None and i not in self.furniture:
-                return not m.group("b").isdigit()
+                return not m.group("b").isdecimal()
         return False
 
     def _column_bases(self) -> dict[int, float]:
@@ -321,7 +321,7 @@ class Splitter:
                 if label is None and pending:
                     label = pending.pop(0)
                 groups.append(LineGroup([i], label))
-                if label is not None and label.isdigit():
+                if label is not None and label.isdecimal():
                     expected = max(expected, int(label) + 1)
             else:
                 group = groups[-1]
@@ -503,11 +503,11 @@ class Splitter:
             if m:
                 kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
                 value = m.group(kind)
-                if self.mode == "bracket" and kind == "b" and not value.isdigit():
+                if self.mode == "bracket" and kind == "b" and not value.isdecimal():
                     # "[Smi20]": alphabetic labels have no sequence. In a numbered list a
                     # bracket at a line's start is the text's ("[99mTc]TRODAT-1").
                     return (True, value) if self.word_labels else (False, None)
-                if value.isdigit():
+                if value.isdecimal():
                     number = int(value)
                     own_kind = kind == MODE_KIND[self.mode]
                     if number == expected and (own_kind or not LABEL_ONLY.match(text)):
