@@ -7,6 +7,19 @@ The pipeline (issue 26)::
     consistency (consistency.py)        body + references -> in-text citations, findings
     extract_document (__init__.py)      all three -> ExtractedDocument
 
+Each step's entry module keeps its public names and delegates to modules split by what they do:
+
+    pdf.py        pdf_words (fonts, words), pdf_glyphs (glyph names -> text), pdf_lines (a
+                  row's text, raised spans, body size, headings), pdf_columns (rows, columns),
+                  pdf_furniture (line numbers, running text), pdf_notes (footnote areas)
+    markup.py     markup_common, markup_markdown, markup_html, latex_scan, latex_text,
+                  latex_macros (document macros), latex_bib (bibitem/.bbl/.bib), latex_document
+    segment.py    segment_start (where the list starts), segment_split (entries, the list's
+                  end), segment_hyphens (joining lines; segment_words.txt), segment_lines (one
+                  line), segment_furniture (running heads), segment_patterns
+    consistency   citations_base, citations_numeric (labels, keys), citations_author_date,
+                  citations_notes (footnotes, superscripts), consistency_findings
+
 Every class here is plain data (dataclasses, no pydantic), so a document travels to a worker
 process and into JSON (``to_dict``) as it is.
 """
