@@ -107,3 +107,40 @@ def test_proportional_words_slightly_apart_keep_their_space() -> None:
         x += width(word, "Times-Roman", 10) + 1.5
     texts = [ln.text for ln in lines_of(runs)]
     assert "a tight line of words set close" in texts
+
+
+def test_a_justified_list_under_a_listing_in_columns_is_read_as_one_column() -> None:
+    # An R session's package listing set in four columns above a one-column, justified
+    # reference list (a Bioconductor vignette's last page). The listing leaves a white strip
+    # that some of the list's word spaces (six tenths of a size) happen to fall in: a justified
+    # line across it is one line, even between the short last lines of its entries.
+    runs: list[Run] = []
+    for i in range(12):
+        for k, x in enumerate([72, 180, 290, 400]):
+            runs.append((x, 620 - 12 * i, f"pkg{i}{k}_1.{i}", 9, "Courier"))
+    refs = [
+        ("[1] Simon Anders and Wolfgang Huber. Differential expression analysis of", "counts."),
+        ("Genome Biology, 11:R106, 2010.", ""),
+        ("[2] Valerie Obenchain. Counting with the summarizeOverlaps tool in R", "a vignette."),
+        ("Bioconductor package, 2011.", ""),
+        ("[3] Y. Benjamini and Y. Hochberg. Controlling the false discovery of", "rate: a method."),
+        ("Journal of the Royal Statistical Society B, 57:289-300, 1995.", ""),
+    ]
+    expected = []
+    for i, (left, right) in enumerate(refs):
+        y = 460 - 12 * i
+        x = 72.0
+        words = left.split()
+        # Justified: the left part's spaces stretched alike so that it ends at x 372, the
+        # right part 6 points on, in the listing's strip.
+        natural = sum(width(w, "Times-Roman", 10) for w in words)
+        space = (372 - 72 - natural) / (len(words) - 1) if right else 2.5
+        assert 2 < space < 6
+        for w in words:
+            runs.append((x, y, w, 10, "Times-Roman"))
+            x += width(w, "Times-Roman", 10) + space
+        if right:
+            runs.append((378, y, right, 10, "Times-Roman"))
+        expected.append(f"{left} {right}".strip())
+    texts = [ln.text for ln in lines_of(runs)]
+    assert texts[-len(expected) :] == expected

@@ -7,6 +7,7 @@ right one, full-width rows (a title, an abstract) kept in their place.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 from citeverify_core.references.document.pdf_lines import (
     Line,
@@ -199,21 +200,43 @@ def _spans(row: Row, middle: float) -> bool:
 
     It does when a word lies over the gutter's middle, or when the words either side of the
     middle are closer than half a font size (the spaces of one line, as :func:`_gutter` merges
-    fragments). Not when a word merely reaches into the gutter: the widened strip can start
-    left of where an overfull justified left line ends (fpdf2, LaTeX's overfull boxes).
+    fragments), or are the space of one justified line: closer than a size, and no wider than
+    the line's other spaces, stretched alike either side (a third wider at most: a sentence's
+    period is followed by a wider one). A strip found by chance among a one-column list's
+    lines can fall on such a space (a listing in columns above a justified reference list);
+    columns are set further apart (1.6 sizes and more in the real two-column papers of
+    ``bench/real_papers``), and two columns' lines are justified each to its own width. Not
+    when a word merely reaches into the gutter: the widened strip can start left of where an
+    overfull justified left line ends (fpdf2, LaTeX's overfull boxes).
     """
     before: Word | None = None
     after: Word | None = None
-    for word in row:
+    for i, word in enumerate(row):
         if word.x0 <= middle <= word.x1:
             return True
         if word.x1 < middle:
             before = word
         elif after is None:
             after = word
+            split = i
     if before is None or after is None:
         return False
-    return after.x0 - before.x1 < 0.5 * max(before.size, after.size)
+    size = max(before.size, after.size)
+    gap = after.x0 - before.x1
+    if gap < 0.5 * size:
+        return True
+    if gap >= size:
+        return False
+    left, right = _spaces(row[:split], size), _spaces(row[split:], size)
+    if left <= 0 or right <= 0:
+        return False
+    return abs(left - right) <= 0.2 * max(left, right) and gap <= 1.6 * max(left, right)
+
+
+def _spaces(words: Row, size: float) -> float:
+    """The median space between consecutive ``words`` that are apart (0 when none are)."""
+    gaps = sorted(b.x0 - a.x1 for a, b in pairwise(words) if b.x0 - a.x1 > 0.13 * size)
+    return gaps[len(gaps) // 2] if gaps else 0.0
 
 
 def page_lines(page: Page, rows: list[Row]) -> list[Line]:
@@ -224,11 +247,17 @@ def page_lines(page: Page, rows: list[Row]) -> list[Line]:
     gl, gr, middle = gutter
     spanning = [_spans(row, middle) for row in rows]
     # A lone crossing row between column rows (an over-long URL running into the gutter) is a
-    # column row: only a band of full-width rows, or one apart from the columns, spans.
+    # column row: only a band of full-width rows, or one apart from the columns, spans. Its
+    # neighbours must be column rows with text in the right column: a short last line of a
+    # paragraph (all left of the gutter) says nothing, and between two of them stands a
+    # full-width line of a one-column list that a strip was found in by chance.
+    two_sided = [
+        not s and any(w.x0 >= gr - 1 for w in r) for r, s in zip(rows, spanning, strict=True)
+    ]
     for i, row in enumerate(rows):
         if not spanning[i] or i == 0 or i == len(rows) - 1:
             continue
-        if spanning[i - 1] or spanning[i + 1]:
+        if not (two_sided[i - 1] and two_sided[i + 1]):
             continue
         size = row_size(row)
         above = baseline(rows[i - 1]) - baseline(row)
