@@ -144,3 +144,20 @@ def test_a_justified_list_under_a_listing_in_columns_is_read_as_one_column() -> 
         expected.append(f"{left} {right}".strip())
     texts = [ln.text for ln in lines_of(runs)]
     assert texts[-len(expected) :] == expected
+
+
+def test_a_logo_in_a_column_set_at_other_baselines_stays_in_its_line() -> None:
+    # LaTeX News: the right column's baselines lie 4 points under the left one's, so the row
+    # is opened by a left line and the logo's lowered "E" is beyond a row's reach from it.
+    runs: list[Run] = []
+    for i in range(12):
+        runs.append((72, 640 - 12 * i, f"Left column text of line {i} here", 10, "Times-Roman"))
+    for i in range(12):
+        y = 636 - 12 * i
+        runs.append((320, y, f"[{i + 1}]", 10, "Times-Roman"))
+        logo, x = logo_runs(340, y, latex=True)
+        runs += [*logo, (x + 2.5, y, f"Project Team: news {i}.", 10, "Times-Roman")]
+    texts = [ln.text for ln in lines_of(runs)]
+    assert [t for t in texts if t.startswith("[")] == [
+        f"[{i + 1}] LaTeX Project Team: news {i}." for i in range(12)
+    ]
