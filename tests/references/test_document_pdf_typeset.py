@@ -161,3 +161,25 @@ def test_a_logo_in_a_column_set_at_other_baselines_stays_in_its_line() -> None:
     assert [t for t in texts if t.startswith("[")] == [
         f"[{i + 1}] LaTeX Project Team: news {i}." for i in range(12)
     ]
+
+
+def spaced(x: float, y: float, text: str, track: float, size: float = 10) -> list[Run]:
+    """``text`` drawn letter by letter, ``track`` points apart; a space is a word space more."""
+    runs: list[Run] = []
+    for ch in text:
+        if ch == " ":
+            x += width(" ", "Times-Roman", size)
+            continue
+        runs.append((x, y, ch, size, "Times-Roman"))
+        x += width(ch, "Times-Roman", size) + track
+    return runs
+
+
+def test_letter_spaced_words_are_joined_and_letters_typed_apart_are_not() -> None:
+    runs = spaced(72, 600, "BIBLIOGRAPHY", 2.0) + spaced(72, 570, "WORKS CITED", 1.8)
+    # Letters typed with spaces in running text: word spaces, the line's other spaces alike.
+    runs.append((72, 540, "The bases A C G T pair in order.", 10, "Times-Roman"))
+    texts = [ln.text for ln in lines_of(runs)]
+    assert "BIBLIOGRAPHY" in texts
+    assert "WORKS CITED" in texts
+    assert "The bases A C G T pair in order." in texts

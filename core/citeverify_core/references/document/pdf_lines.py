@@ -98,6 +98,7 @@ def make_line(page: Page, words: Row) -> Line:
     base = baseline(words)
     logo = _tex_logo_letters(words, size, base)
     pitches = _pitches(words)
+    tracked = _tracked(words, size)
     parts: list[str] = []
     previous: Word | None = None
     any_raised = False
@@ -108,7 +109,7 @@ def make_line(page: Page, words: Row) -> Line:
             if (
                 gap > 0.13 * max(word.size, previous.size)
                 or (consecutive and gap > -0.5 * word.size)
-            ) and not (pitches[k] and pitches[k - 1] and gap < 0.75 * pitches[k]):
+            ) and not ((pitches[k] and pitches[k - 1] and gap < 0.75 * pitches[k]) or k in tracked):
                 parts.append(" ")
         text = word.text
         if _RAISE in text or _LOWER in text:
@@ -169,6 +170,60 @@ def _tex_logo_letters(words: Row, size: float, base: float) -> set[int]:
         ):
             found.add(k)
     return found
+
+
+def _tracked(words: Row, size: float) -> set[int]:
+    r"""The indices of words that follow a letter of a letter-spaced word: no space before them.
+
+    Letter-spaced text (small capitals tracked by microtype's ``\textls``, a heading set
+    "B I B L I O G R A P H Y") puts every letter apart, by one same small space. A run of at
+    least four one-letter words on one baseline in one size (not a formula's letters and
+    indices) whose gaps are alike (within a quarter) and under 0.35 of a size is such text;
+    inside it, a gap at least 1.6 times the smallest is a word space ("W O R K S C I T E D"
+    -> "WORKS CITED"). The run's neighbours, when the line has any, must stand a word space
+    off (1.6 times the tracking) and a lone run of gaps over a fifth of a size stays spaced:
+    letters typed with spaces ("A C G T" in running text) are words, and so is a letter
+    repeated to show a space's width ("x x x x": three different letters at least).
+    """
+    out: set[int] = set()
+    if size <= 0:
+        return out
+    k = 0
+    n = len(words)
+    while k < n:
+        if not (len(words[k].text) == 1 and words[k].text.isalpha()):
+            k += 1
+            continue
+        j = k
+        while j + 1 < n and len(words[j + 1].text) == 1 and words[j + 1].text.isalpha():
+            j += 1
+        if j - k + 1 >= 4:
+            gaps = [words[i + 1].x0 - words[i].x1 for i in range(k, j)]
+            track = min(gaps)
+            inner = [g for g in gaps if g < 1.6 * max(track, 0.01 * size)]
+            uniform = max(inner) <= 1.25 * max(track, 0.01 * size) + 0.02 * size
+            before = words[k].x0 - words[k - 1].x1 if k > 0 else None
+            after = words[j + 1].x0 - words[j].x1 if j + 1 < n else None
+            apart = all(g is None or g >= 1.6 * max(inner) for g in (before, after))
+            lone = before is None and after is None
+            run = words[k : j + 1]
+            level = all(
+                abs(w.y - run[0].y) < 0.05 * size and abs(w.size - run[0].size) < 0.05 * size
+                for w in run
+            )
+            if (
+                track >= 0
+                and level
+                and len({w.text.lower() for w in run}) >= 3
+                and uniform
+                and max(inner) <= 0.35 * size
+                and apart
+                and not (lone and max(inner) > 0.2 * size)
+                and len(inner) >= 0.5 * len(gaps)
+            ):
+                out.update(i + 1 for i in range(k, j) if gaps[i - k] in inner)
+        k = j + 1
+    return out
 
 
 #: Marks that a proportional font draws narrow and a typewriter font a whole character wide.
