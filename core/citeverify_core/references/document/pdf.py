@@ -263,7 +263,10 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
     skipped = sum(p.skipped for p in pages)
     if skipped:
         what = "figure" if skipped == 1 else "figures"
-        notes.append(f"{skipped} {what} of more than 1 MB of drawing not read for text")
+        notes.append(
+            f"{skipped} {what} not read for text (more than 1 MB of drawing, or past the"
+            " document's budget of nested drawings)"
+        )
     undefined = sum(p.undefined for p in pages)
     if lines and undefined:
         notes.append(f"{undefined} characters of fonts without a Unicode map were left out")

@@ -218,20 +218,40 @@ _specs_class: type | None = None
 #: plot of 100,000 points costs pdfminer seconds to parse and its text is axis labels. A page
 #: of text is under 100 KB of operators, even one wrapped in a form (pdfpages).
 MAX_FIGURE_BYTES = 1_000_000
+#: Form XObjects a document may draw, nested draws included, and the bytes of their operators
+#: read in all. A form that draws another form 8 times, 6 deep, is a 3 KB file that costs
+#: 262,144 draws (minutes); a real paper draws a few hundred. Past either budget the remaining
+#: forms are skipped as figures are (counted in the page's note), and the text read so far kept.
+MAX_FORM_DRAWS = 10_000
+MAX_FORM_BYTES = 20_000_000
 
 
 def _interpreter_class(base: type) -> type:
-    """Pdfminer's page interpreter that leaves out figures over :data:`MAX_FIGURE_BYTES`."""
+    """Pdfminer's page interpreter that leaves out figures over :data:`MAX_FIGURE_BYTES`.
+
+    One class per document: its draw budget (:data:`MAX_FORM_DRAWS`, :data:`MAX_FORM_BYTES`)
+    is shared by the interpreters pdfminer makes for nested forms (``dup()``).
+    """
     from pdfminer.pdftypes import stream_value  # noqa: PLC0415 - the extra, in the child
     from pdfminer.psparser import LIT, literal_name  # noqa: PLC0415 - the extra, in the child
 
     form = LIT("Form")
+    spent = [0, 0]  # form draws, form bytes
 
     class Interpreter(base):  # type: ignore[misc]
         def do_Do(self, xobjid_arg: Any) -> None:
             try:
                 xobj = stream_value(self.xobjmap[literal_name(xobjid_arg)])
-                big = xobj.get("Subtype") is form and len(xobj.get_data()) > MAX_FIGURE_BYTES
+                big = False
+                if xobj.get("Subtype") is form:
+                    size = len(xobj.get_data())
+                    spent[0] += 1
+                    spent[1] += size
+                    big = (
+                        size > MAX_FIGURE_BYTES
+                        or spent[0] > MAX_FORM_DRAWS
+                        or spent[1] > MAX_FORM_BYTES
+                    )
             except Exception:  # pdfminer says what is wrong with it, below
                 big = False
             if big:
