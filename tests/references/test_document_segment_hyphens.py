@@ -45,6 +45,22 @@ def test_the_document_s_own_spelling_beats_the_word_list() -> None:
         ),
         (["see http:", "//mirror.ctan.org/a.pdf."], "see http://mirror.ctan.org/a.pdf."),
         (["see http://x.org/a.pdf.", "Accessed 2020."], "see http://x.org/a.pdf. Accessed 2020."),
+        (["url: https://ctan.", "org/pkg/caption."], "url: https://ctan.org/pkg/caption."),
+        (
+            ["http://darwin-online.org.", "uk/content/a.html"],
+            "http://darwin-online.org.uk/content/a.html",
+        ),
+        (["at https://x.org.", "in 2020 it"], "at https://x.org. in 2020 it"),
+        (["see https://x.org.", "See also"], "see https://x.org. See also"),
+        (
+            ["Oxford Reference (2013), http://www.oxfordref", "erence.com/page/a, accessed 9 Nov."],
+            "Oxford Reference (2013), http://www.oxfordref" + "erence.com/page/a, accessed 9 Nov.",
+        ),
+        (
+            ["https://www.youtube.com/watch?v=0", "pDE4VX_9Kk, accessed"],
+            "https://www.youtube.com/watch?v=0pDE4VX_9Kk, accessed",
+        ),
+        (["see http://x.org/a", "which, as we said"], "see http://x.org/a which, as we said"),
     ],
 )
 def test_urls_cut_by_a_line_end(lines: list[str], joined: str) -> None:

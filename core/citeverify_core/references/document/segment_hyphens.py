@@ -196,9 +196,13 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
         left.endswith(".")
         and (m := URL_TAIL.search(left[-200:]))
         and "/" not in m.group(0)[-60:].split("//", 1)[-1]
-        and re.match(r"[a-z0-9][\w\-]*\.[\w.\-]*(?:/\S*)?$", right.split(" ", 1)[0])
+        and re.match(
+            r"(?:[a-z0-9][\w\-]*\.[\w.\-]*(?:/\S*)?|[a-z]{2,6}/\S*)$", right.split(" ", 1)[0]
+        )
     ):
-        return left + right  # "http://mirrors." + "ctan.org/macros/...": the host goes on
+        # "http://mirrors." + "ctan.org/macros/...": the host goes on; "https://ctan." +
+        # "org/pkg/caption": its last label and a path (a path, so "x.org." + "in" is no URL)
+        return left + right
     return left + " " + right
 
 
@@ -216,7 +220,14 @@ def _url_goes_on(right: str) -> bool:
         return False
     if token.casefold() in {"accessed", "retrieved", "last", "visited", "and", "in", "pp.", "p."}:
         return False
-    return bool(re.match(r"[\w./\-_~%#?=&:+]+$", token))
+    if re.match(r"[\w./\-_~%#?=&:+]+$", token):
+        return True
+    # The URL's end with the entry's punctuation after it ("erence.com/page/a," + "accessed"):
+    # only when what is left holds a URL's own characters, so "x.org/a" + "which," is no URL.
+    core = token.rstrip(",;.)")
+    return core != token and bool(
+        re.match(r"[\w./\-_~%#?=&:+]+$", core) and re.search(r"[./_=?&%#~]|\d", core)
+    )
 
 
 def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[str]) -> bool:
