@@ -495,3 +495,23 @@ def test_where_brackets_cite_a_raised_number_is_a_note_call() -> None:
     body = [DocumentLine(text, Location(1, 1), raised=((18, 19),))]
     _, findings = check_consistency(body, NUMBERED[:3])
     assert [(f.kind, f.entry) for f in findings] == [("uncited-entry", 1)]
+
+
+def test_a_work_listed_under_its_title_is_cited_by_its_editor() -> None:
+    """A collection listed under its title, its compiler named at the end, cited by the
+    compiler's name and year: matched, not a missing entry. A name no entry holds still is."""
+    listed = refs(
+        "CinémAction Nr. 115, 2005: Utopie et Cinéma. Zusammengestellt von Yona Dureau.",
+        "Kracauer, Siegfried (1960): Theory of Film. New York: Oxford University Press.",
+    )
+    body = lines(
+        "as shown by Dureau (2005) and by Kracauer (1960), it is so,",
+        "unlike what Morin (1956) says.",
+    )
+    citations, findings = check_consistency(body, listed)
+    assert [(c.targets, c.entries) for c in citations] == [
+        (("Dureau 2005",), (1,)),
+        (("Kracauer 1960",), (2,)),
+        (("Morin 1956",), (None,)),
+    ]
+    assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Morin 1956")]

@@ -227,6 +227,9 @@ def _years(text: str) -> list[_Year]:
     return found
 
 
+_WORD = re.compile(r"\w+")
+
+
 class _AuthorDate:
     """Author-date citations found and matched against the list."""
 
@@ -240,6 +243,7 @@ class _AuthorDate:
             if e.names:
                 self.by_name.setdefault(e.names[0].split()[-1], []).append(e)
                 self.by_joined.setdefault(e.names[0].replace(" ", ""), []).append(e)
+        self.words: dict[int, str] = {}
         self.cache: dict[
             tuple[tuple[str, ...], bool, int | None, str | None, str],
             tuple[int | None, frozenset[int]],
@@ -260,13 +264,20 @@ class _AuthorDate:
         if not candidates and " " in first:
             joined = self.by_joined.get(first.replace(" ", ""), [])
             candidates = [e for e in joined if self._year_fits(e, year)]
+        wanted = f" {fold(names.names[0])} "
         if not candidates:
             # The parser may have misread the entry: the name among the words before its year.
-            wanted = f" {fold(names.names[0])} "
             candidates = [
                 e
                 for e in self.entries
                 if wanted.strip() and wanted in e.head and self._year_fits(e, year, loose=True)
+            ]
+        if not candidates and wanted.strip():
+            # A work listed under its title or its series, the cited person named further on
+            # as its editor or compiler ("CinémAction Nr. 115, 2005: ... Zusammengestellt von
+            # Yona Dureau" cited "Dureau (2005)"): the name as a word anywhere in the entry.
+            candidates = [
+                e for e in self.entries if e.year == year.year and wanted in self._words(e)
             ]
         cited = names.names[0]
         if not candidates and 2 <= len(cited) <= 10 and cited.isalpha() and cited.isupper():
@@ -289,6 +300,13 @@ class _AuthorDate:
             result = self._choose(candidates, keys, names.et_al, year)
         self.cache[cache_key] = result
         return result
+
+    def _words(self, e: _Entry) -> str:
+        """The entry's folded words, spaced at both ends (made once per entry)."""
+        words = self.words.get(e.number)
+        if words is None:
+            words = self.words[e.number] = " " + " ".join(_WORD.findall(fold(e.ref.text))) + " "
+        return words
 
     def _year_fits(self, e: _Entry, year: _Year, *, loose: bool = False) -> bool:
         if self.mla:
