@@ -340,18 +340,33 @@ def run(rows: Sequence[dict[str, Any]], quick: bool, write: Path | None) -> Resu
 
 # --- speed and memory ----------------------------------------------------------------------------
 
-_SPEED_CHILD = r"""
-import os, resource, statistics, sys, threading, time
+#: The start of a measuring child script (``python -c``; bench_real_papers.py uses it too): pinned
+#: to one core, ``cpu()`` (its own and its children's CPU seconds) and ``hwm()`` (its peak RSS).
+CHILD_MEASURES = r"""
+import json, os, resource, statistics, sys, threading, time
 try:
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 except (AttributeError, OSError):
     pass
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def cpu():
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+def hwm():
+    # VmHWM: this process's peak RSS (ru_maxrss keeps the parent's across fork and exec).
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+"""
+
+_SPEED_CHILD = (
+    CHILD_MEASURES
+    + r"""
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def tree_rss():
     # This process and its descendants, now (bytes).
@@ -374,14 +389,6 @@ def tree_rss():
             pass
         stack += kids.get(pid, [])
     return total
-
-def hwm():
-    # VmHWM: this process's peak RSS (ru_maxrss keeps the parent's across fork and exec).
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 t0 = time.perf_counter()
 from citeverify_core.references.document import extract_document
@@ -411,6 +418,7 @@ kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 print(imported, cold, statistics.median(warm), hwm(), kids, len(doc.references), doc.pages,
       cold_cpu, statistics.median(warm_cpu), os.getloadavg()[0], max(peak))
 """
+)
 
 
 def forty_pages(rows: Sequence[dict[str, Any]], producer: str) -> Built:

@@ -165,26 +165,9 @@ def fetch(doc: dict[str, Any], cache: Path) -> Path:
 
 # --- reading it in a child ----------------------------------------------------------------------
 
-_CHILD = r"""
-import json, os, resource, sys
-try:
-    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-except (AttributeError, OSError):
-    pass
-
-def cpu():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-def hwm():
-    # VmHWM: this process's peak RSS (ru_maxrss keeps the parent's across fork and exec).
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
+_CHILD = (
+    bench_documents.CHILD_MEASURES
+    + r"""
 from citeverify_core.errors import CiteVerifyError
 from citeverify_core.references.document import extract_document
 path = sys.argv[1]
@@ -210,6 +193,7 @@ kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
 out["rss"] = hwm() + kids
 print(json.dumps(out))
 """
+)
 
 
 def read(path: Path) -> dict[str, Any]:
