@@ -227,7 +227,7 @@ def _years(text: str) -> list[_Year]:
     return found
 
 
-_WORD = re.compile(r"\w+")
+_ANY_WORD = re.compile(r"\w+")  # every word of an entry (its digits too)
 
 
 class _AuthorDate:
@@ -305,7 +305,7 @@ class _AuthorDate:
         """The entry's folded words, spaced at both ends (made once per entry)."""
         words = self.words.get(e.number)
         if words is None:
-            words = self.words[e.number] = " " + " ".join(_WORD.findall(fold(e.ref.text))) + " "
+            words = self.words[e.number] = " " + " ".join(_ANY_WORD.findall(fold(e.ref.text))) + " "
         return words
 
     def _year_fits(self, e: _Entry, year: _Year, *, loose: bool = False) -> bool:
