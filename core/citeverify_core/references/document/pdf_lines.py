@@ -17,6 +17,7 @@ from itertools import pairwise
 
 from citeverify_core.references.document.pdf_glyphs import LOST
 from citeverify_core.references.document.pdf_words import ACCENTS, DOTLESS, Page, Word
+from citeverify_core.references.document.segment_lines import body_text_size
 
 __all__ = [
     "Line",
@@ -375,30 +376,8 @@ def _clean(text: str) -> str:
 
 
 def body_size(lines: list[Line]) -> float:
-    """The size of the document's body text, weighted by characters, over the whole document.
-
-    The size that holds the most characters is the body's unless a larger size holds at least
-    a quarter as many characters in lines that read as running text (more than 40 characters
-    on average; headings are short): then the largest such size is. Pages full of 10-point
-    footnotes, or a long reference list set smaller, must not make 12-point body lines look
-    like headings.
-    """
-    chars: Counter[float] = Counter()
-    count: Counter[float] = Counter()
-    for line in lines:
-        if line.text:
-            key = round(line.size, 1)
-            chars[key] += len(line.text)
-            count[key] += 1
-    if not chars:
-        return 0.0
-    common, most = chars.most_common(1)[0]
-    larger = [
-        s
-        for s, n in chars.items()
-        if common < s <= 1.6 * common and n >= 0.25 * most and n / count[s] > 40
-    ]
-    return max(larger, default=common)
+    """The size of the document's body text (:func:`.segment_lines.body_text_size`; 0: none)."""
+    return body_text_size((line.size, line.text) for line in lines) or 0.0
 
 
 def mark_paragraphs_and_headings(lines: list[Line], body: float) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from citeverify_core.references.document.model import (
     DocumentLine,
@@ -32,6 +32,7 @@ from citeverify_core.references.document.segment_patterns import (
 )
 
 __all__ = [
+    "body_text_size",
     "capitals_heading",
     "clusters",
     "ends_list",
@@ -140,6 +141,33 @@ def section_heading(line: DocumentLine, body_size: float | None) -> bool:
     if bigger:
         return True
     return bool(SECTION.match(text))
+
+
+def body_text_size(lines: Iterable[tuple[float | None, str]]) -> float | None:
+    """The size of a document's body text from its lines' ``(size, text)``, weighted by characters.
+
+    The size that holds the most characters is the body's unless a larger size holds at least
+    a quarter as many characters in lines that read as running text (more than 40 characters
+    on average; headings are short): then the largest such size is. Pages full of 10-point
+    footnotes, or a long reference list set smaller, must not make 12-point body lines look
+    like headings. The one estimate of the PDF reader's headings and the segmenter's.
+    """
+    chars: Counter[float] = Counter()
+    count: Counter[float] = Counter()
+    for size, text in lines:
+        if text and size:
+            key = round(size, 1)
+            chars[key] += len(text)
+            count[key] += 1
+    if not chars:
+        return None
+    common, most = chars.most_common(1)[0]
+    larger = [
+        s
+        for s, n in chars.items()
+        if common < s <= 1.6 * common and n >= 0.25 * most and n / count[s] > 40
+    ]
+    return max(larger, default=common)
 
 
 def main_size(lines: Sequence[DocumentLine], share: float | None = None) -> float | None:

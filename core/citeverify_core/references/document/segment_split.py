@@ -20,6 +20,7 @@ from citeverify_core.references.document.segment_hyphens import (
     join_lines,
 )
 from citeverify_core.references.document.segment_lines import (
+    body_text_size,
     capitals_heading,
     clusters,
     ends_list,
@@ -101,7 +102,7 @@ class Splitter:
         # footnotes aside, or the list's when bigger. Not the lines after the list's start
         # counted one by one: pages full of 10-pt notes there made 12-pt entries read as
         # headings, and the list "ended" after its first line.
-        body = main_size([ln for ln in lines[:50_000] if not ln.footnote])
+        body = body_text_size((ln.size, ln.text) for ln in lines[:50_000] if not ln.footnote)
         sizes = [s for s in (body, self.list_size) if s is not None]
         self.body_size = max(sizes) if sizes else None
         self.mode = self._label_mode()
