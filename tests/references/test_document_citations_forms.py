@@ -515,3 +515,21 @@ def test_a_work_listed_under_its_title_is_cited_by_its_editor() -> None:
         (("Morin 1956",), (None,)),
     ]
     assert [(f.kind, f.target) for f in findings] == [("missing-entry", "Morin 1956")]
+
+
+def test_a_year_chooses_among_an_author_s_works_in_a_list_that_prints_years_last() -> None:
+    """plainnat prints the year last (the list reads as MLA-like), yet "(Affymetrix, 2001)"
+    cites the 2001 edition, not the first work of that author."""
+    listed = refs(
+        "Affymetrix. Microarray Suite User Guide. Affymetrix, Santa Clara, CA, version 4, 1999.",
+        "Affymetrix. Microarray Suite User Guide. Affymetrix, Santa Clara, CA, version 5, 2001.",
+        "Li, C. and Wong, W. H. Model-based analysis of oligonucleotide arrays. PNAS, 98, 2001.",
+    )
+    body = lines("as in (Affymetrix, 2001), unlike (Affymetrix, 1999) and Li and Wong (2001).")
+    citations, findings = check_consistency(body, listed)
+    assert [(c.targets, c.entries) for c in citations] == [
+        (("Affymetrix 2001",), (2,)),
+        (("Affymetrix 1999",), (1,)),
+        (("Li and Wong 2001",), (3,)),
+    ]
+    assert findings == []

@@ -295,6 +295,11 @@ class _AuthorDate:
                 for e in self.by_name.get(first.split()[-1] if first else "", [])
                 if e.year is None and e.names and _same_name(first, e.names[0])
             ]
+        if self.mla and year.year is not None and len(candidates) > 1:
+            # In an MLA-like list the number is a page, but where it is the year of some of
+            # the author's works it chooses among them: "(Affymetrix, 2001)" cites the 2001
+            # edition of a list that prints its years last (plainnat), not the 1999 one.
+            candidates = [e for e in candidates if e.year == year.year] or candidates
         result: tuple[int | None, frozenset[int]] = (None, frozenset())
         if candidates:
             result = self._choose(candidates, keys, names.et_al, year)
