@@ -533,3 +533,33 @@ def test_a_year_chooses_among_an_author_s_works_in_a_list_that_prints_years_last
         (("Li and Wong 2001",), (3,)),
     ]
     assert findings == []
+
+
+def test_a_lexicon_article_cited_title_first_then_its_author_is_cited() -> None:
+    # biblatex-archaeology's notes: "RGA VII, S. 501 s. v. „Erik Blutaxt“ (G. Authén-Blom)".
+    listed = refs(
+        "Authén-Blom, G. in: RGA VII. (Berlin, New York: de Gruyter 1989), S. 501–502 s. v. "
+        "„Erik Blutaxt“.",
+        "Bauchhenß, G. in: RGA III. (Berlin, New York: de Gruyter 1978), S. 450–458 "
+        "s. v. „Brettspiel“.",
+    )
+    body = [
+        *lines("Ein Brettspiel ist belegt.¹"),
+        *lines(
+            "1 RGA III, S. 433 s. v. „Brettspiel“ (G. Bauchhenß). – RGA VII, S. 501 s. v. "
+            "„Erik Blutaxt“ (G. Authén-Blom).",
+            footnote=True,
+        ),
+    ]
+    checked = read_consistency(body, listed)
+    assert "uncited-entry" not in kinds(checked.findings)
+    # The title's words far before a name are no citation of that name's entry.
+    far = lines(
+        "1 RGA III, S. 433 s. v. „Brettspiel“ (G. Bauchhenß).",
+        "RGA VII is a lexicon. "
+        + "Many words follow here about other things. " * 3
+        + "Authén-Blom",
+    )
+    assert [(f.kind, f.entry) for f in read_consistency(far, listed).findings] == [
+        ("uncited-entry", 1)
+    ]

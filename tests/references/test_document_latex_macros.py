@@ -266,3 +266,42 @@ def test_citations_after_a_comment_are_not_read_on_that_line_only() -> None:
     doc = extract_document(src.encode(), name="c.tex")
     assert [c.text for c in doc.citations] == [r"\cite{k0}", r"\cite{k1}", r"\cite{k3}"]
     assert [(f.kind, f.entry) for f in doc.findings] == [("uncited-entry", 3)]
+
+
+def _bib(n: int) -> str:
+    items = "".join(f"\\bibitem{{k{i}}} A. Author. Title {i}. 2001.\n" for i in range(n))
+    return f"\\begin{{thebibliography}}{{9}}\n{items}\\end{{thebibliography}}\n"
+
+
+def test_a_citation_in_the_title_block_s_note_cites() -> None:
+    # mciteplus's manual: "\author{M. Shell\thanks{... at CTAN \cite{ctan:mciteplus}.}}".
+    src = (
+        "\\documentclass{article}\n\\title{A Manual}\n"
+        "\\author{Michael Shell\\thanks{See the web page.\n"
+        "The latest version is on CTAN \\cite{k0}.}}\n"
+        "\\begin{document}\n\\maketitle\nText citing \\cite{k1}.\n"
+        f"{_bib(2)}\\end{{document}}\n"
+    )
+    doc = extract_document(src.encode(), name="m.tex")
+    assert doc.findings == []
+    assert [c.text for c in doc.citations] == [r"\cite{k0}", r"\cite{k1}"]
+    assert doc.citations[0].location.line == 4
+    assert doc.title == "A Manual"
+
+
+def test_examples_shown_by_a_catcode_changing_macro_are_no_citations() -> None:
+    # "\MYlongcmd" -> "\ZAXlong" -> "\ZAXstartLong" sets catcodes: what follows is code shown.
+    src = (
+        "\\documentclass{article}\n"
+        "\\def\\ZAXstartLong{\\begingroup\\catcode`\\|=0 \\catcode`\\\\=12 \\ZAXrun}\n"
+        "\\def\\ZAXlong#1{#1\\ZAXstartLong}\n"
+        "\\newcommand{\\MYlongcmd}{\\ZAXlong{\\ttfamily\\small}}\n"
+        "\\begin{document}\nAs shown in \\cite{k0}:\n"
+        "\\begin{MYlistblk}\n\\MYlongcmd\n\\cite{Glashow,*Salam}|end\n"
+        "\\cite{Weinberg} |% a comment|end\n\\end{MYlistblk}\n"
+        "After the block \\cite{k1}.\n"
+        f"{_bib(2)}\\end{{document}}\n"
+    )
+    doc = extract_document(src.encode(), name="m.tex")
+    assert [c.text for c in doc.citations] == [r"\cite{k0}", r"\cite{k1}"]
+    assert doc.findings == []

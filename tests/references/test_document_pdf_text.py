@@ -101,3 +101,25 @@ def test_a_font_numbered_in_order_of_use_is_not_read_as_if_it_were_standard() ->
     with pytest.raises(DocumentError) as caught:
         read_pdf(type3_pdf(lines, {code: f"a{code}" for code in range(256)}), name="gs.pdf")
     assert caught.value.code == "no-text-layer"
+
+
+def test_a_t1_bitmap_font_s_accented_capital_is_not_read_as_standard_encoding() -> None:
+    # T1 197 is "Å"; Adobe's StandardEncoding, which pdfminer falls back to, has a macron there.
+    lines = [b"M. \xc5strand, and Speed."]
+    doc = read_pdf(type3_pdf(lines, tex_names(lines)), name="type3.pdf")
+    assert [ln.text for ln in doc.lines] == ["M. Åstrand, and Speed."]
+
+
+def test_spaces_in_a_typewriter_run_before_a_bracket_and_between_nested_quotes() -> None:
+    courier = b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>"
+    runs = [
+        # A stretched URL's gaps (under a character) are no spaces; before "[" one is.
+        (72.0, 700.0, b"[(http://x.org/) -350 (a/b.html)]"),
+        (72.0, 686.0, b"[(arXiv: 1008.2849v1) -350 ([cs.DS].)]"),
+    ]
+    doc = read_pdf(raw_pdf([text_ops(runs)], font=courier), name="tt.pdf")
+    assert [ln.text for ln in doc.lines] == ["http://x.org/a/b.html", "arXiv: 1008.2849v1 [cs.DS]."]
+    # Times: a thin space (0.11 em) between an opening double and single quotation mark.
+    quotes = [(72.0, 700.0, b"[(In: \\252) -110 (\\140Intention\\047 und more.)]")]
+    doc = read_pdf(raw_pdf([text_ops(quotes)]), name="q.pdf")
+    assert doc.lines[0].text == "In: \u201c \u2018Intention\u2019 und more."

@@ -65,3 +65,48 @@ def test_the_document_s_own_spelling_beats_the_word_list() -> None:
 )
 def test_urls_cut_by_a_line_end(lines: list[str], joined: str) -> None:
     assert join_lines(lines) == joined
+
+
+@pytest.mark.parametrize(
+    ("lines", "joined"),
+    [
+        (
+            ["Wiggle track. http://genome.ucsc.edu/help/wiggle.", "html."],
+            "Wiggle track. http://genome.ucsc.edu/help/wiggle.html.",
+        ),
+        (
+            ["url: darwin-online.org.", "uk/content/frameset?itemID=A142 (accessed"],
+            "url: darwin-online.org.uk/content/frameset?itemID=A142 (accessed",
+        ),
+        (
+            ["URL: http://www.ncbi.nih.gov/articlerender.fcgi?", "artid=39{&}tool=pmcentrez."],
+            "URL: http://www.ncbi.nih.gov/articlerender.fcgi?artid=39{&}tool=pmcentrez.",
+        ),
+        (["Published by example.com.", "In press."], "Published by example.com. In press."),
+    ],
+)
+def test_urls_cut_after_a_dot_or_a_query_mark(lines: list[str], joined: str) -> None:
+    assert join_lines(lines) == joined
+
+
+def test_a_word_cut_before_a_compound_s_hyphen_is_joined() -> None:
+    # "method-" + "ology-independent": TeX cut "methodology", then the compound's own hyphen.
+    assert join_lines(["Computation of method-", "ology-independent energies."]) == (
+        "Computation of methodology-independent energies."
+    )
+    assert join_lines(["the state-", "of-the-art method"]) == "the state-of-the-art method"
+    assert join_lines(["a time-", "series-based test"], Counter({"series": 3})) == (
+        "a time-series-based test"
+    )
+
+
+def test_doi_prefix_at_a_line_end_keeps_the_document_s_spacing() -> None:
+    lines = ["Bioinformatics, 26(1):139–40, 2010. doi:", "10.1093/bioinformatics/btp616."]
+    # TeX breaks at a space: "doi: 10..." unless the document prints its DOIs without one.
+    assert join_lines(lines).endswith("doi: 10.1093/bioinformatics/btp616.")
+    from citeverify_core.references.document.model import DocumentLine, Location
+    from citeverify_core.references.document.segment_hyphens import document_vocabulary
+
+    tight = [DocumentLine(f"X. Y. doi:10.1000/{k}.", Location(line=k)) for k in range(3)]
+    words, compounds = document_vocabulary(tight)
+    assert join_lines(lines, words, compounds).endswith("doi:10.1093/bioinformatics/btp616.")

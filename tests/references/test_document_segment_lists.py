@@ -454,3 +454,37 @@ def test_an_entry_cut_by_a_table_goes_on_after_the_table_s_caption() -> None:
         "Matthew Young and Alicia Oshlack. Gene ontology analysis for rna-seq: accounting for "
         "selection bias. Genome Biology, 11(2):R14, 2010."
     )
+
+
+def test_a_caption_between_numbered_entries_joins_neither() -> None:
+    # Mergeomics: a full-page figure's caption between [3] and [4] was appended to [3].
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("[1] Willer CJ, Schmidt EM (2013) Discovery of loci. Nature Genetics 45.", 1, 72),
+        L("[2] Derry JMJ, Zhong H (2010) Identification of genes. PLoS ONE 5: e14319.", 1, 72),
+        L("[3] Wang SS, Schadt EE (2007) Identification of pathways. Circ Res 101:", 1, 72),
+        L("e11-e30.", 1, 88),
+        L("Figure 1: The key driver gene subnetwork", 2, 200),
+        L("[4] Yang X, Schadt EE (2006) Tissue-specific expression. Genome Res 16.", 3, 72),
+    ]
+    got = texts(rows)
+    assert len(got) == 4
+    assert got[2] == "Wang SS, Schadt EE (2007) Identification of pathways. Circ Res 101: e11-e30."
+    assert got[3].startswith("Yang X")
+
+
+def test_lines_before_a_numbered_list_s_first_label_that_are_no_reference_are_left_out() -> None:
+    # DESeq's session info: a column of package names read after the heading, before "[1]".
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("bit_1.1-14", 1, 400),
+        L("grid_4.0.0", 1, 400),
+        L("[1] Simon Anders and Wolfgang Huber. Differential expression. Genome Biology,", 1, 72),
+        L("11:R106, 2010.", 1, 88),
+        L("[2] Valerie Obenchain. Counting with summarizeOverlaps. Vignette, 2011.", 1, 72),
+    ]
+    got = found(rows)
+    assert [r.label for r in got.references] == ["1", "2"]
+    assert got.references[0].text.startswith("Simon Anders")

@@ -32,6 +32,8 @@ __all__: list[str] = []
 #: Characters after a surname in which the title's words are looked for ("Smith, John. *A
 #: Title*", "John Smith, ed., *A Title*").
 _TITLE_WINDOW = 160
+#: Words before a surname in which a title's first word is looked for ("„Title“ (A. Smith)").
+_BEFORE = 14
 #: Significant words of a title compared (a short note shortens a title to about four words).
 _TITLE_WORDS = 4
 _STOP = frozenset(
@@ -133,9 +135,12 @@ def note_citations(body: _Body, entries: list[_Entry]) -> list[_Cite]:
         if examined > MAX_CITATION_SITES:
             break
         after = fold(text[m.end() : m.end() + _TITLE_WINDOW]).split()
+        # The title before its author, as a lexicon's article is cited: "RGA VII, S. 501 s. v.
+        # „Erik Blutaxt“ (G. Authén-Blom)"; the title's first word within a few words of it.
+        before = fold(text[max(0, m.start() - _TITLE_WINDOW) : m.start()]).split()[-_BEFORE:]
         scored = []
         for e, words in known:
-            hits = _title_hits(after, words)
+            hits = _title_hits(after, words) or _title_hits(before, words)
             if hits:
                 scored.append((hits, e))
         if not scored:

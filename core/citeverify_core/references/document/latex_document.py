@@ -32,7 +32,11 @@ from citeverify_core.references.document.latex_bib import (
 )
 from citeverify_core.references.document.latex_macros import MacroTable
 from citeverify_core.references.document.latex_scan import group_end, strip_comment
-from citeverify_core.references.document.latex_text import latex_to_text, new_macro_table
+from citeverify_core.references.document.latex_text import (
+    CITE_COMMAND,
+    latex_to_text,
+    new_macro_table,
+)
 from citeverify_core.references.document.markup_common import decode, line_of, line_starts, nfc
 from citeverify_core.references.document.model import (
     DocumentLine,
@@ -75,6 +79,8 @@ def read_tex(text: str, name: str, sibling: SiblingReader | None) -> DocumentTex
     numbered = _source_lines(text, name, sibling)
     if "ShortVerb" in text:
         numbered = _short_verb(numbered, text)
+    if "\\catcode" in text:
+        numbered = _without_verbatim_macros(numbered, text)
     numbers = [number for number, _ in numbered]
     clean = "\n".join(line for _, line in numbered)
     starts = line_starts(clean)
@@ -93,7 +99,9 @@ def read_tex(text: str, name: str, sibling: SiblingReader | None) -> DocumentTex
         stop = e.start() if e else len(clean)
         entries = _renumbered(bibitems(clean, b.end(), stop, starts, macros), numbers)
         skip = (line_of(starts, b.start()) - 1, line_of(starts, e.end() if e else len(clean)) - 1)
-    lines = _tex_body(numbered, first, skip, macros)
+    lines = _title_citations(clean, begin, starts, numbers) + _tex_body(
+        numbered, first, skip, macros
+    )
     if entries is None and sibling is not None:
         entries, found_in = _tex_sibling_entries(clean, name, sibling, macros)
         if found_in:
@@ -178,6 +186,69 @@ def _short_verb(numbered: list[tuple[int, str]], text: str) -> list[tuple[int, s
     ]
 
 
+_DEFINITION = re.compile(
+    r"\\(?:[gex]?def\s*\\([A-Za-z@]{1,60})[^{]{0,40}"
+    r"|(?:re)?newcommand\*?\s*\{?\\([A-Za-z@]{1,60})\}?(?:\s*\[[^\]]{0,20}\]){0,2}\s*)(?=\{)"
+)
+_CATCODES = re.compile(r"\\(?:catcode|dospecials|obeyspaces|obeylines|@makeother|verbatim@)")
+_MAX_DEFINITIONS = 5000
+
+
+def _verbatim_macros(text: str) -> frozenset[str]:
+    r"""The document's macros that change catcodes: what follows them is code, read verbatim.
+
+    A macro whose definition (or that of a macro it calls, a few levels deep) sets
+    ``\catcode`` or ``\dospecials`` ("\MYlongcmd" → "\ZAXlong" → "\ZAXstartLong" in
+    mciteplus's manual, whose examples "\cite{Glashow,*Salam}|end" cite nothing).
+    """
+    bodies: dict[str, str] = {}
+    for m in _DEFINITION.finditer(text):
+        if len(bodies) >= _MAX_DEFINITIONS:
+            break
+        name = m.group(1) or m.group(2)
+        bodies[name] = text[m.end() : group_end(text, m.end(), 5000)]
+    found = {name for name, body in bodies.items() if _CATCODES.search(body)}
+    for _ in range(6 if found else 0):
+        calls = re.compile(
+            r"\\(?:" + "|".join(re.escape(n) for n in sorted(found)) + r")(?![A-Za-z@])"
+        )
+        more = {name for name, body in bodies.items() if name not in found and calls.search(body)}
+        if not more:
+            break
+        found |= more
+    return frozenset(found)
+
+
+def _without_verbatim_macros(numbered: list[tuple[int, str]], text: str) -> list[tuple[int, str]]:
+    r"""The body's text read verbatim by a catcode-changing macro blanked (numbers kept).
+
+    A macro alone at a line's end starts a block that runs to the paragraph's end or an
+    ``\end{...}``; one inside a line takes that line's rest.
+    """
+    names = _verbatim_macros(text)
+    begin = next((k for k, (_, line) in enumerate(numbered) if "\\begin{document}" in line), None)
+    if not names or begin is None:
+        return numbered
+    use = re.compile(r"\\(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")(?![A-Za-z@])")
+    out = numbered[: begin + 1]
+    block = False
+    for number, line in numbered[begin + 1 :]:
+        if block:
+            if not line.strip() or "\\end{" in line:
+                block = False
+                out.append((number, line[line.find("\\end{") :] if line.strip() else line))
+            else:
+                out.append((number, ""))
+            continue
+        m = use.search(line)
+        if m is None:
+            out.append((number, line))
+            continue
+        block = not line[m.end() :].strip()
+        out.append((number, line[: m.start()]))
+    return out
+
+
 def _without_code(numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Sweave/knitr chunks and verbatim environments blanked (their numbers kept)."""
     out: list[tuple[int, str]] = []
@@ -239,6 +310,32 @@ def _tex_title(clean: str, macros: MacroTable) -> str | None:
     end = group_end(clean, m.end() - 1, 2000)
     title = " ".join(latex_to_text(clean[m.end() : end - 1], macros=macros).split())
     return nfc(title) or None
+
+
+_TITLE_BLOCK = re.compile(r"\\(?:title|author|date|thanks)\s*(?:\[[^\]]{0,300}\]\s*)?(?=\{)")
+
+
+def _title_citations(
+    clean: str, begin: int, starts: list[int], numbers: list[int]
+) -> list[DocumentLine]:
+    r"""Citations in a title block set in the preamble (``\author{...\thanks{... \cite{x}}}``).
+
+    The block is typeset with ``\maketitle`` in the body, so what it cites is cited; only the
+    citation commands are kept (its text is no body text).
+    """
+    out: list[DocumentLine] = []
+    end = 0
+    for m in _TITLE_BLOCK.finditer(clean, 0, max(begin, 0)):
+        if m.start() < end:
+            continue  # a "\thanks" inside the "\author" read already
+        end = group_end(clean, m.end(), 20_000)
+        for c in CITE_COMMAND.finditer(clean, m.end(), end):
+            number = numbers[min(line_of(starts, c.start()), len(numbers)) - 1]
+            text = " ".join(latex_to_text(c.group(0), keep_citations=True).split())
+            out.append(
+                DocumentLine(text=text, location=Location(line=number), starts_paragraph=True)
+            )
+    return out
 
 
 def _tex_body(

@@ -155,6 +155,11 @@ _ENV_ARGS = {
 # "\Citet", "\parencites", "\citeNP", "\shortciteA", "\footcitetext"...): kept as written for the
 # consistency check, which reads their keys.
 _CITE = re.compile(r"[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10}\*?")
+#: A whole citation command with its key group, as the citation reader takes it.
+CITE_COMMAND = re.compile(
+    r"\\(?!nocite\b)[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10}\*?\s*(?:\[[^\]]{0,300}\]\s*){0,2}"
+    r"\{[^{}]{0,2000}\}"
+)
 _NOT_CITE = frozenset({"nocite", "citestyle", "setcitestyle", "citeindextrue", "citeindexfalse"})
 _DEFINITIONS = frozenset(
     {"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand", "def", "gdef",
@@ -519,6 +524,10 @@ class _Command:
                     # "\\begin{tabular}[t]{ll}", "\\begin{minipage}[b]{3cm}": no text either.
                     count += _ENV_ARGS.get(s[start + 1 : j - 1].strip(), 0)
                     j = skip_options(s, j)
+                if self.keep_citations and bare == "thanks":
+                    # A title's note cites too ("\author{M. Shell\thanks{... \cite{ctan:x}.}}"):
+                    # its text is no body text, its citations are.
+                    self.out.extend(" " + m.group(0) for m in CITE_COMMAND.finditer(s, start, j))
             first = False
         # Options after the arguments ("\begin{figure}[h]", "\setbeamertemplate{x}[y]"), only
         # where they belong: after "\ref{x}" a "[3]" is a citation.

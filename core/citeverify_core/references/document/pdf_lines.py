@@ -84,6 +84,9 @@ def row_size(row: Iterable[Word]) -> float:
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
+_OPENING = frozenset("“‘„‚«‹")
+
+
 def make_line(page: Page, words: Row) -> Line:
     """One line from its words (left to right): spaces where words are apart, accents placed.
 
@@ -107,10 +110,24 @@ def make_line(page: Page, words: Row) -> Line:
         if previous is not None:
             gap = word.x0 - previous.x1
             consecutive = word.seq == previous.seq + 1 and word.space
+            stretched = (
+                pitches[k]
+                and pitches[k - 1]
+                and gap < 0.75 * pitches[k]
+                and word.text[:1] not in "[("  # "1008.2849v1 [cs.DS]": a space before a bracket
+            )
             if (
-                gap > 0.13 * max(word.size, previous.size)
-                or (consecutive and gap > -0.5 * word.size)
-            ) and not ((pitches[k] and pitches[k - 1] and gap < 0.75 * pitches[k]) or k in tracked):
+                (
+                    gap > 0.13 * max(word.size, previous.size)
+                    or (consecutive and gap > -0.5 * word.size)
+                )
+                and not (stretched or k in tracked)
+            ) or (
+                # A thin space between nested quotation marks: "“ ‘Intention’ und ..."
+                gap > 0.08 * word.size
+                and previous.text[-1:] in _OPENING
+                and word.text[:1] in _OPENING
+            ):
                 parts.append(" ")
         text = word.text
         if _RAISE in text or _LOWER in text:

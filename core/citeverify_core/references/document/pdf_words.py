@@ -432,10 +432,15 @@ class _FontTable:
             names = glyph_names(font)
             tex = tex_table(names) if names else None
             unknown = bool(names) and renumbered(names)
+            mapped = getattr(font, "unicode_map", None) is not None
             for code in range(256):
                 text, width = self.get(code)
                 if unknown and code in names:
                     text = None  # a code numbered in order of use: its glyph is not known
+                elif tex is not None and code >= 128 and code in tex and not mapped:
+                    # pdfminer reads a T1 font's accented letters in Adobe's StandardEncoding,
+                    # where 197 is a macron: "¯strand" for "Åstrand".
+                    text = tex[code]
                 if text is None and code in names:
                     # No Unicode for the code: its glyph name may say (a TeX font's code).
                     text = tex.get(code) if tex is not None and code in tex else None

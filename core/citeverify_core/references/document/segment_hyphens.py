@@ -118,6 +118,12 @@ _HYPHEN_SUFFIXES = frozenset(
 _SUSPENDING = frozenset({"und", "oder", "bzw", "sowie", "and"})
 
 
+# How the document prints a DOI's prefix inside its lines (keys no word can be).
+_DOI_SPACED, _DOI_TIGHT = " doi: ", " doi:"
+_DOI_SPACE = re.compile(r"\bdoi: 10\.", re.I)
+_DOI_NO_SPACE = re.compile(r"\bdoi:10\.", re.I)
+
+
 def document_vocabulary(lines: Sequence[DocumentLine]) -> tuple[Counter[str], Counter[str]]:
     """The document's words and hyphenated compounds, as written inside its lines.
 
@@ -136,6 +142,9 @@ def document_vocabulary(lines: Sequence[DocumentLine]) -> tuple[Counter[str], Co
         if after_hyphen:
             text = text.rstrip()
             text = text[: text.rfind(" ") + 1] if " " in text else ""
+        if "doi:" in text or "DOI:" in text:
+            words[_DOI_SPACED] += len(_DOI_SPACE.findall(text))
+            words[_DOI_TIGHT] += len(_DOI_NO_SPACE.findall(text))
         for found in _WORD.findall(text):
             token = found.casefold().replace("‐", "-")
             if "-" in token:
@@ -181,6 +190,11 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
         return left[:-1] + right
     if left.endswith(("–", "—", "/")) and not left.endswith((" –", " —", " /")):
         return left + right  # "123–" + "145"; "https://x.org/" + "a"
+    if left[-4:].casefold() == "doi:" and right[:3] == "10.":
+        # "doi:" + "10.1093/...": TeX breaks a line at a space, unless the document prints
+        # its DOIs without one ("doi:10.1186/..." inside its lines).
+        tight = words.get(_DOI_TIGHT, 0) > words.get(_DOI_SPACED, 0)
+        return left + ("" if tight else " ") + right
     if left.endswith(("http:", "https:", "ftp:")) and right.startswith("//"):
         return left + right  # "http:" + "//mirror.ctan.org/..."
     if left.endswith(("-", "‐")) and not left.endswith((" -", " ‐")):
@@ -203,7 +217,48 @@ def _join_two(left: str, right: str, words: Counter[str], compounds: Counter[str
         # "http://mirrors." + "ctan.org/macros/...": the host goes on; "https://ctan." +
         # "org/pkg/caption": its last label and a path (a path, so "x.org." + "in" is no URL)
         return left + right
+    if left.endswith(".") and URL_TAIL.search(left[-200:]) and _FILE_TYPE.match(right):
+        return left + right  # ".../help/wiggle." + "html": a file's type after a path
+    if _BARE_HOST.search(left[-120:]) and re.match(r"[a-z]{2,6}/[\w./\-~%#?=&:+]*", right):
+        return left + right  # "url: darwin-online.org." + "uk/content/frameset?itemID=..."
     return left + " " + right
+
+
+# A file type that ends a URL cut after its dot; what follows it is the entry's punctuation.
+_FILE_TYPE = re.compile(
+    r"(?:html?|shtml|php\d?|aspx?|jsp|cgi|pdf|ps|xml|txt|csv|zip|gz|tgz|tar|bib|tex)"
+    r"(?:[#?][^\s]*)?[.,;)]*(?:\s|$)"
+)
+# A host name without a scheme, cut after a dot of its own: "darwin-online.org."
+_BARE_HOST = re.compile(r"(?:^|\s)[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.$")
+
+
+_LINKING_WORDS = frozenset(
+    [
+        "of",
+        "the",
+        "to",
+        "in",
+        "on",
+        "and",
+        "or",
+        "for",
+        "by",
+        "at",
+        "up",
+        "out",
+        "off",
+        "over",
+        "under",
+        "with",
+        "a",
+        "an",
+        "as",
+        "is",
+        "not",
+        "so",
+    ]
+)
 
 
 def _suspended(left: str, right: str) -> bool:
@@ -220,8 +275,8 @@ def _url_goes_on(right: str) -> bool:
         return False
     if token.casefold() in {"accessed", "retrieved", "last", "visited", "and", "in", "pp.", "p."}:
         return False
-    if re.match(r"[\w./\-_~%#?=&:+]+$", token):
-        return True
+    if re.match(r"[\w./\-_~%#?=&:+{}]+$", token):
+        return True  # "{&}" is how some styles print a URL's "&"
     # The URL's end with the entry's punctuation after it ("erence.com/page/a," + "accessed"):
     # only when what is left holds a URL's own characters, so "x.org/a" + "which," is no URL.
     core = token.rstrip(",;.)")
@@ -242,8 +297,12 @@ def _real_hyphen(left: str, right: str, words: Counter[str], compounds: Counter[
     if "-" in fragment:
         return True  # "state-of-the-" + "art": part of a compound already
     a, b = fragment, b_match.group(0)
-    if right[b_match.end() : b_match.end() + 1] in {"-", "‐"}:
-        return True  # "state-" + "of-the-art"
+    if right[b_match.end() : b_match.end() + 1] in {"-", "‐"} and (
+        b.casefold() in _LINKING_WORDS or words.get(b.casefold(), 0) or b[:1].isupper()
+    ):
+        # "state-" + "of-the-art", "time-" + "series-based": the part after the line end is a
+        # word of its own; "method-" + "ology-independent" is one word cut, then a compound.
+        return True
     compound, joined = f"{a}-{b}".casefold(), f"{a}{b}".casefold()
     seen_compound, seen_joined = compounds.get(compound, 0), words.get(joined, 0)
     if seen_compound or seen_joined:

@@ -333,6 +333,18 @@ class Splitter:
                     break
                 group.indices.append(i)
             i += 1
+        if (
+            len(groups) > 1
+            and self.mode in {"bracket", "paren", "dot"}
+            and groups[0].label is None
+            and groups[1].label is not None
+            and not looks_like_reference(
+                " ".join(self.lines[j].text.strip() for j in groups[0].indices)
+            )
+        ):
+            # Lines before a numbered list's first label that are no reference: a column of
+            # the page read out of order ("bit_1.1-14 grid_4.0.0", R's session info), a remark.
+            self.dropped += len(groups.pop(0).indices)
         end = self._trim_running_text(groups, end)
         if self.figures:
             self.notes.append(
@@ -635,6 +647,10 @@ class Splitter:
         numbered = self.mode in {"bracket", "paren", "dot", "bare", "margin", "word"}
         if numbered and LABEL.match(text[:40]) and label_number(text) == expected:
             return False  # "8 Smith ..." in a list numbered without dots
+        if CAPTION.match(text):
+            # "Figure 1: The key driver ..." on a page of its own between [3] and [4]: never an
+            # entry's line; the caller skips the float when the list goes on after it.
+            return True
         if self.mode in {"bracket", "paren", "dot", "bare"}:
             # refextract's check: a heading-looking line is not the end when the list's next
             # number follows within a few lines.
