@@ -488,3 +488,42 @@ def test_lines_before_a_numbered_list_s_first_label_that_are_no_reference_are_le
     got = found(rows)
     assert [r.label for r in got.references] == ["1", "2"]
     assert got.references[0].text.startswith("Simon Anders")
+
+
+def test_entries_that_end_on_a_number_or_a_word_are_still_split_in_plain_text() -> None:
+    # GROBID's annotated reference zones: astrophysics and Vancouver lists without full stops.
+    from citeverify_core.references.document import extract_document
+
+    text = (
+        "References\n"
+        "Katsuda, S., & Tsunemi, H. 2005, PASJ, 57, 621\n"
+        "Katsuda, S., & Tsunemi, H. 2006, ApJ, 642, 917\n"
+        "Cheung SW, Nagarajan SS (2009) Cortical maps. Neuroimage\n"
+        "Smith, J., Brown, K., 2004, A&A, 420, 1.\n"
+        "Wood, K., Brown, K., and\n"
+        "Jones, L. 2005, A&A, 421, 2\n"
+    )
+    got = [r.text for r in extract_document(text.encode(), name="zone.txt").references]
+    assert got == [
+        "Katsuda, S., & Tsunemi, H. 2005, PASJ, 57, 621",
+        "Katsuda, S., & Tsunemi, H. 2006, ApJ, 642, 917",
+        "Cheung SW, Nagarajan SS (2009) Cortical maps. Neuroimage",
+        "Smith, J., Brown, K., 2004, A&A, 420, 1.",
+        # A line that ends on a joining word goes on, author and year or not.
+        "Wood, K., Brown, K., and Jones, L. 2005, A&A, 421, 2",
+    ]
+
+
+def test_an_entry_of_over_forty_lines_does_not_end_a_numbered_list() -> None:
+    # A genome paper's 190 authors over 41 lines, then the list goes on at [30].
+    from citeverify_core.references.document import extract_document
+
+    authors = "".join(f"Author{k} A, Author{k} B, Author{k} C, Author{k} D,\n" for k in range(44))
+    text = (
+        "References\n[1] Smith J. A first paper. Nature. 2001;1:1-2.\n"
+        f"[2] {authors}Consortium Z. The genome of a fly. Science. 2000;287:2185-95.\n"
+        "[3] Brown K. A third paper. Cell. 2003;3:3-4.\n"
+    )
+    got = extract_document(text.encode(), name="zone.txt").references
+    assert [r.label for r in got] == ["1", "2", "3"]
+    assert got[2].text == "Brown K. A third paper. Cell. 2003;3:3-4."

@@ -49,6 +49,7 @@ from citeverify_core.references.document.segment_patterns import (
     REPEATED_AUTHOR,
     RULE,
     SUBHEADING,
+    TRAILING_INITIAL,
     UNRELIABLE_TEXT,
     URL_TAIL,
     YEAR,
@@ -326,7 +327,9 @@ class Splitter:
                     expected = max(expected, int(label) + 1)
             else:
                 group = groups[-1]
-                if len(group.indices) >= MAX_REFERENCE_LINES:
+                if len(group.indices) >= MAX_REFERENCE_LINES and not self._goes_on(
+                    i, expected, len(group.indices)
+                ):
                     end = i
                     end_note = f"the list ends before running text ({line.location})"
                     self.incomplete = "the list's end is unsure (an entry ran on for 40 lines)"
@@ -557,9 +560,32 @@ class Splitter:
             return ends_reference(prev) and bool(AUTHOR_START.match(text[:120])), None
         if line.starts_paragraph or blank_before:
             return True, None
-        return (
-            ends_reference(prev) and bool(AUTHOR_START.match(text[:120])) and self._year_follows(i)
-        ), None
+        if not AUTHOR_START.match(text[:120]):
+            return False, None
+        if ends_reference(prev):
+            return self._year_follows(i), None
+        # An entry that ends on a number or a word, not a full stop ("Katsuda, S., & Tsunemi,
+        # H. 2005, PASJ, 57, 621" + "Katsuda, S., ... 2006, ApJ"; "... Neuroimage" + "Cheung
+        # SW, ... (2009)"): the author and the year on one line start the next.
+        return _ends_unpunctuated(prev) and bool(YEAR.search(text[:90])), None
+
+    def _goes_on(self, i: int, expected: int, length: int) -> bool:
+        """An entry of 40 lines is still the list's: the next entry starts within a few lines.
+
+        A genome paper's 190 authors run over 41 lines; running text after the list has no
+        next label, nor an author and a year on one line. Up to four times the usual cap.
+        """
+        if length >= 4 * MAX_REFERENCE_LINES:
+            return False
+        numbered = self.mode in {"bracket", "paren", "dot", "bare"}
+        for j in range(i, min(len(self.lines), i + 10)):
+            text = self.lines[j].text.strip()
+            if numbered:
+                if label_number(text) == expected:
+                    return True
+            elif AUTHOR_START.match(text[:120]) and YEAR.search(text[:90]):
+                return True
+        return False
 
     def _year_follows(self, i: int) -> bool:
         """A year comes in line ``i`` or the next two, before another author-like start.
@@ -727,3 +753,19 @@ class Splitter:
             end=last.location if len(group.indices) > 1 else None,
             unreliable=UNRELIABLE_TEXT if damaged else None,
         )
+
+
+#: Words a line ends on inside an entry (the names or the title go on).
+_GOES_ON = frozenset({"and", "in", "of", "the", "for", "on", "by", "to", "with", "eds", "ed", "et"})
+
+
+def _ends_unpunctuated(prev: str) -> bool:
+    """``prev`` ends a reference without a full stop: on a number or a word ("621", "Medline").
+
+    Not on a comma, a colon, a hyphen or a joining word: there the entry goes on.
+    """
+    t = prev.rstrip()
+    if not t or not t[-1].isalnum():
+        return False
+    last = t.rsplit(None, 1)[-1].casefold()
+    return last not in _GOES_ON and not TRAILING_INITIAL.search(t[-40:] + ".")
