@@ -563,3 +563,16 @@ def test_a_lexicon_article_cited_title_first_then_its_author_is_cited() -> None:
     assert [(f.kind, f.entry) for f in read_consistency(far, listed).findings] == [
         ("uncited-entry", 1)
     ]
+
+
+def test_a_style_guide_s_placeholder_author_is_no_citation() -> None:
+    # zootaxa's instructions: "Internet resources Author (2002) Title of website, ...".
+    listed = refs("Smith, A. (1999) Title of the paper. Journal, 1, 2-3.")
+    body = lines(
+        "As Smith (1999) showed. Internet resources Author (2002) Title of website, database.",
+        "Cite as (Authors 2003) or (Surname, 2004).",
+    )
+    assert read_consistency(body, listed).findings == []
+    # A real name in the same form still makes a finding.
+    body = lines("As Smith (1999) and Jones (2002) showed.")
+    assert kinds(read_consistency(body, listed).findings) == ["missing-entry"]

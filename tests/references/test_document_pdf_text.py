@@ -123,3 +123,13 @@ def test_spaces_in_a_typewriter_run_before_a_bracket_and_between_nested_quotes()
     quotes = [(72.0, 700.0, b"[(In: \\252) -110 (\\140Intention\\047 und more.)]")]
     doc = read_pdf(raw_pdf([text_ops(quotes)]), name="q.pdf")
     assert doc.lines[0].text == "In: \u201c \u2018Intention\u2019 und more."
+
+
+def test_a_url_drawn_apart_at_every_character_reads_without_spaces() -> None:
+    # biblatex's URL breakpoints after every character: each glyph 0.4 pt apart, the breaks
+    # between "words" 1.6 pt (a Courier glyph is 6 pt at 10 pt).
+    courier = b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>"
+    spaced = b"[(url:) -600 (h) -40 (t) -40 (t) -40 (p) -160 (:) -160 (/) -160 (/) -160 "
+    spaced += b"(w) -40 (w) -40 (w) -160 (.) -160 (o) -40 (r) -40 (g) -600 (\\(visited\\))]"
+    doc = read_pdf(raw_pdf([text_ops([(72.0, 700.0, spaced)])], font=courier), name="u.pdf")
+    assert doc.lines[0].text == "url: http://www.org (visited)"

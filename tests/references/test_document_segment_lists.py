@@ -527,3 +527,45 @@ def test_an_entry_of_over_forty_lines_does_not_end_a_numbered_list() -> None:
     got = extract_document(text.encode(), name="zone.txt").references
     assert [r.label for r in got] == ["1", "2", "3"]
     assert got[2].text == "Brown K. A third paper. Cell. 2003;3:3-4."
+
+
+def test_alphabetic_labels_made_of_a_year_do_not_make_the_list_numbered() -> None:
+    # biblatex-ieee-alphabetic: works without an author sort first as "[08]", "[96]", "[97]".
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        L("[08] IEEE Personal Commun. Mag., Special Issue on Wireless ATM", 1, 72),
+        L("vol. 3 1996-08.", 1, 100),
+        L("[96] FLEXChip signal processor (MC68175/D), Motorola, 1996.", 1, 72),
+        L("[97] Wireless LAN medium access control (MAC), IEEE Std. 802.11, 1997.", 1, 72),
+        L("[AT00] J. B. Anderson and K. Tepe, “Properties of the tailbiting BCJR de-", 1, 72),
+        L("coder,” in Codes, Systems and Graphical Models. Springer, 2000.", 1, 100),
+        L("[Bre89] J. Breckling, Ed., The Analysis of Directional Time Series. 1989.", 1, 72),
+    ]
+    got = found(rows).references
+    assert [r.label for r in got] == ["08", "96", "97", "AT00", "Bre89"]
+
+
+def test_a_last_entry_whose_year_comes_after_many_names_is_kept() -> None:
+    # affy's builtinMethods: ten authors written "Christopher. Workman, Lars. Juhl. Jensen, ...".
+    rows = [
+        *body(),
+        L("References", 1, 72, 14.0),
+        *entry("Adams", 2001, 1),
+        L("J. W. Tukey. Exploratory Data Analysis. Addison-Wesley, 1977.", 1, 72),
+        L("Christopher. Workman, Lars. Juhl. Jensen, Hanne. Jarmer, Randy. Berka, Laurent.", 1, 72),
+        L(
+            "Gautier, Henrik. Bjorn. Nielser, Hans.-Henrik Saxild, Claus. Nielsen, Soren. Brunak,",
+            1,
+            84,
+        ),
+        L(
+            "and Steen. Knudsen. A new non-linear normalization method for reducing variability",
+            1,
+            84,
+        ),
+        L("in DNA microarray experiments. Genome Biol, 3(9):research0048, Aug 2002.", 1, 84),
+    ]
+    got = texts(rows)
+    assert len(got) == 3
+    assert got[-1].endswith("Genome Biol, 3(9):research0048, Aug 2002.")

@@ -68,7 +68,9 @@ _NOT_NAME_WORDS = """
     initiative campaign database corpus benchmark challenge competition task track update
     windows linux python java matlab excel spss stata github wikipedia google twitter facebook
     covid sars pandemic crisis recession revolution reform season wave round cohort trial
-    sample group condition session block figure supplementary supplement online appendices"""
+    sample group condition session block figure supplementary supplement online appendices
+    author authors surname lastname name editor editors"""
+# ("Author (2002) Title of website, ...": a style guide's placeholder for a name, no citation)
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 
 # --- entries ------------------------------------------------------------------------------------

@@ -261,15 +261,20 @@ def _pitches(words: Row) -> list[float]:
     font, a whole character in a typewriter one) and three letters or digits.
     """
     pitch = [0.0] * len(words)
+    # The room a word's glyphs are set apart by: a URL whose every character is a breakpoint
+    # (biblatex's "biburllcpenalty") is drawn a little apart throughout ("http" 4 x 4.55 wide
+    # glyphs over 19.7 points); None for a one-glyph word.
+    track: list[float | None] = [None] * len(words)
     for k, w in enumerate(words):
         n = len(w.text)
-        if (
-            n
-            and w.first_w > 0
-            and abs(w.first_w - w.last_w) < 0.01 * w.first_w
-            and abs((w.x1 - w.x0) - n * w.first_w) < 0.02 * w.first_w * n
-        ):
+        if not n or w.first_w <= 0 or abs(w.first_w - w.last_w) >= 0.01 * w.first_w:
+            continue
+        extra = (w.x1 - w.x0) - n * w.first_w
+        if n == 1 and abs(extra) < 0.02 * w.first_w:
             pitch[k] = w.first_w
+        elif n > 1 and -0.02 * w.first_w * n < extra < 0.4 * w.first_w * (n - 1):
+            pitch[k] = w.first_w
+            track[k] = max(0.0, extra / (n - 1))
     out = [0.0] * len(words)
     k = 0
     while k < len(words):
@@ -280,9 +285,17 @@ def _pitches(words: Row) -> list[float]:
         while j + 1 < len(words) and abs(pitch[j + 1] - pitch[k]) < 0.01 * pitch[k]:
             j += 1
         text = "".join(words[i].text for i in range(k, j + 1))
-        if j > k and any(c in _NARROW for c in text) and sum(c.isalnum() for c in text) >= 3:
+        tracks = [t for t in track[k : j + 1] if t is not None]
+        even = not tracks or max(tracks) - min(tracks) < 0.1 * pitch[k]
+        if (
+            j > k
+            and even
+            and any(c in _NARROW for c in text)
+            and sum(c.isalnum() for c in text) >= 3
+        ):
+            step = max(tracks, default=0.0)
             for i in range(k, j + 1):
-                out[i] = pitch[i]
+                out[i] = pitch[i] + step
         k = j + 1
     return out
 

@@ -150,11 +150,24 @@ class Splitter:
         return "none"
 
     def _first_label_is_a_word(self) -> bool:
+        """The list's bracketed labels are words: its first is, or most of its first dozen.
+
+        An alphabetic list sorts labels made of a year first: biblatex's "[08]", "[96]",
+        "[97]" (works without an author) come before "[AT00]", "[Bre89]".
+        """
+        labels: list[str] = []
         for i in range(self.first, min(len(self.lines), self.first + 300)):
             m = LABEL.match(self.lines[i].text[:40])
             if m and m.group("b") is not None and i not in self.furniture:
-                return not m.group("b").isdecimal()
-        return False
+                labels.append(m.group("b"))
+                if len(labels) == 12:
+                    break
+        if not labels:
+            return False
+        words = sum(not label.isdecimal() for label in labels)
+        return not labels[0].isdecimal() or (
+            labels[0] != "1" and words >= 2 and words * 3 >= len(labels)
+        )
 
     def _column_bases(self) -> dict[int, float]:
         """For each line with an ``x0``: the left edge of its column (on its page).
@@ -519,10 +532,12 @@ class Splitter:
             if m:
                 kind = next(k for k in ("b", "p", "n", "bare") if m.group(k) is not None)
                 value = m.group(kind)
+                if self.mode == "bracket" and kind == "b" and self.word_labels:
+                    return True, value  # "[Smi20]", "[08]": alphabetic labels have no sequence
                 if self.mode == "bracket" and kind == "b" and not value.isdecimal():
-                    # "[Smi20]": alphabetic labels have no sequence. In a numbered list a
-                    # bracket at a line's start is the text's ("[99mTc]TRODAT-1").
-                    return (True, value) if self.word_labels else (False, None)
+                    # In a numbered list a bracket at a line's start is the text's
+                    # ("[99mTc]TRODAT-1").
+                    return False, None
                 if value.isdecimal():
                     number = int(value)
                     own_kind = kind == MODE_KIND[self.mode]
@@ -700,6 +715,7 @@ class Splitter:
                 group.label is None
                 and not looks_like_reference(joined)
                 and (len(joined) > 200 or len(groups) > 1)
+                and not _long_authors_entry(joined, len(texts))
             ):
                 groups.pop()
                 end = min(end, group.indices[0])
@@ -769,3 +785,12 @@ def _ends_unpunctuated(prev: str) -> bool:
         return False
     last = t.rsplit(None, 1)[-1].casefold()
     return last not in _GOES_ON and not TRAILING_INITIAL.search(t[-40:] + ".")
+
+
+def _long_authors_entry(joined: str, lines: int) -> bool:
+    """A last entry whose year comes after 300 characters of names: not running text.
+
+    "Christopher. Workman, Lars. Juhl. Jensen, ... Aug 2002.": a few lines, a year, and a
+    reference's end.
+    """
+    return lines <= 8 and bool(YEAR.search(joined[:700])) and ends_reference(joined)
