@@ -576,3 +576,22 @@ def test_a_style_guide_s_placeholder_author_is_no_citation() -> None:
     # A real name in the same form still makes a finding.
     body = lines("As Smith (1999) and Jones (2002) showed.")
     assert kinds(read_consistency(body, listed).findings) == ["missing-entry"]
+
+
+def test_a_table_s_source_note_makes_no_missing_entry_but_still_cites() -> None:
+    # An ApJ table note typed by hand: "References. — (1) Barbuy, ...; (8) Gratton & Sneden (1988)".
+    listed = refs(
+        "Barbuy, B., Spite, F., & Spite, M. 1985, A&A, 144, 343",
+        "Kron, G. E. 1984, PASP, 96, 198",
+    )
+    body = lines(
+        "As Kron (1984) showed.",
+        "References. — (1) Barbuy, Spite, & Spite (1985); (6) Gratton & Ortolani 1986;",
+        "(8) Gratton & Sneden (1988); (9) Gratton & Sneden 1991.",
+    )
+    checked = read_consistency(body, listed)
+    assert checked.findings == []
+    assert {x for c in checked.citations for x in c.entries} - {None} == {1, 2}
+    # The same citation in running text is reported.
+    body = lines("As Kron (1984) and Barbuy et al. (1985) showed, and Gratton & Sneden (1988).")
+    assert kinds(read_consistency(body, listed).findings) == ["missing-entry"]

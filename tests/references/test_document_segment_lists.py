@@ -569,3 +569,29 @@ def test_a_last_entry_whose_year_comes_after_many_names_is_kept() -> None:
     got = texts(rows)
     assert len(got) == 3
     assert got[-1].endswith("Genome Biol, 3(9):research0048, Aug 2002.")
+
+
+def test_a_long_caption_after_an_author_date_list_and_a_page_number_cut_from_its_entry() -> None:
+    # emulateapj: "PASP, 96," + "198" (the last page on a line of its own, not a page number),
+    # then the appendix figures' captions, a full line long, after the list's last entry.
+    rows = [
+        *body(),
+        L("References", 1, 72, 12.0),
+        L("Kron, G. E., Hewitt, A. V., & Wasserman, L. H. 1984, PASP, 96,", 1, 72, 8.0),
+        L("198", 1, 80, 8.0),
+        L("Lynden-Bell, D., & Wood, R. 1968, MNRAS, 138, 495", 1, 72, 8.0),
+        L("Treu, T. et al., 2003, ApJ, 591, 53", 1, 72, 8.0),
+        L(
+            "Fig. A1.— Derived spectra for 3C138 (see Heiles & Troland 2003). Plots for all "
+            "sources are available in the electronic edition of The",
+            2,
+            72,
+            8.0,
+        ),
+        L("Astrophysical Journal.", 2, 72, 8.0),
+    ]
+    assert texts(rows) == [
+        "Kron, G. E., Hewitt, A. V., & Wasserman, L. H. 1984, PASP, 96, 198",
+        "Lynden-Bell, D., & Wood, R. 1968, MNRAS, 138, 495",
+        "Treu, T. et al., 2003, ApJ, 591, 53",
+    ]

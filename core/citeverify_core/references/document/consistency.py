@@ -38,6 +38,7 @@ Every pattern is linear in the text, the look-back for a name is bounded, and at
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Sequence
@@ -223,7 +224,9 @@ def read_consistency(
             f"{dropped} citation{'s' * (dropped != 1)} naming no entry not reported: "
             f"the reference list may not have been read whole ({incomplete})"
         )
-    findings = _missing_findings(cites, kind, entries, joined)
+    findings = _missing_findings(
+        [c for c in cites if not _in_source_note(joined, c.start)], kind, entries, joined
+    )
     if not damaged and kind != "key":
         # "[?]" is what a typeset paper prints; a LaTeX source names its unknown keys itself.
         findings += _unresolved_findings(joined)
@@ -398,3 +401,24 @@ def _sure_citations(
                   cite.also)
         )  # fmt: skip
     return kept, dropped
+
+
+# A table's note of its sources ("References. — (1) Barbuy, Spite, & Spite 1985; (2) ..."):
+# often typed by hand, in forms the reader mostly does not take, of works the paper's own list
+# need not hold. What it cites marks entries cited; it never makes a missing-entry.
+_SOURCE_NOTE = re.compile(
+    r"^(?:References?|Sources?|Data sources?)\s?[.:]\s?[—–-]{0,2}\s*(?:\(1\)|\w)"
+)
+
+
+def _in_source_note(body: _Body, offset: int) -> bool:
+    """Whether ``offset`` lies in a table's source note (its line or the two before start it)."""
+    i = bisect.bisect_right(body.starts, offset) - 1
+    for k in range(i, max(i - 3, -1), -1):
+        if k < 0:
+            break
+        start = body.starts[k]
+        end = body.starts[k + 1] if k + 1 < len(body.starts) else len(body.text)
+        if _SOURCE_NOTE.match(body.text[start:end].lstrip()[:40]):
+            return True
+    return False

@@ -131,7 +131,10 @@ def _gutter(rows: list[Row]) -> tuple[float, float, float] | None:
         g0 -= 1
     while g1 < bins - 1 and cover[g1 + 1] <= limit:
         g1 += 1
-    if g1 - g0 < 5:
+    # Columns are set a gutter apart (LaTeX's \columnsep is 10 points for 10-point text): a
+    # narrower strip is where a one-column page's lines happen to break (URLs at a line end).
+    sizes = sorted(row_size(row) for row in rows)
+    if g1 - g0 < max(5.0, 0.8 * sizes[len(sizes) // 2]):
         return None
     gl, gr = left + g0, left + g1 + 1
     # The middle of the strip's emptiest part: the widened strip may start left of where a few
@@ -145,10 +148,11 @@ def _gutter(rows: list[Row]) -> tuple[float, float, float] | None:
     # The right column starts at the leftmost x where several rows' right part starts: with
     # hanging indents the strip above also spans the indent (only first lines start left of
     # it); one over-long left line reaching into the strip does not count.
+    # Full-width rows (a title, an abstract) say nothing of where a column starts.
     starts = Counter(
         round(next(w.x0 for w in row if w.x0 > gl + 1))
         for row in rows
-        if any(w.x0 > gl + 1 for w in row)
+        if any(w.x0 > gl + 1 for w in row) and not _spans(row, middle)
     )
     if not _aligned(starts):
         return None

@@ -323,7 +323,12 @@ class Splitter:
                     just_labelled = True
                     i += 1
                     continue
-                if PAGE_NUMBER.match(text):
+                if PAGE_NUMBER.match(text) and not (
+                    groups
+                    and self._previous_text(groups).rstrip().endswith(_GOING_ON)
+                    and self.lines[i - 1].location.page == line.location.page
+                ):
+                    # Not "198" after "PASP, 96,": the last page of an entry cut by a line end.
                     self.dropped += 1
                     i += 1
                     continue
@@ -674,6 +679,11 @@ class Splitter:
             return True
         if SUBHEADING.match(text[:120]) and reference_like_after(self.lines, i + 1, self.furniture):
             return False  # "Filmographie", "Primary sources": a part of the list, set as a heading
+        if CAPTION.match(text) and not self._previous_text(groups).rstrip().endswith(_GOING_ON):
+            # A caption of any length ("Fig. A1.— Derived spectra for 3C138 (see Heiles &
+            # Troland 2003). Plots for ..." after an ApJ list): the caller skips the float
+            # when the list goes on after it.
+            return True
         if not ends_list(text, line.size):
             # A weaker sign ("8 Discussion", a bigger font, "A Proofs" in a bigger font) only
             # counts after a finished reference, not after a line ending in ",".
@@ -770,6 +780,9 @@ class Splitter:
             unreliable=UNRELIABLE_TEXT if damaged else None,
         )
 
+
+#: What a line inside an entry ends with: the entry goes on ("PASP, 96," + "198").
+_GOING_ON = (",", ";", ":", "-", "–", "&")
 
 #: Words a line ends on inside an entry (the names or the title go on).
 _GOES_ON = frozenset({"and", "in", "of", "the", "for", "on", "by", "to", "with", "eds", "ed", "et"})
