@@ -25,6 +25,7 @@ __all__ = [
     "MODE_KIND",
     "NOTE_START",
     "PAGE_NUMBER",
+    "QUALIFIED_HEADING",
     "REPEATED_AUTHOR",
     "ROLE_END",
     "RULE",
@@ -43,7 +44,8 @@ __all__ = [
 _REF_WORDS = (
     r"references?(?:\s+(?:cited|list|and\s+notes|and\s+further\s+reading))?|list\s+of\s+references"
     r"|cited\s+references|reference\s+list|bibliography(?:\s+and\s+references)?"
-    r"|bibliographical\s+references|select(?:ed)?\s+bibliography|works\s+cited|sources\s+cited"
+    r"|bibliographical\s+references|select(?:ed)?\s+bibliography|works\s+(?:cited|consulted)"
+    r"|sources\s+(?:cited|consulted)"
     r"|literature(?:\s+cited)?|cited\s+literature|literature\s+references|sources"
     r"|literatur(?:verzeichnis|liste|angaben|hinweise)?|quellen(?:verzeichnis)?"
     r"|quellen-\s*und\s+literaturverzeichnis"
@@ -61,8 +63,34 @@ _REF_WORDS = (
 _NUMBERING = r"(?:\d{1,2}(?:\.\d{1,2}){0,3}\.?|[IVXLC]{1,6}\.?|[A-Z]\.|§\s?\d{1,2})"
 
 
+# A running head names the list with the page's number before or after it ("180 Bibliography",
+# "Bibliography 181"): three or four digits are a page's number, never a section's.
+_PAGE_BEFORE = r"(?:\d{3,4}\s+)"
+_PAGE_AFTER = r"(?:\s+\d{1,4})"
+
+
 HEADING = re.compile(
-    rf"^[\W_]{{0,4}}(?:{_NUMBERING}\s*)?(?P<word>{_REF_WORDS})[\s:.\W_]{{0,4}}$", re.I
+    rf"^[\W_]{{0,4}}(?:{_NUMBERING}\s*|{_PAGE_BEFORE})?(?P<word>{_REF_WORDS})"
+    rf"(?:[\s:.\W_]{{0,4}}|{_PAGE_AFTER})$",
+    re.I,
+)
+
+
+# A list's heading with a qualifier before its last word: "Example References", "Annotated
+# Bibliography", "Secondary Literature", "Further Reading", or a title ending in the word after a
+# colon ("Basics and Theories: Bibliography"). Weaker than HEADING (a section may be called
+# "Tabular Bibliographies"): only taken when no plain heading is, and followed by references.
+# A qualifier ending in "-ing" or "cross" names what the section does with references ("Citing
+# References", "Cross References"), not a list.
+_LIST_WORDS = (
+    r"references?(?:\s+cited)?|bibliograph(?:y|ies)|works\s+cited"
+    r"|literature(?:\s+cited)?|sources(?:\s+(?:cited|consulted))?|readings?"
+)
+QUALIFIED_HEADING = re.compile(
+    rf"^[\W_]{{0,4}}(?:{_NUMBERING}\s+)?"
+    r"(?:[^:\n]{1,60}:\s*|(?:(?![\w'’\-]+ing\s|cross\s)[^\W\d_][\w'’\-]{0,20}\s+){1,2})"
+    rf"(?P<word>{_LIST_WORDS})[\s:.\W_]{{0,4}}$",
+    re.I,
 )
 
 
