@@ -57,6 +57,7 @@ from citeverify_core.references.document.segment_patterns import (
 )
 from citeverify_core.references.document.segment_start import (
     ends_a_sentence,
+    qualified_heading,
     reference_like_after,
 )
 
@@ -256,6 +257,7 @@ class Splitter:
         pending: list[str] = []  # labels read alone on their line (a margin column)
         expected = 1
         in_notes = False
+        in_annotation = False
         blank_before = False
         just_labelled = False
         end = len(lines)
@@ -286,6 +288,11 @@ class Splitter:
                 # A footnote the reader did not mark: "7 http://...", smaller than the list.
                 i += 1
                 continue
+            in_annotation = groups != [] and self._annotation_line(i, groups, in_annotation)
+            if in_annotation:
+                # An annotated bibliography's comment, set smaller under its entry.
+                i += 1
+                continue
             if reference_heading(text) and not ends_a_sentence(lines, i, self.furniture):
                 # A running header repeating the heading, or a sub-list: never an entry.
                 i += 1
@@ -303,6 +310,10 @@ class Splitter:
                     break
                 self.figures += resume - i
                 i = resume
+                blank_before = True
+                continue
+            if self._session_heading(i):
+                i += 1
                 blank_before = True
                 continue
             if SUBHEADING.match(text[:120]) and (
@@ -429,6 +440,31 @@ class Splitter:
                 break
             indices.pop()
             self.figures += 1
+
+    def _annotation_line(self, i: int, groups: list[LineGroup], going: bool) -> bool:
+        """Line ``i`` is an annotation's: a paragraph set smaller under a finished entry.
+
+        biblatex's annotation=true prints a comment a point smaller under each entry; a URL
+        in a smaller typewriter font, or an entry's own next line, is not one.
+        """
+        line = self.lines[i]
+        if line.size is None or self.list_size is None or line.label:
+            return False
+        if self.list_size - line.size < 0.8:
+            return False
+        text = line.text.strip()
+        if URL_TAIL.search(text[-200:]) or (
+            looks_like_reference(text[:120]) and YEAR.search(text[:120])
+        ):
+            return False
+        if going:
+            return True
+        # Its first line starts a sentence after an entry's end (not a URL's, which a line
+        # end may cut: "url: http://.../BB-" + "prs310305/CompleteDraft.pdf").
+        previous = self._previous_text(groups)
+        return (
+            text[:1].isupper() and ends_reference(previous) and not URL_TAIL.search(previous[-200:])
+        )
 
     def _note_line(self, i: int, in_notes: bool) -> bool:
         """Line ``i`` is a footnote's that the reader did not mark as one.
@@ -679,6 +715,8 @@ class Splitter:
             return True
         if SUBHEADING.match(text[:120]) and reference_like_after(self.lines, i + 1, self.furniture):
             return False  # "Filmographie", "Primary sources": a part of the list, set as a heading
+        if self._session_heading(i):
+            return False
         if CAPTION.match(text) and not self._previous_text(groups).rstrip().endswith(_GOING_ON):
             # A caption of any length ("Fig. A1.— Derived spectra for 3C138 (see Heiles &
             # Troland 2003). Plots for ..." after an ApJ list): the caller skips the float
@@ -709,6 +747,27 @@ class Splitter:
                 if label_number(self.lines[j].text) == expected:
                     return False
         return True
+
+    def _session_heading(self, i: int) -> bool:
+        """Line ``i`` is a sub-heading of the list, set as the one right above its first line.
+
+        A course bibliography is split by session headings ("1 Introduction ...", "2 Other
+        Sciences ..."): the list's first line comes under the first of them (segment_start
+        passes over it), and the others, in its size and followed by references, go on with it.
+        """
+        line = self.lines[i]
+        above = self.lines[self.first - 1] if self.first > 0 else None
+        if (
+            above is None
+            or not above.heading
+            or not line.heading
+            or reference_heading(above.text)
+            or qualified_heading(above.text)
+        ):
+            return False
+        if above.size is None or line.size is None or abs(above.size - line.size) > 0.3:
+            return False
+        return reference_like_after(self.lines, i + 1, self.furniture)
 
     def _bigger(self, line: DocumentLine) -> bool:
         return (

@@ -32,7 +32,6 @@ from citeverify_core.references.document.segment_patterns import (
     REPEATED_AUTHOR,
     RULE,
     SPLIT_CAPS,
-    URL_TAIL,
     YEAR,
 )
 
@@ -313,31 +312,7 @@ def reference_like_after(lines: Sequence[DocumentLine], start: int, furniture: s
         and sum(_dated(lines, e) for e in entries) >= 3
         and sum(len(e) > 1 for e in entries) >= 2
         and all(len(e) <= _MAX_ENTRY_LINES for e in entries)
-        and not any(_annotated(lines, e) for e in entries)
     )
-
-
-def _annotated(lines: Sequence[DocumentLine], entry: Sequence[int]) -> bool:
-    """The entry ends in a paragraph set smaller: an annotated bibliography's comment.
-
-    Precision first: the splitter keeps such a comment in its entry's text (it leaves out
-    smaller lines only when they are figure text or numbered notes), and an entry read with
-    its comment is not verifiable as a reference. So the list is not taken on this sign
-    until the splitter leaves annotations out (biblatex's annotation=true, biblatex-dw).
-    """
-    size = lines[entry[0]].size
-    if size is None:
-        return False
-    for k in range(1, len(entry)):
-        line = lines[entry[k]]
-        if (
-            line.size is not None
-            and size - line.size >= 0.8
-            and lines[entry[k - 1]].text.rstrip().endswith((".", ")"))
-            and not URL_TAIL.search(line.text[-200:])
-        ):
-            return True
-    return False
 
 
 #: An entry of an annotated list, with its comment: longer is running text.
