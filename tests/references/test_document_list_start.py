@@ -9,44 +9,11 @@ and documents without a list, which must still be refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
-from citeverify_core.references.document.model import DocumentLine, DocumentText, Location
-from citeverify_core.references.document.segment import FoundReferences, find_references
 from citeverify_core.references.document.segment_lines import reference_heading
 from citeverify_core.references.document.segment_start import qualified_heading
-
-
-@dataclass
-class L:
-    """One line as a PDF reader gives it (page and place, font size, flags)."""
-
-    text: str
-    page: int = 1
-    x0: float = 72.0
-    size: float = 10.0
-    heading: bool = False
-    paragraph: bool = False
-
-
-def found(rows: list[L]) -> FoundReferences:
-    numbers: dict[int, int] = {}
-    lines: list[DocumentLine] = []
-    for row in rows:
-        numbers[row.page] = numbers.get(row.page, 0) + 1
-        lines.append(
-            DocumentLine(
-                row.text,
-                Location(line=numbers[row.page], page=row.page),
-                x0=row.x0,
-                size=row.size,
-                heading=row.heading,
-                starts_paragraph=row.paragraph,
-            )
-        )
-    return find_references(DocumentText(format="pdf", lines=lines, pages=max(numbers)))
+from tests.references.test_document_segment_lists import L, found
 
 
 def hanging(first: str, *rest: str, page: int = 1) -> list[L]:

@@ -24,6 +24,7 @@ class L:
     footnote: bool = False
     unreliable: bool = False
     paragraph: bool = False
+    heading: bool = False
 
 
 def doc(rows: list[L], pages: int | None = None) -> DocumentText:
@@ -40,6 +41,7 @@ def doc(rows: list[L], pages: int | None = None) -> DocumentText:
                 footnote=row.footnote,
                 unreliable=row.unreliable,
                 starts_paragraph=row.paragraph,
+                heading=row.heading,
             )
         )
     return DocumentText(format="pdf", lines=lines, pages=pages or max(numbers))
