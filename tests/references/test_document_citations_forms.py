@@ -595,3 +595,16 @@ def test_a_table_s_source_note_makes_no_missing_entry_but_still_cites() -> None:
     # The same citation in running text is reported.
     body = lines("As Kron (1984) and Barbuy et al. (1985) showed, and Gratton & Sneden (1988).")
     assert kinds(read_consistency(body, listed).findings) == ["missing-entry"]
+
+
+@pytest.mark.parametrize("locator", ["Abs. 3.3.4", "S. 40", "Kap. 2", "chap. 3", "no. 5"])
+def test_an_alphabetic_citation_with_a_locator_in_another_language(locator: str) -> None:
+    listed = refs("F. Mittelbach. The LaTeX Companion. 1994.", "D. E. Knuth. The TeXbook. 1986.")
+    listed = [
+        ExtractedReference(text=r.text, number=r.number, location=r.location, label=label)
+        for r, label in zip(listed, ["GMS94", "Knu86"], strict=True)
+    ]
+    body = lines(f"As described in [GMS94, {locator}] and [Knu86].")
+    checked = read_consistency(body, listed)
+    assert {x for c in checked.citations for x in c.entries} == {1, 2}
+    assert checked.findings == []

@@ -133,3 +133,44 @@ def test_a_url_drawn_apart_at_every_character_reads_without_spaces() -> None:
     spaced += b"(w) -40 (w) -40 (w) -160 (.) -160 (o) -40 (r) -40 (g) -600 (\\(visited\\))]"
     doc = read_pdf(raw_pdf([text_ops([(72.0, 700.0, spaced)])], font=courier), name="u.pdf")
     assert doc.lines[0].text == "url: http://www.org (visited)"
+
+
+def _turned_ops(lines: list[bytes], *, left: bool = True) -> bytes:
+    """Lines turned a quarter (a landscape table): to the left, or to the right."""
+    ops = [b"BT /F1 10 Tf"]
+    for i, text in enumerate(lines):
+        x = 100 + 14 * i
+        matrix = b"0 1 -1 0 %d 100" % x if left else b"0 -1 1 0 %d 700" % (500 - 14 * i)
+        ops.append(matrix + b" Tm (" + text + b") Tj")
+    ops.append(b"ET")
+    return b"\n".join(ops)
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_a_table_set_sideways_is_read_after_its_page_and_never_joins_a_list(left: bool) -> None:
+    table = [b"TABLE A1", b"Sample table taken from Treu et al. (2003)"]
+    table += [b"0 2 %d 1370.99 57.35 6.651120 17.131149 21.344 2 4.385" % k for k in range(6)]
+    upright = text_ops([(72.0, 700.0, b"Body text of the page.")])
+    doc = read_pdf(raw_pdf([upright + b"\n" + _turned_ops(table, left=left)]), name="t.pdf")
+    texts = [ln.text for ln in doc.lines]
+    assert texts[0] == "Body text of the page."
+    assert texts[1:3] == ["TABLE A1", "Sample table taken from Treu et al. (2003)"]
+    assert all(ln.footnote for ln in doc.lines[1:])
+    # A y axis's label, a few turned words, is not read.
+    label = upright + b"\n" + _turned_ops([b"Density of cells"], left=left)
+    assert [ln.text for ln in read_pdf(raw_pdf([label]), name="a.pdf").lines] == [
+        "Body text of the page."
+    ]
+
+
+def test_a_bitmap_font_that_set_only_words_is_read_in_its_encoding() -> None:
+    # affy's title font: T1 "ff" (27) among letters, no comma or parenthesis ("Affymetrix").
+    lines = [b"A\x1bymetrix Microarray Suite User Guide"]
+    names = {b: f"a{b}" for b in set(lines[0]) if b != 0x20}
+    doc = read_pdf(type3_pdf(lines, names), name="type3.pdf")
+    assert [ln.text for ln in doc.lines] == ["Affymetrix Microarray Suite User Guide"]
+    assert not doc.lines[0].unreliable
+    # A math italic font's few letters and its Greek (sigma at 27) are not read as text.
+    math = [b"\x1b x y"]
+    doc = read_pdf(type3_pdf(math, {b: f"a{b}" for b in set(math[0]) if b != 0x20}), name="m.pdf")
+    assert "ff" not in doc.lines[0].text

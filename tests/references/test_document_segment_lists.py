@@ -597,3 +597,31 @@ def test_a_long_caption_after_an_author_date_list_and_a_page_number_cut_from_its
         "Lynden-Bell, D., & Wood, R. 1968, MNRAS, 138, 495",
         "Treu, T. et al., 2003, ApJ, 591, 53",
     ]
+
+
+def test_labels_in_the_outer_margin_right_of_the_text_on_odd_pages() -> None:
+    # A twoside thesis (hpsdiss): "[Schmid97] Hanspeter ..." on even pages, "Hanspeter
+    # Schmid. ... [Schmid98a]" on odd ones; each entry after vertical space.
+    rows = [
+        *body(),
+        L("Bibliography", 1, 72, 14.0, heading=True),
+        L("[Sansen99] Willy Sansen. “Distortion in elementary transistor circuits.” IEEE", 2, 57),
+        L("Transactions on Circuits and Systems–II, vol. 46, pp. 315–325, 1999.", 2, 108),
+        L("[Schmid97] H. Schmid and G. S. Moschytz. “Tunable CCII-MOSFET-C filter", 2, 55),
+        L("biquads.” In Proceedings of ECCTD, vol. 1, pp. 82–87. Budapest, 1997.", 2, 108),
+        L("Hanspeter Schmid. “The ideal amplifier myth, and a complete am- [Schmid98a]", 3, 63),
+        L("plifier classification.” Tech. Rep. 9801, ETH Zürich, Jan. 1998.", 3, 63),
+        L(
+            "Hanspeter Schmid. “Understanding integrated amplifiers.” Tech. [Schmid98b]",
+            3,
+            63,
+            paragraph=True,
+        ),
+        L("Rep. 9802, ETH Zürich, Mar. 1998.", 3, 63),
+    ]
+    got = found(rows).references
+    assert [r.label for r in got] == ["Sansen99", "Schmid97", "Schmid98a", "Schmid98b"]
+    assert got[2].text == (
+        "Hanspeter Schmid. “The ideal amplifier myth, and a complete amplifier "
+        "classification.” Tech. Rep. 9801, ETH Zürich, Jan. 1998."
+    )

@@ -36,7 +36,9 @@ _NUM_ITEM = rf"\d{{1,4}}(?:\s?[{_DASHES}]\s?\d{{1,4}})?"
 # search for its first character ("["), and costs microseconds at every character of the text.
 _LOCATOR_WORDS = (
     r"(?i:pp?\.|p|ch\.|chap\.|chapter|sec\.|section|§|thm\.|theorem|lemma|prop\.|fig\.|"
-    r"figure|eq\.|table|tab\.|app\.|appendix|def\.|definition|cor\.|corollary|para\.|vol\.)"
+    r"figure|eq\.|table|tab\.|app\.|appendix|def\.|definition|cor\.|corollary|para\.|vol\.|"
+    # German, French, Spanish, Italian: "[GMS94, Abs. 3.3.4]", "[12, S. 40]", "[3, chap. 2]"
+    r"abs\.|abschn\.|s\.|kap\.|bd\.|abb\.|satz|bsp\.|anm\.|cap\.|pág\.|ch\.|no\.|n\.|art\.)"
 )
 # Brackets are found first (a cheap pattern), then their insides are read (bounded).
 _RANGE_TO = re.compile(rf"\s?[{_DASHES}]\s?\[(\d{{1,4}})\]")

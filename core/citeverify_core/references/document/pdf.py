@@ -214,6 +214,20 @@ def _quiet_pdfminer() -> None:
             setattr(module, "log", _Quiet())  # noqa: B010 - a module attribute mypy cannot see
 
 
+#: Characters of text turned a quarter on a page from which it is read: a landscape table and
+#: its caption; not a figure's axis labels or an arXiv stamp in the margin.
+_MIN_SIDEWAYS_CHARS = 200
+
+
+def _sideways_lines(page: Page) -> list[Line]:
+    """The lines of the page's text turned a quarter, read in their own upright frame."""
+    words = [w for w in page.sideways if w.text.strip(LOST)]
+    if sum(len(w.text) for w in words) < _MIN_SIDEWAYS_CHARS:
+        return []
+    turned = Page(page.number, page.height, page.width)
+    return [ln for ln in page_lines(turned, make_rows(dedupe(words))) if ln.text]
+
+
 def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
     """The lines of every page in reading order, and notes on what was removed or missing."""
     notes: list[str] = []
@@ -243,18 +257,27 @@ def _layout(pages: list[Page]) -> tuple[list[Line], list[str]]:
         notes.append(f"running headers, footers and page numbers removed ({removed_edges} lines)")
     lines: list[Line] = []
     empty: list[int] = []
+    sideways: set[int] = set()
     for page, rows, lost in zip(pages, rows_by_page, lost_words, strict=True):
         on_page = [ln for ln in page_lines(page, rows) if ln.text]  # not lines of lost glyphs
         if lost:
             _mark_lost(on_page, lost)
         if not on_page and not any(w.text.strip(LOST) for w in page.words):
             empty.append(page.number)  # not a page whose only text was its running head
+        turned = _sideways_lines(page)
+        sideways.update(id(line) for line in turned)
+        on_page += turned
         for number, line in enumerate(on_page, 1):
             line.number = number
         lines.extend(on_page)
     body = body_size(lines)
     mark_paragraphs_and_headings(lines, body)
     mark_footnotes(pages, lines, body)
+    for line in lines:
+        if id(line) in sideways:
+            # After the page's own lines, out of their order: read for citations, never part
+            # of a reference list (as a page's notes).
+            line.footnote = True
     if empty and len(empty) < len(pages):
         notes.append(
             f"{_pages_text(empty)} {'has' if len(empty) == 1 else 'have'} no text "

@@ -176,9 +176,36 @@ def tex_table(names: dict[int, str]) -> dict[int, str] | None:
         # has Greek letters where OT1 has its ligatures and no parenthesis or hyphen: it is
         # not decoded (its gaps stay unread).
         table = _T1 if codes & _T1_SIGNS and not codes & _OT1_SIGNS else _OT1
+    elif (table_of_words := _words_table(codes)) is not None:
+        table = table_of_words
     else:
         return None
     return {code: table.get(code, chr(code) if 33 <= code <= 126 else "") for code in codes}
+
+
+# Letters and the signs a text sets (digits, quotes, parentheses, ",", "-", ".", "/", ":",
+# ";", "?", "!"): no math italic font's Greek (0-40) or arrows.
+_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
+_TEXT_SIGNS = frozenset({33, 39, 40, 41, 44, 45, 46, 47, 58, 59, 63, 96}) | frozenset(range(48, 58))
+
+
+def _words_table(codes: set[int]) -> dict[int, str] | None:
+    """T1 or OT1 for a font that set only words: a ligature, eight lowercase letters, signs.
+
+    A title in its own italic bitmap font ("A{ff}ymetrix Microarray Suite", "di{ff}erential
+    ... pro{fi}ling") may show no parenthesis or hyphen. A math italic font has Greek where
+    the ligatures are and sets a few letters as symbols: one whose every code is a ligature,
+    a letter or a text sign is read as text (a math font so used would read "ff" for σ).
+    """
+    if sum(97 <= c <= 122 for c in codes) < 8:
+        return None
+    t1 = codes & set(range(27, 32))
+    ot1 = codes & set(range(11, 16))
+    if t1 and not ot1 and codes <= _LETTERS | _TEXT_SIGNS | t1 | {16, 17, 21, 22}:
+        return _T1
+    if ot1 and not t1 and codes <= _LETTERS | _TEXT_SIGNS | ot1 | {123, 124}:
+        return _OT1
+    return None
 
 
 def recover_text(name: str) -> str | None:

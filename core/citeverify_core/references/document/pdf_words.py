@@ -100,11 +100,24 @@ class Word:
 class Page:
     """One page's words and what else it holds."""
 
-    __slots__ = ("height", "images", "number", "rules", "skipped", "undefined", "width", "words")
+    __slots__ = (
+        "height",
+        "images",
+        "number",
+        "rules",
+        "sideways",
+        "skipped",
+        "undefined",
+        "width",
+        "words",
+    )
 
     def __init__(self, number: int, width: float, height: float) -> None:
         self.number, self.width, self.height = number, width, height
         self.words: list[Word] = []
+        #: Words of text turned a quarter (a landscape table, its caption, a y axis's label),
+        #: in the turned frame, where they read upright: x along the text, y across it.
+        self.sideways: list[Word] = []
         self.images = 0
         self.skipped = 0  # figures too large to read for text
         self.undefined = 0
@@ -373,23 +386,33 @@ def _make_device_class() -> type:
                 return
             a, b, c, d, e, f = mult_matrix(textstate.matrix, self.ctm)
             scaling = textstate.scaling * 0.01
+            ty = textstate.linematrix[1]
+            upright = a > 0 and d > 0 and abs(b) <= 1e-3 * a and abs(c) <= 1e-3 * d
+            # Text turned a quarter either way reads upright in a turned frame: x' along the
+            # text, y' across it ("x' = y, y' = -x" for a turn to the left).
+            turned = (
+                not upright and abs(a) <= 1e-3 * abs(b) and abs(d) <= 1e-3 * abs(c) and b * c < 0
+            )
+            if turned and b > 0:
+                along, origin, base, target = b, f, -c * ty - e, self.page.sideways
+            elif turned:
+                along, origin, base, target = -b, -f, c * ty + e, self.page.sideways
+            else:
+                along, origin, base, target = a, e, d * ty + f, self.page.words
             run = _Run(
                 self,
                 self._table(font),
                 scale=textstate.fontsize * scaling,
                 charspace=textstate.charspace * scaling,
                 wordspace=0 if font.is_multibyte() else textstate.wordspace * scaling,
-                # Upright, unrotated text only: a rotated arXiv stamp or a sideways table
-                # would interleave with the lines.
-                keep=not font.is_vertical()
-                and a > 0
-                and d > 0
-                and abs(b) <= 1e-3 * a
-                and abs(c) <= 1e-3 * d,
-                a=a,
-                e=e,
-                baseline=d * textstate.linematrix[1] + f,
-                size=abs(d * textstate.fontsize),
+                # Upright or turned a quarter only: other angles (a stamp across the page)
+                # are not read.
+                keep=not font.is_vertical() and (upright or turned),
+                a=along,
+                e=origin,
+                baseline=base,
+                size=abs((d if upright else c) * textstate.fontsize),
+                target=target,
             )
             x = run.show(seq, textstate.linematrix[0])
             textstate.linematrix = (x, textstate.linematrix[1])
@@ -437,9 +460,9 @@ class _FontTable:
                 text, width = self.get(code)
                 if unknown and code in names:
                     text = None  # a code numbered in order of use: its glyph is not known
-                elif tex is not None and code >= 128 and code in tex and not mapped:
-                    # pdfminer reads a T1 font's accented letters in Adobe's StandardEncoding,
-                    # where 197 is a macron: "¯strand" for "Åstrand".
+                elif tex is not None and (code >= 128 or code < 32) and code in tex and not mapped:
+                    # pdfminer reads a TeX font's codes in Adobe's StandardEncoding, where 197
+                    # is a macron ("¯strand" for "Åstrand") and 0-31 are nothing (T1's "ff").
                     text = tex[code]
                 if text is None and code in names:
                     # No Unicode for the code: its glyph name may say (a TeX font's code).
@@ -485,6 +508,7 @@ class _Run:
         "size",
         "space",
         "table",
+        "target",
         "wordspace",
     )
 
@@ -501,8 +525,9 @@ class _Run:
         e: float,
         baseline: float,
         size: float,
+        target: list[Word],
     ) -> None:
-        self.device, self.table = device, table
+        self.device, self.table, self.target = device, table, target
         self.scale, self.charspace, self.wordspace, self.keep = scale, charspace, wordspace, keep
         self.a, self.e, self.baseline, self.size = a, e, baseline, size
         #: The word being built: start x, end x (text space), its texts, first and last widths.
@@ -630,7 +655,7 @@ class _Run:
             return
         self.pending = None
         device, a = self.device, self.a
-        device.page.words.append(
+        self.target.append(
             Word(
                 a * pending[0] + self.e,
                 a * pending[1] + self.e,

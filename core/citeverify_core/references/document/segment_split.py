@@ -8,6 +8,7 @@ after, or running text ends it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -592,6 +593,14 @@ class Splitter:
                         and own_kind
                     ):
                         return True, value
+            if (
+                self.word_labels
+                and (end := _END_LABEL.search(text[-60:]))
+                and (line.starts_paragraph or ends_reference(prev))
+            ):
+                # A twoside thesis sets its labels in the outer margin: right of the first
+                # line on odd pages ("Hanspeter Schmid. “The ideal amplifier ... [Schmid98a]").
+                return True, end.group(1)
             return False, None
         # Unlabelled (author-date) lists, or labels read apart in a margin column. A labelled
         # line after a finished reference still starts one (a reader lost the earlier labels).
@@ -822,6 +831,8 @@ class Splitter:
             if m.group("b") is not None or value == str(number):
                 label = value
                 head = head[m.end() :]
+        if label is not None and head.rstrip().endswith(f"[{label}]"):
+            head = head.rstrip()[: -len(label) - 2]  # a label set right of the first line
         if self._drawn_rule(group.indices[0]):
             # The rule as the list prints it: "——— (2010), ...", "———. “Pottery ...".
             head = head.lstrip()
@@ -839,6 +850,10 @@ class Splitter:
             unreliable=UNRELIABLE_TEXT if damaged else None,
         )
 
+
+#: An alphabetic label at a line's end, as a margin label right of the text reads: letters,
+#: then a year of two or four digits and a letter ("[Schmid98a]", "[Knu86]", "[GMS04]").
+_END_LABEL = re.compile(r"\s\[([A-Z][A-Za-z\u00C0-\u024F+\-]{0,20}\d{2}(?:\d{2})?[a-z]?)\]$")
 
 #: What a line inside an entry ends with: the entry goes on ("PASP, 96," + "198").
 _GOING_ON = (",", ";", ":", "-", "–", "&")
