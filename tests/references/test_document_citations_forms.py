@@ -429,7 +429,8 @@ def test_a_numbered_list_cited_once_in_brackets_has_its_other_entries_uncited() 
 @pytest.mark.parametrize(
     "other",
     [
-        DocumentLine("1 A note with its own text.", Location(9, 1), footnote=True),
+        DocumentLine("1 Kuhn, Structure, 40.", Location(9, 1), footnote=True),  # a short note
+        DocumentLine("2 Kuhn, Structure (Chicago 1962).", Location(9, 1), footnote=True),
         DocumentLine("Shown before9 again.", Location(9, 1), raised=((12, 13),)),  # a note call
         DocumentLine("Shown before.3 and after.4 too.", Location(9, 1)),
     ],
@@ -438,6 +439,20 @@ def test_a_sign_of_another_citation_form_keeps_them_unchecked(other: DocumentLin
     checked = read_consistency([*lines("Data of the consortium [1]."), other], NUMBERED)
     assert "uncited-entry" not in kinds(checked.findings)
     assert checked.coverage is not None and checked.coverage.checked < 6
+
+
+def test_notes_that_were_read_and_cite_nothing_leave_the_entries_checked() -> None:
+    # hpsdiss: its notes were read ("2Although it is rather small, ..."), and so were the note
+    # calls; entries its brackets never name are uncited.
+    body = [
+        *lines("Data of the consortium [1].", "An attenuation.2"),
+        DocumentLine(
+            "2Although it is rather small, this attenuation", Location(9, 1), footnote=True
+        ),
+    ]
+    body[1] = DocumentLine("An attenuation.2", Location(2, 1), raised=((15, 16),))
+    checked = read_consistency(body, NUMBERED)
+    assert [f.entry for f in checked.findings if f.kind == "uncited-entry"] == [2, 3, 4, 5, 6]
 
 
 def test_an_entry_with_an_accent_apart_from_its_letter_is_not_called_uncited() -> None:

@@ -91,6 +91,7 @@ from citeverify_core.references.document.model import (
     ExtractedReference,
     InTextCitation,
 )
+from citeverify_core.references.document.segment_patterns import YEAR
 
 __all__ = [
     "MAX_CITATION_SITES",
@@ -345,6 +346,10 @@ _LOOSE_ACCENT = re.compile(r"(?:^|\s)[\u00a8\u00af\u00b4\u00b8\u02c6-\u02dd][^\W
 _FLAT_SUPERSCRIPT = re.compile(r"[^\W\d_]{2}[.,;:]\d{1,3}(?:[,–-]\d{1,3}){0,5}(?=\s|$)")
 
 
+# A short note's start: its number, a surname (or two names) and a comma ("4 Kuhn, Structure").
+_SHORT_NOTE = re.compile(r"^\W{0,3}\d{0,3}\s?[A-Z][\w'’\-]+(?:\s[A-Z][\w'’\-]+)?,\s")
+
+
 def _other_forms(body: _Body, cites: list[_Cite]) -> bool:
     """Whether the body shows citations in a form not read: footnotes, unread superscripts.
 
@@ -352,12 +357,24 @@ def _other_forms(body: _Body, cites: list[_Cite]) -> bool:
     citation (a note call); two numbers flattened after a word and a punctuation mark.
     """
     read = {c.start for c in cites if c.kind == "numeric"}
+    starts = sorted(read)
+    # Where the notes were read (footnote areas found), a note call says nothing more: what
+    # the notes cite was read with them.
+    notes_read = any(body.lines[index].footnote for index in body.origin)
     for i, index in enumerate(body.origin):
         line = body.lines[index]
-        if line.footnote:
-            return True
-        if body.starts[i] not in read and any(
-            any(ch.isdigit() for ch in line.text[a:b]) for a, b in line.raised[:20]
+        if line.footnote and (YEAR.search(line.text) or _SHORT_NOTE.match(line.text)):
+            # A note that may cite a work in full or short ("3 Smith, Title (Chicago 1990),
+            # 23.", "4 Kuhn, Structure, 40."); not one whose citations are read ("4 See
+            # [Fabre95]."), nor a note of prose ("2Although it is rather small, ...").
+            end = body.starts[i + 1] if i + 1 < len(body.starts) else len(body.text)
+            k = bisect.bisect_left(starts, body.starts[i])
+            if not (k < len(starts) and starts[k] < end):
+                return True
+        if (
+            not notes_read
+            and body.starts[i] not in read
+            and any(any(ch.isdigit() for ch in line.text[a:b]) for a, b in line.raised[:20])
         ):
             return True
     flat = itertools.islice(_FLAT_SUPERSCRIPT.finditer(body.text), 2)
