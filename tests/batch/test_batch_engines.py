@@ -205,34 +205,49 @@ def _actors_of(name: bytes) -> list[int]:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
-def test_ray_a_killed_actor_loses_and_duplicates_no_row(tmp_path: Path, ray_instance: Any) -> None:
+def test_ray_a_killed_actor_loses_and_duplicates_no_row(
+    tmp_path: Path, ray_instance: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeverify_core.batch import ray_engine
+
     records = make_records(2000, seed=5, docs=6)
     source = write_jsonl(tmp_path / "in.jsonl", records)
     local = tmp_path / "local.jsonl"
     run_batch(source, local, workers=2, batch_size=50)
     out = tmp_path / "ray.jsonl"
     killed: list[int] = []
-    stop = threading.Event()
+    first_row, done = threading.Event(), threading.Event()
+    add = ray_engine._ShardParts.add
 
-    def kill_an_actor_mid_run() -> None:
-        # Once rows have come back (the driver is writing the shard's part), kill an actor.
-        while not stop.is_set() and not killed:
-            writing = list((tmp_path / "ray.jsonl.parts").glob("*.tmp-*"))
-            if writing and writing[0].stat().st_size > 0:
-                for pid in _actors_of(b"RayVerifier"):
-                    os.kill(pid, signal.SIGKILL)
-                    killed.append(pid)
-                    break
+    def add_after_the_kill(self: Any, text: str, name: str, number: int | None) -> None:
+        # The driver holds its first row until an actor is killed: the run cannot end
+        # before (an event, not a race with a fast machine). Ray's streaming executor stops
+        # at its output queue's limit meanwhile, so its actors are still running.
+        if not first_row.is_set():
+            first_row.set()
+            done.wait(timeout=120)
+        add(self, text, name, number)
+
+    def kill_an_actor() -> None:
+        first_row.wait(timeout=300)
+        for _ in range(3000):  # up to a minute for the pool's process to show in /proc
+            pids = _actors_of(b"RayVerifier")
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+                break
             time.sleep(0.02)
+        done.set()
 
-    killer = threading.Thread(target=kill_an_actor_mid_run)
+    monkeypatch.setattr(ray_engine._ShardParts, "add", add_after_the_kill)
+    killer = threading.Thread(target=kill_an_actor)
     killer.start()
     try:
         summary = run_batch(source, out, engine="ray", workers=2, batch_size=50)
     finally:
-        stop.set()
+        first_row.set()
         killer.join()
-    assert killed, "the run ended before an actor could be killed"
+    assert killed, "no RayVerifier actor was running while the driver held its first row"
     assert summary.rows == len(records)
     assert out.read_bytes() == local.read_bytes()  # every row once, in order
 
