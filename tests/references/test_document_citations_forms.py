@@ -623,3 +623,19 @@ def test_an_alphabetic_citation_with_a_locator_in_another_language(locator: str)
     checked = read_consistency(body, listed)
     assert {x for c in checked.citations for x in c.entries} == {1, 2}
     assert checked.findings == []
+
+
+def test_a_year_last_list_cited_with_years_calls_the_other_work_of_the_author_uncited() -> None:
+    # ROTS: entries print their year last (read as MLA-like); the body cites "(Elo 2008)" and
+    # "Elo et al. (2008)": the surname in the text is the 2008 work's, the 2009 one is uncited.
+    listed = refs(
+        "Elo, L.L. et al., Reproducibility-optimized test statistic. IEEE/ACM TCBB, 5, 2008.",
+        "Elo, L.L. et al. Optimized detection of differential expression. Briefings, 10, 2009.",
+        "Seyednasrollah et al. ROTS: reproducible RNA-seq biomarker detector. Briefings, 2015.",
+    )
+    body = lines(
+        "The method (Elo 2008) was extended (Seyednasrollah et al. 2015).",
+        "As Elo et al. (2008) showed.",
+    )
+    checked = read_consistency(body, listed)
+    assert [(f.kind, f.entry) for f in checked.findings] == [("uncited-entry", 2)]

@@ -207,7 +207,7 @@ def read_consistency(
         if mla:
             # MLA names an author in running text without parentheses ("As Odom and Adams
             # showed"): an entry whose first author's surname the body has is not reported.
-            named = _named_in(joined.text, entries)
+            named = _named_in(joined.text, entries) - _dated_elsewhere(cites, entries)
             cites.append(_Cite(0, "", "author-date", [], [], named))
         # Notes cite by author and title ("Smith, Title, 23."), and so does running text
         # ("V. A. Il’inskaja, Nekotorye motivy ..."): they only mark entries cited.
@@ -418,6 +418,29 @@ def _sure_citations(
                   cite.also)
         )  # fmt: skip
     return kept, dropped
+
+
+_CITED_YEAR = re.compile(r"(?<!\d)(1[6-9]\d\d|20\d\d)(?!\d)")
+
+
+def _dated_elsewhere(cites: list[_Cite], entries: list[_Entry]) -> set[int]:
+    """Entries whose first author the body cites with years, none of them the entry's own.
+
+    "(Elo 2008)" and "Elo et al. (2008)" cite Elo's 2008 work: the surname in the text is
+    theirs, so Elo's 2009 entry is not taken as named in running text (MLA's rule).
+    """
+    by_number = {e.number: e for e in entries}
+    years: dict[str, set[int]] = {}
+    for c in cites:
+        found = {int(y) for y in _CITED_YEAR.findall(c.text)}
+        for x in c.entries:
+            if x is not None and (e := by_number.get(x)) is not None and e.names:
+                years.setdefault(e.names[0], set()).update(found)
+    return {
+        e.number
+        for e in entries
+        if e.names and years.get(e.names[0]) and not e.years & years[e.names[0]]
+    }
 
 
 # A table's note of its sources ("References. — (1) Barbuy, Spite, & Spite 1985; (2) ..."):
