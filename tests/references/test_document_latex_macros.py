@@ -305,3 +305,20 @@ def test_examples_shown_by_a_catcode_changing_macro_are_no_citations() -> None:
     doc = extract_document(src.encode(), name="m.tex")
     assert [c.text for c in doc.citations] == [r"\cite{k0}", r"\cite{k1}"]
     assert doc.findings == []
+
+
+def test_thousands_of_catcode_macros_and_their_uses_end_quickly() -> None:
+    # A hostile preamble: 5,000 macros, each calling the next, the last setting a catcode,
+    # each body long; a body using them 10,000 times. Followed as sets, read once.
+    chain = "".join(rf"\def\{_name(k)}{{\{_name(k + 1)}" + " x" * 900 + "}\n" for k in range(5000))
+    chain += rf"\def\{_name(5000)}{{\catcode`\|=0 }}" + "\n"
+    uses = "".join(rf"Text \{_name(k % 5000)} and \cite{{k0}}." + "\n\n" for k in range(10_000))
+    src = (
+        f"\\documentclass{{article}}\n{chain}\\begin{{document}}\n{uses}"
+        "\\begin{thebibliography}{9}\n\\bibitem{k0} A. Author. Title. 2001.\n"
+        "\\end{thebibliography}\n\\end{document}\n"
+    )
+    started = time.process_time()
+    doc = extract_document(src.encode(), name="hostile.tex")
+    assert time.process_time() - started < 20
+    assert len(doc.references) == 1
