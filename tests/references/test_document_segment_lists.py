@@ -625,3 +625,19 @@ def test_labels_in_the_outer_margin_right_of_the_text_on_odd_pages() -> None:
         "Hanspeter Schmid. “The ideal amplifier myth, and a complete amplifier "
         "classification.” Tech. Rep. 9801, ETH Zürich, Jan. 1998."
     )
+
+
+def test_an_author_list_cut_after_a_given_name_goes_on() -> None:
+    # Chicago: "..., Kinley Taylor, Alison" + "Amos, and Charlotte Haithcox. 2017. ...": the
+    # next line starts like an author with a year, but the names go on.
+    from citeverify_core.references.document import extract_document
+
+    text = (
+        "References\n"
+        "Davis, Rebecca, Marcie L. Riches, Paula Stinson, Kinley Taylor, Alison\n"
+        "Amos, and Charlotte Haithcox. 2017. “Research on Coatings.” Biology 23 (3): S447.\n"
+        "Baker, Stacey L., Scott P. Carroll, Jose\n"
+        "Andres, and David R. Angelini. 2011. “Examining the Basis.” Dev. Biol. 356 (1): 245.\n"
+    )
+    got = [r.text for r in extract_document(text.encode(), name="list.txt").references]
+    assert [g.split(",")[0] for g in got] == ["Davis", "Baker"]

@@ -858,6 +858,9 @@ _END_LABEL = re.compile(r"\s\[([A-Z][A-Za-z\u00C0-\u024F+\-]{0,20}\d{2}(?:\d{2})
 #: What a line inside an entry ends with: the entry goes on ("PASP, 96," + "198").
 _GOING_ON = (",", ";", ":", "-", "–", "&")
 
+#: A line that ends on a comma and one name, or a name and an initial: a list of names.
+_GIVEN_NAME_END = re.compile(r",\s+[^\W\d_][\w'’\-]*(?:\s[^\W\d_]\.?)?$")
+
 #: Words a line ends on inside an entry (the names or the title go on).
 _GOES_ON = frozenset({"and", "in", "of", "the", "for", "on", "by", "to", "with", "eds", "ed", "et"})
 
@@ -870,6 +873,8 @@ def _ends_unpunctuated(prev: str) -> bool:
     t = prev.rstrip()
     if not t or not t[-1].isalnum():
         return False
+    if _GIVEN_NAME_END.search(t[-60:]):
+        return False  # "..., Kinley Taylor, Alison" + "Amos, and ...": an author list goes on
     last = t.rsplit(None, 1)[-1].casefold()
     return last not in _GOES_ON and not TRAILING_INITIAL.search(t[-40:] + ".")
 
