@@ -34,6 +34,7 @@ from citeverify_core.references.document.latex_macros import MacroTable
 from citeverify_core.references.document.latex_scan import group_end, strip_comment
 from citeverify_core.references.document.latex_text import (
     CITE_COMMAND,
+    NOT_CITING,
     latex_to_text,
     new_macro_table,
 )
@@ -56,10 +57,6 @@ _SECTION = re.compile(
 _APPENDIX = re.compile(r"^\s*\\(?:appendix\b|begin\{appendices\})")
 _BIB_FILES = re.compile(
     r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]{0,200}\])?\s*\{([^{}]{1,500})\}"
-)
-_CITED_KEYS = re.compile(
-    r"\\[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10}\*?\s*(?:<[^<>]{0,300}>\s*)?"
-    r"(?:\[[^\]]{0,300}\]\s*){0,2}\{([^{}]{0,2000})\}"
 )
 _INPUT = re.compile(r"\\(?:input|include|subfile|SweaveInput)\s*\{([^{}\\]{1,300})\}")
 _CHUNK_START = re.compile(r"^\s*<<[^<>]{0,2000}>>=\s*$")
@@ -334,6 +331,8 @@ def _title_citations(
             continue  # a "\thanks" inside the "\author" read already
         end = group_end(clean, m.end(), 20_000)
         for c in CITE_COMMAND.finditer(clean, m.end(), end):
+            if c.group("name") in NOT_CITING:
+                continue
             number = numbers[min(line_of(starts, c.start()), len(numbers)) - 1]
             text = " ".join(latex_to_text(c.group(0), keep_citations=True).split())
             out.append(
@@ -405,7 +404,9 @@ def _tex_sibling_entries(
         collected.extend(bib_entries(decode(data, bib_name), bib_name))
     if not read:
         return None, None
-    cited = {key.strip() for m in _CITED_KEYS.finditer(clean) for key in m.group(1).split(",")}
+    cited = {
+        key.strip() for m in CITE_COMMAND.finditer(clean) for key in m.group("keys").split(",")
+    }
     cited |= {
         key.strip()
         for m in re.finditer(r"\\nocite\s*\{([^{}]{0,2000})\}", clean)

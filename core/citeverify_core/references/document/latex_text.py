@@ -155,12 +155,14 @@ _ENV_ARGS = {
 # "\Citet", "\parencites", "\citeNP", "\shortciteA", "\footcitetext"...): kept as written for the
 # consistency check, which reads their keys.
 _CITE = re.compile(r"[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10}\*?")
-#: A whole citation command with its key group, as the citation reader takes it.
+#: A whole citation command in LaTeX source: its ``name``, an apacite prenote ("<see>"), up to
+#: two options and its ``keys`` (``\\nocite`` too: a caller that wants citations only skips the
+#: names of ``NOT_CITING``).
 CITE_COMMAND = re.compile(
-    r"\\(?!nocite\b)[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10}\*?\s*(?:\[[^\]]{0,300}\]\s*){0,2}"
-    r"\{[^{}]{0,2000}\}"
+    r"\\(?P<name>[A-Za-z]{0,12}[Cc]ite[A-Za-z]{0,10})\*?\s*(?:<[^<>]{0,300}>\s*)?"
+    r"(?:\[[^\]]{0,300}\]\s*){0,2}\{(?P<keys>[^{}]{0,2000})\}"
 )
-_NOT_CITE = frozenset({"nocite", "citestyle", "setcitestyle", "citeindextrue", "citeindexfalse"})
+NOT_CITING = frozenset({"nocite", "citestyle", "setcitestyle", "citeindextrue", "citeindexfalse"})
 _DEFINITIONS = frozenset(
     {"newcommand", "renewcommand", "providecommand", "DeclareRobustCommand", "def", "gdef",
      "edef", "xdef", "let"}
@@ -346,7 +348,7 @@ class _Command:
                     return i + 2
                 return skip_space(s, i)
             return i
-        if self.keep_citations and bare not in _NOT_CITE and _CITE.fullmatch(name):
+        if self.keep_citations and bare not in NOT_CITING and _CITE.fullmatch(name):
             return self.citation(i, name, start)
         if bare in _DEFINITIONS and self.macros is not None:
             # Read (again) where it stands: a definition in the body counts from there on.
@@ -527,7 +529,11 @@ class _Command:
                 if self.keep_citations and bare == "thanks":
                     # A title's note cites too ("\author{M. Shell\thanks{... \cite{ctan:x}.}}"):
                     # its text is no body text, its citations are.
-                    self.out.extend(" " + m.group(0) for m in CITE_COMMAND.finditer(s, start, j))
+                    self.out.extend(
+                        " " + m.group(0)
+                        for m in CITE_COMMAND.finditer(s, start, j)
+                        if m.group("name") not in NOT_CITING
+                    )
             first = False
         # Options after the arguments ("\begin{figure}[h]", "\setbeamertemplate{x}[y]"), only
         # where they belong: after "\ref{x}" a "[3]" is a citation.
