@@ -34,11 +34,13 @@ on the line above counts as the start, as in ``bench_reference_zones.score``). A
 "gold line labels", turns GROBID's own line labels into entries the same way: the ceiling of any
 line labeller on these zones.
 
-python-crfsuite is not a project dependency: install it apart and point ``--crfsuite-path`` at it
-(default ``/tmp/crfsuite``)::
+python-crfsuite is a development dependency (the ``test`` group; never needed at run time, where
+``segment_labels`` decodes the exported weights itself)::
 
-    uv pip install --python .venv/bin/python --target /tmp/crfsuite python-crfsuite
     .venv/bin/python bench/bench_line_labels_crf.py --grobid /path/to/grobid
+
+``--export core/citeverify_core/references/document/segment_labels.json`` writes the model trained
+on every file: the one the reader ships.
 
 ``--top 10`` sets how many feature weights of a model trained on every file are printed.
 """
@@ -46,9 +48,9 @@ python-crfsuite is not a project dependency: install it apart and point ``--crfs
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
-import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -61,23 +63,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_reference_zones as z
 
+from citeverify_core.references.document.segment_labels import (
+    LineLabeller,
+    crf_items,
+    line_features,
+    use_line_labeller,
+)
 from citeverify_core.references.document.segment_patterns import LABEL
 
 FOLDS = 5
 Features = dict[str, Any]
 
 
-def load_crfsuite(path: Path) -> ModuleType:
-    """Import pycrfsuite from ``path`` (a ``pip --target`` folder), with a clear error if missing."""
-    if path.is_dir():
-        sys.path.insert(0, str(path))
+def load_crfsuite() -> ModuleType:
+    """pycrfsuite (the ``test`` dependency group), with a clear error if it is missing."""
     try:
-        import pycrfsuite  # type: ignore[import-not-found]
+        import pycrfsuite
     except ImportError:
         sys.exit(
-            f"python-crfsuite not found (looked in {path} and the environment). Install it apart "
-            f"from the project, e.g.: uv pip install --python {sys.executable} --target {path} "
-            "python-crfsuite   (or: python -m pip install --target ... python-crfsuite)"
+            "python-crfsuite not found: it is in the project's test dependency group "
+            "(python -m uv sync --frozen --all-extras installs it)"
         )
     return cast(ModuleType, pycrfsuite)
 
@@ -154,174 +159,6 @@ def exact(zone: z.Zone, texts: Sequence[str], firsts: Sequence[int]) -> int:
     ann = [z.key(b.body) for b in zone.bibls]
     found, _, _, _ = z.match(ann, [z.key(t) for t in texts], [b.first for b in zone.bibls], firsts)
     return found
-
-
-# ---------------------------------------------------------------------------------------------
-# Features (text only)
-
-YEAR = re.compile(r"(?<![\d/.])(?:1[6-9]|20)\d\d[a-z]?(?!\d)")
-SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lab_bracket", re.compile(r"^\[[^\[\]]{1,20}\]")),
-    ("lab_paren", re.compile(r"^\(\d{1,4}\)")),
-    ("lab_dot", re.compile(r"^\d{1,4}\.(?!\d)")),
-    ("lab_close", re.compile(r"^\d{1,4}[)\]]")),
-    ("lab_bare", re.compile(r"^\d{1,4}\s+[^\W\d_]")),
-    ("rule", re.compile(r"^[-‐‑‒–—―_]{2,}|^[—―]")),
-    ("surname_comma", re.compile(r"^[^\W\d_][\w'’\-]*(?:\s[\w'’\-]+)?,")),
-    ("surname_initial", re.compile(r"^[^\W\d_][\w'’\-]+\s+(?:[^\W\d_]\.\s?)+")),
-    ("initials", re.compile(r"^(?:[^\W\d_]\.\s?-?){1,3}\s*[^\W\d_]")),
-    ("caps_word", re.compile(r"^[^\W\d_]{2,}[\s,]")),
-    ("digits", re.compile(r"^\d")),
-    ("open_punct", re.compile(r"^[\"“‘'(\[]")),
-)
-# a closed list: surnames as features would only learn the training files' authors
-FUNCTION_WORDS = frozenset(
-    (
-        "In",
-        "in",
-        "and",
-        "And",
-        "&",
-        "of",
-        "the",
-        "The",
-        "pp",
-        "pp.",
-        "Vol.",
-        "vol.",
-        "In:",
-        "Proceedings",
-        "Proc.",
-        "Journal",
-        "editors",
-        "eds.",
-        "ed.",
-        "Available",
-        "Retrieved",
-        "URL",
-        "doi:",
-        "DOI:",
-        "http",
-    )
-)
-LABEL_NUMBER = re.compile(r"^\s*[\[(]?(\d{1,4})[.)\]]?(?:\s|$)")
-
-
-def first_shape(line: str) -> str:
-    """The shape of a line's first token."""
-    for name, pattern in SHAPES:
-        if pattern.match(line):
-            if name in {"surname_comma", "surname_initial", "caps_word"} and not line[0].isupper():
-                return "lower_" + name
-            return name
-    if line[:1].islower():
-        return "lower"
-    if line[:1].isupper():
-        return "upper"
-    return "other"
-
-
-def _bucket(value: float, edges: Sequence[float]) -> str:
-    return str(sum(value >= e for e in edges))
-
-
-def _end(line: str) -> str:
-    last = line.rstrip()[-1:]
-    if last.isdigit():
-        return "digit"
-    if last in ".,;:-)]":
-        return last
-    if last.isalpha():
-        return "lower" if last.islower() else "upper"
-    return "other"
-
-
-def line_features(line: str, median: float) -> Features:
-    """Features of one line alone."""
-    words = line.split()
-    years = [m.start() for m in YEAR.finditer(line)]
-    f: Features = {
-        "shape": first_shape(line),
-        "end": _end(line),
-        "len": _bucket(len(line), (15, 30, 50, 70, 90)),
-        "rel_len": _bucket(len(line) / median if median else 1.0, (0.3, 0.6, 0.85, 1.1)),
-        "words": _bucket(len(words), (2, 4, 8, 12)),
-        "year": "none"
-        if not years
-        else _bucket(years[0] / max(len(line), 1), (0.25, 0.6)) + ("+" if len(years) > 1 else ""),
-        "paren_year": bool(re.search(r"\((?:1[6-9]|20)\d\d[a-z]?\)", line)),
-        "et_al": "et al" in line,
-        "in": bool(re.search(r"(?:^|[.,]\s)In[:\s]", line)),
-        "pp": bool(re.search(r"\bpp?\.\s?\d", line)),
-        "vol": bool(re.search(r"\b(?:vol|no)\.\s?\d", line, re.I)),
-        "url": bool(re.search(r"https?://|www\.|doi[:.]|10\.\d{4,}/", line, re.I)),
-        "initials": len(re.findall(r"(?:^|[\s,])[^\W\d_]\.", line)) >= 2,
-        "and_start": bool(re.match(r"(?:and|&)\s", line)),
-        "upper_ratio": _bucket(
-            sum(c.isupper() for c in line) / max(sum(c.isalpha() for c in line), 1), (0.2, 0.5)
-        ),
-        "first_word": first.lower()
-        if (first := words[0] if words else "") in FUNCTION_WORDS
-        else "",
-    }
-    return f
-
-
-def zone_features(zone: z.Zone) -> list[Features]:
-    """Every line's features with its neighbours' (text only)."""
-    lines = zone.lines
-    n = len(lines)
-    median = statistics.median(len(x) for x in lines) if lines else 1.0
-    alone = [line_features(x, median) for x in lines]
-    label_share = sum(bool(LABEL.match(x[:40])) for x in lines) / max(n, 1)
-    zone_bucket = _bucket(label_share, (0.1, 0.25, 0.45))
-    last_number: int | None = None
-    out: list[Features] = []
-    for i, line in enumerate(lines):
-        f: Features = {"bias": 1.0, "zone_labels": zone_bucket}
-        f.update(alone[i])
-        m = LABEL_NUMBER.match(line)
-        number = int(m.group(1)) if m else None
-        if number is not None:
-            f["num_next"] = last_number is not None and number == last_number + 1
-            f["num_first"] = last_number is None and number in {0, 1}
-        if number is not None and (last_number is None or number == last_number + 1):
-            last_number = number
-        f["shape*zone"] = f"{f['shape']}|{zone_bucket}"
-        for d in (-2, -1, 1, 2):
-            j = i + d
-            if not 0 <= j < n:
-                f[f"{d:+d}:edge"] = True
-                continue
-            g = alone[j]
-            for k in ("shape", "end", "len", "rel_len", "year", "url", "et_al", "initials"):
-                f[f"{d:+d}:{k}"] = g[k]
-        if i > 0:
-            prev = len(lines[i - 1])
-            f["vs_prev"] = _bucket(len(line) / max(prev, 1), (0.5, 0.9, 1.1, 1.5))
-            f["prev_end*shape"] = f"{alone[i - 1]['end']}|{f['shape']}"
-            f["prev_rel*shape"] = f"{alone[i - 1]['rel_len']}|{f['shape']}"
-        if i + 1 < n:
-            f["vs_next"] = _bucket(len(line) / max(len(lines[i + 1]), 1), (0.5, 0.9, 1.1, 1.5))
-        out.append(f)
-    return out
-
-
-def crf_items(features: Sequence[Features]) -> list[dict[str, float]]:
-    """crfsuite items: string values become indicator names, booleans 1/0."""
-    items: list[dict[str, float]] = []
-    for f in features:
-        item: dict[str, float] = {}
-        for k, v in f.items():
-            if isinstance(v, bool):
-                if v:
-                    item[k] = 1.0
-            elif isinstance(v, float):
-                item[k] = v
-            elif v != "":
-                item[f"{k}={v}"] = 1.0
-        items.append(item)
-    return items
 
 
 # ---------------------------------------------------------------------------------------------
@@ -412,12 +249,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a GROBID checkout, its bare git mirror, or a folder of *.tei.xml",
     )
     parser.add_argument("--dataset", default=z.DATASET, help="the folder inside the repository")
-    parser.add_argument(
-        "--crfsuite-path",
-        type=Path,
-        default=Path("/tmp/crfsuite"),
-        help="folder where python-crfsuite was installed with --target",
-    )
     parser.add_argument("--folds", type=int, default=FOLDS)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--c1", type=float, default=0.05, help="L1 weight")
@@ -425,8 +256,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=150)
     parser.add_argument("--top", type=int, default=10, help="print N feature weights")
     parser.add_argument("--model-dir", type=Path, default=Path("/tmp/crf_line_labels"))
+    parser.add_argument(
+        "--export",
+        type=Path,
+        help="write the model trained on every file as JSON weights (the shipped model: "
+        "core/citeverify_core/references/document/segment_labels.json)",
+    )
     args = parser.parse_args(argv)
-    crfsuite = load_crfsuite(args.crfsuite_path)
+    crfsuite = load_crfsuite()
     args.model_dir.mkdir(parents=True, exist_ok=True)
     wall0 = time.perf_counter()
 
@@ -442,27 +279,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (zn.group == "corpus" or zn.name not in corpus) and not zn.lines_lost and zn.lines
     ]
     golds = [gold_labels(zn) for zn in zones]
-    seqs = [(crf_items(zone_features(zn)), g) for zn, g in zip(zones, golds, strict=True)]
+    seqs = [(crf_items(line_features(zn.lines)), g) for zn, g in zip(zones, golds, strict=True)]
     fold = folds_by_file(zones, args.folds, args.seed)
 
     predicted: list[list[str]] = [[] for _ in zones]
+    fold_labeller: list[LineLabeller | None] = [None] * len(zones)
     for f in range(args.folds):
         model = args.model_dir / f"fold{f}.crfsuite"
         train(crfsuite, [s for s, k in zip(seqs, fold, strict=True) if k != f], model, args)
         tagger = crfsuite.Tagger()
         tagger.open(str(model))
+        info = tagger.info()
+        labeller = LineLabeller.from_weights(info.state_features, info.transitions)
         for i, k in enumerate(fold):
             if k == f:
                 predicted[i] = list(tagger.tag(crfsuite.ItemSequence(seqs[i][0])))
+                fold_labeller[i] = labeller
         tagger.close()
 
-    methods = ("rules (citeverify)", f"CRF ({args.folds}-fold by file)", "gold line labels")
+    methods = (
+        "rules alone",
+        f"rules + CRF for unlabelled lists without layout ({args.folds}-fold by file)",
+        f"CRF alone ({args.folds}-fold by file)",
+        "gold line labels",
+    )
     tallies = {m: {k: Tally() for k in ("numbered", "unlabelled", "all")} for m in methods}
-    for zone, gold, pred in zip(zones, golds, predicted, strict=True):
-        ours, rule_labels = rules_entries(zone)
-        runs = [
-            (rule_labels, exact(zone, [o.text for o in ours], [o.first for o in ours])),
-        ]
+    for i, (zone, gold, pred) in enumerate(zip(zones, golds, predicted, strict=True)):
+        runs = []
+        for labeller in (None, fold_labeller[i]):
+            with use_line_labeller(labeller):
+                ours, rule_labels = rules_entries(zone)
+            runs.append((rule_labels, exact(zone, [o.text for o in ours], [o.first for o in ours])))
         for labels in (pred, gold):
             entries = entries_from_labels(labels)
             runs.append(
@@ -501,6 +348,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         "\nTransitions: "
         + ", ".join(f"{a}->{b} {w:+.2f}" for (a, b), w in info.transitions.items())
     )
+    if args.export is not None:
+        shipped = LineLabeller.from_weights(
+            info.state_features,
+            info.transitions,
+            source=(
+                "Trained by bench/bench_line_labels_crf.py --export (python-crfsuite, "
+                f"c1={args.c1}, c2={args.c2}, {args.iterations} iterations) on GROBID's "
+                f"reference-segmenter corpus ({len(zones)} annotated reference zones; "
+                "https://github.com/kermitt2/grobid, "
+                "grobid-trainer/resources/dataset/reference-segmenter, Apache-2.0)."
+            ),
+        )
+        args.export.write_text(
+            json.dumps(shipped.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n",
+            encoding="utf-8",
+        )
+        print(
+            f"\nwrote {args.export} ({args.export.stat().st_size:,} bytes, "
+            f"{len(shipped.state):,} attributes)"
+        )
     print(f"\nwall {time.perf_counter() - wall0:.1f} s")
     return 0
 

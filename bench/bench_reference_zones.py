@@ -45,6 +45,10 @@ Scoring, per file:
 ``--bibl-only`` leaves the text outside ``<bibl>`` out of the zone (headings, page furniture,
 footnotes), to see what that noise costs.
 
+The splitter runs with its rules alone (``use_line_labeller(None)``): the shipped line labeller
+(``segment_labels.json``) was trained on these zones, so its figure here would not be a measure.
+``--with-model`` adds it anyway; ``bench_line_labels_crf.py`` measures it held out.
+
 Run: ``.venv/bin/python bench/bench_reference_zones.py --grobid /path/to/grobid`` (``--limit 20``
 for a quick run, ``--show 30`` to print failures, ``--json out.json`` for every figure and
 failure).
@@ -62,11 +66,13 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from citeverify_core.errors import DocumentError
 from citeverify_core.references.document import extract_document
+from citeverify_core.references.document.segment_labels import use_line_labeller
 
 DATASET = "grobid-trainer/resources/dataset/reference-segmenter"
 GROUPS = ("corpus", "evaluation")
@@ -849,6 +855,11 @@ def show(failures: Sequence[Failure], count: int) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with ExitStack() as stack:
+        return _main(argv, stack)
+
+
+def _main(argv: Sequence[str] | None, stack: ExitStack) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--grobid",
@@ -865,7 +876,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="leave out the zone's text outside <bibl> (headings, page furniture, footnotes)",
     )
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
+    parser.add_argument(
+        "--with-model",
+        action="store_true",
+        help="split with the shipped line labeller too (trained on these very zones: not a "
+        "measure; bench_line_labels_crf.py measures it held out, five-fold by file)",
+    )
     args = parser.parse_args(argv)
+    if not args.with_model:
+        # The rules alone by default: the shipped model has seen every zone here.
+        stack.enter_context(use_line_labeller(None))
 
     cpu0, wall0 = time.process_time(), time.perf_counter()
     results: list[FileResult] = []

@@ -15,8 +15,9 @@ Each step's entry module keeps its public names and delegates to modules split b
     markup.py     markup_common, markup_markdown, markup_html, latex_scan, latex_text,
                   latex_macros (document macros), latex_bib (bibitem/.bbl/.bib), latex_document
     segment.py    segment_start (where the list starts), segment_split (entries, the list's
-                  end), segment_hyphens (joining lines; segment_words.txt), segment_lines (one
-                  line), segment_furniture (running heads), segment_patterns
+                  end), segment_labels (the learned line labeller for lists without layout;
+                  segment_labels.json), segment_hyphens (joining lines; segment_words.txt),
+                  segment_lines (one line), segment_furniture (running heads), segment_patterns
     consistency   citations_base, citations_numeric (labels, keys), citations_author_date,
                   citations_notes (footnotes, superscripts), consistency_findings
 

@@ -20,8 +20,9 @@ whether a paragraph starts on it. The steps (docs/documents.md says why each is 
    follows it closely (refextract's check).
 4. The split: labels in sequence ("[1]", "1.", "(1)", "1", "[Smi20]", Word's numbers), else
    hanging or first-line indents (``x0``), else paragraph starts, else a line that starts
-   "Surname, X." after a line that ended a reference. A page or column break is never a
-   boundary on its own.
+   "Surname, X." after a line that ended a reference, and in a list with nothing but its text
+   a learned line labeller where those rules see no start (``segment_labels``). A page or
+   column break is never a boundary on its own.
 5. Each reference's lines are joined: a hyphen at a line end is dropped when it breaks a word
    ("Bio-" + "logy") and kept when it is a real one ("Smith-" + "Jones", "self-" +
    "assessment", "COVID-" + "19"), judged first by how the document itself writes the word,
@@ -30,9 +31,9 @@ whether a paragraph starts on it. The steps (docs/documents.md says why each is 
    without text, numbers that skip, an end that is unsure), so that no finding rests on it.
 
 Where each step lives: ``segment_furniture`` (1), ``segment_start`` (2), ``segment_split``
-(3, 4), ``segment_hyphens`` (5), this module (6 and the whole); ``segment_lines`` reads one
-line alone (a heading, a caption, a label, a reference's end) and ``segment_patterns`` holds
-the patterns they share.
+(3, 4), ``segment_labels`` (4, lists without layout), ``segment_hyphens`` (5), this module (6
+and the whole); ``segment_lines`` reads one line alone (a heading, a caption, a label, a
+reference's end) and ``segment_patterns`` holds the patterns they share.
 """
 
 from __future__ import annotations

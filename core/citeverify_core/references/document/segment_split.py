@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from citeverify_core.references.document.model import (
     DocumentLine,
@@ -20,6 +21,7 @@ from citeverify_core.references.document.model import (
 from citeverify_core.references.document.segment_hyphens import (
     join_lines,
 )
+from citeverify_core.references.document.segment_labels import line_labeller
 from citeverify_core.references.document.segment_lines import (
     body_text_size,
     capitals_heading,
@@ -48,8 +50,10 @@ from citeverify_core.references.document.segment_patterns import (
     NOTE_START,
     PAGE_NUMBER,
     REPEATED_AUTHOR,
+    ROLE_END,
     RULE,
     SUBHEADING,
+    TRAILING_GIVEN_NAME,
     TRAILING_INITIAL,
     UNRELIABLE_TEXT,
     URL_TAIL,
@@ -63,6 +67,11 @@ from citeverify_core.references.document.segment_start import (
 )
 
 __all__ = ["LineGroup", "Splitter"]
+
+#: Lines after a list's start that the line labeller reads (a list is shorter).
+_LEARNED_WINDOW = 3000
+#: Characters of the longest printed lines (the 90th percentile): longer lines were not wrapped.
+_PRINTED_MEASURE = 130
 
 
 @dataclass(slots=True)
@@ -113,6 +122,10 @@ class Splitter:
         self.word_labels = self.mode == "bracket" and self._first_label_is_a_word()
         self.base = self._column_bases()
         self.start_class = self._start_class()
+        #: An unlabelled list without layout whose every line is a reference (not wrapped).
+        self.one_a_line = False
+        #: The learned line labels of an unlabelled list read without layout (None: not used).
+        self.learned = self._learned_labels()
 
     # -- what kind of list -------------------------------------------------------------------
 
@@ -248,6 +261,38 @@ class Splitter:
             ),
             None,
         )
+
+    def _learned_labels(self) -> dict[int, str] | None:
+        """The CRF's ``B``/``I``/``O`` per line, where the list has nothing but its text.
+
+        Only for an unlabelled list whose indents say nothing and whose entries are not set
+        apart by blank lines or vertical gaps (a ``.txt`` list with one line per printed line,
+        a PDF list set flush): there the rules' text heuristics found 65% of GROBID's real
+        unlabelled references exactly, the model (``segment_labels``) 83%. The model reads the
+        lines from the list's start on, as many as a long list has.
+        """
+        labeller = line_labeller()
+        if labeller is None or self.mode != "none" or self.start_class is not None:
+            return None
+        window = [
+            i
+            for i in range(self.first, min(len(self.lines), self.first + _LEARNED_WINDOW))
+            if self.lines[i].text.strip() and i not in self.furniture
+        ]
+        sample = window[1:200]
+        if len(sample) < 2 or any(self.lines[i].label for i in sample):
+            return None
+        if sum(self.lines[i].starts_paragraph for i in sample) * 10 > len(sample):
+            return None  # blank lines or gaps between entries: the paragraphs say where
+        texts = [self.lines[i].text.strip() for i in window]
+        if not _wrapped(texts[:200]):
+            # A reference a line (a list pasted from a web page or a database): every line
+            # starts one, whatever it ends on. The model was trained on lines wrapped at a
+            # measure.
+            self.one_a_line = True
+            return dict.fromkeys(window, "B")
+        labels = labeller.label(texts)
+        return dict(zip(window, labels, strict=True))
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -623,16 +668,21 @@ class Splitter:
             # A page or column break: the paragraph flag of the new column's first line says
             # nothing, the text does.
             return ends_reference(prev) and bool(AUTHOR_START.match(text[:120])), None
-        if line.starts_paragraph or blank_before:
+        if line.starts_paragraph or blank_before or (self.one_a_line and i in (self.learned or ())):
             return True, None
-        if not AUTHOR_START.match(text[:120]):
-            return False, None
-        if ends_reference(prev):
-            return self._year_follows(i), None
-        # An entry that ends on a number or a word, not a full stop ("Katsuda, S., & Tsunemi,
-        # H. 2005, PASJ, 57, 621" + "Katsuda, S., ... 2006, ApJ"; "... Neuroimage" + "Cheung
-        # SW, ... (2009)"): the author and the year on one line start the next.
-        return _ends_unpunctuated(prev) and bool(YEAR.search(text[:90])), None
+        author = bool(AUTHOR_START.match(text[:120]))
+        if author and ends_reference(prev) and self._year_follows(i):
+            rule = True
+        else:
+            # An entry that ends on a number or a word, not a full stop ("Katsuda, S., &
+            # Tsunemi, H. 2005, PASJ, 57, 621" + "Katsuda, S., ... 2006, ApJ"; "... Neuroimage"
+            # + "Cheung SW, ... (2009)"): the author and the year on one line start the next.
+            rule = author and _ends_unpunctuated(prev) and bool(YEAR.search(text[:90]))
+        if rule or self.learned is None or i not in self.learned:
+            return rule, None
+        # A list without layout: where the rules see no start, the line labeller decides,
+        # unless the line before is cut inside an entry for sure (", Jose A.", "Ed.", "and").
+        return self.learned[i] == "B" and not _cut_inside(prev), None
 
     def _goes_on(self, i: int, expected: int, length: int) -> bool:
         """An entry of 40 lines is still the list's: the next entry starts within a few lines.
@@ -863,6 +913,45 @@ _GIVEN_NAME_END = re.compile(r",\s+[^\W\d_][\w'’\-]*(?:\s[^\W\d_]\.?)?$")
 
 #: Words a line ends on inside an entry (the names or the title go on).
 _GOES_ON = frozenset({"and", "in", "of", "the", "for", "on", "by", "to", "with", "eds", "ed", "et"})
+
+
+def _wrapped(texts: Sequence[str]) -> bool:
+    """The lines were wrapped at a measure: most are full, their next word would not fit.
+
+    A line followed by another of the same entry is full: its length plus the next line's first
+    word passes the measure (taken as the 90th percentile of the lengths). In a list wrapped at
+    a measure about half the lines or more are full; in a list with one reference a line only
+    those near the longest are (a fifth or fewer). A measure under 130 characters is a printed
+    line's (a page set at 9 pt holds about 120): a list of short entries, most on one line
+    ("Chabrier G., 2003, PASP, 115, 763"), has few full lines and is still wrapped.
+    """
+    lengths = sorted(len(t) for t in texts)
+    if len(lengths) < 5:
+        return True
+    measure = lengths[len(lengths) * 9 // 10]
+    if measure < _PRINTED_MEASURE:
+        return True
+    full = sum(len(a) + 1 + len(b.split(maxsplit=1)[0]) > measure for a, b in pairwise(texts) if b)
+    return full * 10 >= 3 * (len(texts) - 1)
+
+
+def _cut_inside(prev: str) -> bool:
+    """``prev`` stops inside an entry for sure.
+
+    On a comma, colon, hyphen or "&", a joining word ("and", "in", "eds"), an initial or a given
+    name and its initial ("Bergsagel, G.", ", Jose A.": an author list), a role ("Ed.", which
+    the editors' names follow).
+    """
+    t = prev.rstrip()
+    if not t:
+        return False
+    tail = t[-60:]
+    return (
+        t.endswith(_GOING_ON)
+        or bool(TRAILING_INITIAL.search(tail[-40:]) or TRAILING_GIVEN_NAME.search(tail[-40:]))
+        or bool(ROLE_END.search(tail[-40:]))
+        or t.rsplit(None, 1)[-1].casefold() in _GOES_ON
+    )
 
 
 def _ends_unpunctuated(prev: str) -> bool:
