@@ -416,12 +416,21 @@ def test_a_failed_build_leaves_no_index(tmp_path):
         "index", "build", str(DATA / "works-crossref.jsonl"), str(broken), "--index", str(index)
     )
     assert r.exit_code == 2
-    assert "no index was created" in r.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.jsonl"]  # no file left
+    assert "no index was created" in r.output and "broken.jsonl:2: not JSON" in r.output
+    # Nothing at the index's path; the files read are kept aside, for the same command to go on.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".new.sqlite.building", "broken.jsonl"]
     refs = tmp_path / "refs.txt"
     refs.write_text(KUHN + "\n")
     later = invoke("refs", str(refs), "--index", str(index))
     assert later.exit_code == 2 and "no index at" in later.output
+    broken.write_text('{"DOI": "10.1/x", "title": ["A"]}\n')  # fixed
+    again = invoke(
+        "index", "build", str(DATA / "works-crossref.jsonl"), str(broken), "--index", str(index)
+    )
+    assert again.exit_code == 0, again.output
+    assert "1 works written" in again.output and "(1 done before)" in again.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.jsonl", "new.sqlite", "refs.txt"]
+    assert json.loads(invoke("index", "stats", "--index", str(index)).output)["records"] == 9
 
 
 def test_a_failed_build_into_an_existing_index_keeps_it(tmp_path, built):
@@ -429,7 +438,7 @@ def test_a_failed_build_into_an_existing_index_keeps_it(tmp_path, built):
     broken.write_text("not json\n")
     r = invoke("index", "build", str(broken), "--index", str(built))
     assert r.exit_code == 2
-    assert "keeps the dumps read before it" in r.output
+    assert "nothing of them was added" in r.output and "broken.jsonl:1: not JSON" in r.output
     stats = invoke("index", "stats", "--index", str(built))
     assert json.loads(stats.output)["records"] == 8
 

@@ -318,10 +318,12 @@ def test_abbreviated_venue_is_fine(verifier):
 def test_result_shape_and_graph(verifier, index):
     result = verifier.verify(correct("10.1038/nature14539", index))
     data = result.model_dump(mode="json")
+    # The API's keys, and ``notices`` (issue 35: a retracted work says so), empty here.
     assert set(data) == {
         "status", "message", "reference", "field_results", "match_set_size",
-        "contained_set_size", "verificationGraph", "error",
+        "contained_set_size", "verificationGraph", "error", "notices",
     }  # fmt: skip
+    assert data["notices"] == []
     assert set(data["field_results"]) == {"title", "authors", "year", "venue", "identifier"}
     assert data["message"].startswith("**Reference Match:** Verified")
     assert "### Summary" in data["message"] and "### Details" in data["message"]

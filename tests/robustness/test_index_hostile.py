@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import citeverify_core.references.index as _index
+import citeverify_core.references.snapshots as _snapshots
 from citeverify_core import InputError
 from citeverify_core.lookups.pubmed import record_from_esummary
 from citeverify_core.references import LocalIndex, Record, record_from_work
@@ -262,7 +262,7 @@ def test_dump_fields_of_the_wrong_type_are_dropped_not_the_line(tmp_path):
 
 
 def test_an_overlong_line_is_skipped_without_reading_it_whole(tmp_path, monkeypatch):
-    monkeypatch.setattr(_index, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(_snapshots, "MAX_LINE_BYTES", 64)
     long_line = json.dumps({"DOI": "10.1/long", "title": ["x" * 500]}).encode()
     dump = _dump(tmp_path, "w.jsonl", GOOD.encode() + b"\n" + long_line + b"\n" + GOOD.encode())
     index = LocalIndex(":memory:")

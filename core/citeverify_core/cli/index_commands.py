@@ -3,15 +3,14 @@
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeverify_core.errors import CiteVerifyError
-
 if TYPE_CHECKING:
-    pass
+    from citeverify_core.references.index_build import IngestProgress
 from citeverify_core.cli.shared import _fail, _one_line_errors
 
 __all__ = ["index_app"]
@@ -37,19 +36,57 @@ SourceOption = Annotated[
 def index_build(
     dumps: Annotated[
         list[Path],
-        typer.Argument(help="OpenAlex or Crossref works JSONL files (.jsonl, .jsonl.gz)."),
+        typer.Argument(
+            help="What to read: an OpenAlex works snapshot folder (JSON Lines or Parquet, with "
+            "its manifest), Crossref's public data file (its folder of .json.gz files, or the "
+            ".tar), OpenAlex or Crossref JSONL dumps (.jsonl, .jsonl.gz), the Retraction Watch "
+            "CSV."
+        ),
     ],
     index: Annotated[
         Path, typer.Option(help="The index file (created when missing).")
     ] = DEFAULT_INDEX,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Processes that parse files (default: every core).", min=1),
+    ] = None,
 ) -> None:
-    """Add the works of bibliographic dumps to the local index (streaming, bounded memory).
+    """Build the local index from snapshots and dumps: in parallel, resumable, one file at a time.
 
-    A new index is built in a temporary file next to it and moved into place only when every
-    dump was read. An existing index gets each dump in one transaction: a broken dump adds
-    nothing, and the dumps before it stay added.
+    Each file is written in one transaction and recorded as done: a build that stops (a crash,
+    Ctrl-C) goes on where it was when the same command is run again. A broken file adds nothing
+    and is named; the others are read. A new index is built in ".NAME.building" next to it and
+    moved into place only when every file was read.
     """
+    _ingest(dumps, index, workers, update=False)
+
+
+@index_app.command("update")
+@_one_line_errors
+def index_update(
+    snapshot: Annotated[
+        list[Path],
+        typer.Argument(help="The OpenAlex works snapshot folder, synced since the last build."),
+    ],
+    index: Annotated[Path, typer.Option(help="The index file.")] = DEFAULT_INDEX,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Processes that parse files (default: every core).", min=1),
+    ] = None,
+) -> None:
+    """Apply the snapshot's partitions newer than the index's last one (changed and merged works).
+
+    Readers of the index (a running service, a batch) keep answering while it is updated.
+    """
+    if not index.is_file():
+        _fail(_NO_INDEX.format(index=index))
+    _ingest(snapshot, index, workers, update=True)
+
+
+def _ingest(paths: list[Path], index: Path, workers: int | None, *, update: bool) -> None:
     from citeverify_core.references import LocalIndex  # noqa: PLC0415 - only these commands need it
+    from citeverify_core.references.index_build import ingest  # noqa: PLC0415
+    from citeverify_core.references.snapshots import open_snapshot  # noqa: PLC0415
 
     # The skipped lines are printed below; the index's own warning would repeat them.
     logging.getLogger("citeverify_core.references.index").setLevel(logging.ERROR)
@@ -57,39 +94,69 @@ def index_build(
         _fail(f"cannot create the index {index}: no such folder {index.parent}")
     if index.is_dir():
         _fail(f"cannot use {index} as the index: it is a folder")
+    snapshot = open_snapshot(paths)
+    for problem in snapshot.problems:
+        typer.echo(f"warning: {problem}", err=True)
     fresh = not index.exists()
-    # A failed build must not leave an empty index behind (a later `refs` would call every
-    # reference unverified): a new index appears only complete.
-    target = index.with_name(f".{index.name}.building-{os.getpid()}") if fresh else index
+    # A new index appears only complete (a later `refs` would call every reference unverified
+    # in a half-built one); a stopped build of a new index is resumed from this file.
+    target = index.with_name(f".{index.name}.building") if fresh else index
+    if fresh and target.exists():
+        typer.echo(f"resuming the build in {target}", err=True)
     local = LocalIndex(target)
-    current = dumps[0]
+    last = [0.0]
+
+    def show(progress: "IngestProgress") -> None:
+        now = time.monotonic()
+        if now - last[0] >= 2.0 or progress.files_done == progress.files_total:
+            last[0] = now
+            typer.echo(f"  {progress.line()}", err=True)
+
     try:
-        for dump in dumps:
-            current = dump
-            count = local.build(dump, progress=lambda n: typer.echo(f"  {n:,} lines", err=True))
-            report = local.last_build
-            skipped = f", {report.skipped:,} lines skipped" if report and report.skipped else ""
-            typer.echo(f"{dump}: {count:,} records{skipped}")
-            for example in report.examples if report and report.skipped else []:
-                typer.echo(f"  skipped {example}", err=True)
+        report = ingest(
+            local, snapshot, workers=workers or os.cpu_count() or 1, update=update, progress=show
+        )
         stats = local.stats()
+    except KeyboardInterrupt:
         local.close()
-        if fresh:
-            os.replace(target, index)
-    except BaseException as exc:
+        typer.echo(
+            f"stopped: the files written are kept in {target}; run the same command again to go on",
+            err=True,
+        )
+        raise typer.Exit(130) from None
+    except BaseException:
         local.close()
-        if fresh:
-            for leftover in (target, target.with_name(target.name + "-journal")):
-                leftover.unlink(missing_ok=True)
-        if isinstance(exc, CiteVerifyError):
-            kept = (
-                "no index was created"
-                if fresh
-                else f"nothing of {current} was added; {index} keeps the dumps read before it"
-            )
-            _fail(f"{exc} ({kept})")
         raise
-    typer.echo(f"{index}: {stats['records']:,} records ({stats['with_doi']:,} with a DOI)")
+    local.close()
+    skipped = f", {report.skipped:,} records skipped" if report.skipped else ""
+    typer.echo(
+        f"{report.records:,} works written, {report.removed:,} removed (merged), "
+        f"{report.notices:,} notices, from {report.files_read:,} files"
+        + (f" ({report.files_already_done:,} done before)" if report.files_already_done else "")
+        + skipped
+    )
+    for example in report.examples if report.skipped else []:
+        typer.echo(f"  skipped {example}", err=True)
+    if report.broken:
+        # One line (what scripts and the hostile-input tests expect of an error).
+        named = "; ".join(report.broken[:5]) + (
+            f"; and {len(report.broken) - 5} more" if len(report.broken) > 5 else ""
+        )
+        kept = (
+            f"no index was created at {index}; the files read are kept in {target}"
+            if fresh
+            else f"nothing of them was added; {index} keeps everything else"
+        )
+        _fail(
+            f"{len(report.broken)} file(s) could not be read: {named} ({kept}); fix or download "
+            "them again and run the same command"
+        )
+    if fresh:
+        os.replace(target, index)
+    fresh_note = f", data up to {stats['openalex_updated']}" if stats["openalex_updated"] else ""
+    typer.echo(
+        f"{index}: {stats['records']:,} records ({stats['with_doi']:,} with a DOI){fresh_note}"
+    )
 
 
 _NO_INDEX = "no index at {index}; build one with: citeverify index build DUMP.jsonl"

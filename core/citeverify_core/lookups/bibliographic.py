@@ -18,7 +18,9 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_YEAR",
     "MIN_YEAR",
+    "NOTICE_KINDS",
     "Author",
+    "Notice",
     "Record",
     "SourceType",
     "as_dict",
@@ -57,6 +59,41 @@ class Author:
         return f"{self.family}, {self.given}" if self.given else self.family
 
 
+#: What a notice says of the work it is attached to, most serious first.
+NOTICE_KINDS = ("retraction", "expression-of-concern", "correction")
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A retraction, expression of concern or correction attached to a work.
+
+    Attributes:
+        kind: One of :data:`NOTICE_KINDS`.
+        date: When it was issued (``YYYY-MM-DD``, or ``YYYY-MM``/``YYYY``), when known.
+        doi: The notice's own DOI, when it has one.
+        source: Who says so: ``openalex`` (``is_retracted``), ``crossref`` (``update-to`` /
+            ``updated-by``), ``retraction-watch``.
+    """
+
+    kind: str
+    date: str | None = None
+    doi: str | None = None
+    source: str = ""
+
+    def to_dict(self) -> dict[str, str | None]:
+        """The notice as JSON: ``kind``, ``date``, ``doi``, ``source``."""
+        return {"kind": self.kind, "date": self.date, "doi": self.doi, "source": self.source}
+
+    def __str__(self) -> str:
+        label = self.kind.replace("-", " ")
+        parts = [label + (f" ({self.date})" if self.date else "")]
+        if self.doi:
+            parts.append(f"notice https://doi.org/{self.doi}")
+        if self.source:
+            parts.append(f"source: {self.source}")
+        return "; ".join(parts)
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """A bibliographic record from a source (a candidate for a reference)."""
@@ -72,6 +109,9 @@ class Record:
     issue: str | None = None
     pages: str | None = None
     kind: str | None = None
+    #: Retraction, expression-of-concern and correction notices of the work, most serious
+    #: first (from the local index, or the source's own fields).
+    notices: tuple[Notice, ...] = ()
 
     def __post_init__(self) -> None:
         # Records are built from untrusted payloads (API answers, dumps): a field of the wrong

@@ -29,6 +29,7 @@ from citeverify_core.lookups.http import (
     parse_payload,
     quote_path,
 )
+from citeverify_core.lookups.notices import own_notices
 from citeverify_core.lookups.outcome import Outcome, Target, work_metadata
 
 __all__ = ["CROSSREF", "Crossref", "is_crossref_work", "record_from_crossref"]
@@ -85,6 +86,7 @@ def record_from_crossref(work: Any) -> Record | None:
         issue=work.get("issue"),
         pages=work.get("page"),
         kind=work.get("type"),
+        notices=own_notices(work),
     )
 
 

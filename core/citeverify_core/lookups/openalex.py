@@ -17,6 +17,7 @@ from citeverify_core.lookups.bibliographic import (
     year_field,
 )
 from citeverify_core.lookups.http import Outbound, parse_payload, quote_path
+from citeverify_core.lookups.notices import own_notices
 
 __all__ = ["OPENALEX", "OpenAlex", "is_openalex_work", "record_from_openalex"]
 
@@ -69,6 +70,7 @@ def record_from_openalex(work: Any) -> Record | None:
         issue=biblio.get("issue"),
         pages=pages or None,
         kind=work.get("type"),
+        notices=own_notices(work),
     )
 
 

@@ -18,28 +18,40 @@ Dumps are untrusted, and one rule decides what a bad line does:
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import re
 import sqlite3
 import threading
 import unicodedata
-import zlib
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from citeverify_core.errors import InputError
-from citeverify_core.lookups.bibliographic import LONE_SURROGATE, Author, Record, year_field
-from citeverify_core.lookups.works import record_from_work
+from citeverify_core.lookups.bibliographic import (
+    LONE_SURROGATE,
+    Author,
+    Notice,
+    Record,
+    year_field,
+)
+from citeverify_core.lookups.notices import sort_notices
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
 from citeverify_core.references.folding import fold
+from citeverify_core.references.snapshots import SnapshotFile, read_file, row_of
 
-__all__ = ["DumpReport", "LocalIndex", "connect_sqlite", "encodable", "require_columns"]
+__all__ = [
+    "DumpReport",
+    "LocalIndex",
+    "connect_sqlite",
+    "encodable",
+    "require_columns",
+    "row_of",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +69,28 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
     title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
+CREATE TABLE IF NOT EXISTS notices (
+    doi TEXT NOT NULL,          -- the work the notice is about (lower case)
+    kind TEXT NOT NULL,         -- retraction, expression-of-concern, correction
+    date TEXT NOT NULL,         -- '' when unknown (NULLs would defeat the UNIQUE below)
+    notice_doi TEXT NOT NULL,   -- '' when unknown
+    source TEXT NOT NULL,       -- openalex, crossref, retraction-watch
+    UNIQUE (doi, kind, notice_doi, source)
+);
+CREATE INDEX IF NOT EXISTS notices_doi ON notices (doi);
+-- The snapshot files written whole (one transaction each): a build resumes after them.
+CREATE TABLE IF NOT EXISTS build_files (
+    name TEXT PRIMARY KEY, size INTEGER, records INTEGER, skipped INTEGER, updated TEXT,
+    done_at TEXT
+);
+CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT);
 """
+#: OpenAlex's work id (``W2741809807``): what an update replaces a work without a DOI by, and
+#: what a merged work is removed by. Added on open to an index built before it (once).
+_WORK_ID = (
+    "ALTER TABLE works ADD COLUMN work_id TEXT",
+    "CREATE UNIQUE INDEX IF NOT EXISTS works_work_id ON works (work_id)",
+)
 #: Titleless references (ACS, AIP, Elsevier) are found by year and volume. Created on
 #: open, so an index built before it gets it too (once: seconds at a million records; not on a
 #: read-only file, where the query still works, by scanning).
@@ -103,9 +136,15 @@ class LocalIndex:
             )
             try:
                 self._db.execute(_NUMBERS_INDEX)
+                if "work_id" not in require_columns(
+                    self._db, "works", set(), what="citeverify index", path=self.path
+                ):
+                    self._db.execute(_WORK_ID[0])
+                self._db.execute(_WORK_ID[1])
                 self._db.commit()
             except sqlite3.OperationalError:
-                # A read-only index built before: by_numbers scans the year's rows instead.
+                # A read-only index built before: by_numbers scans the year's rows instead,
+                # and it is not updated (update needs a writable file).
                 self._db.rollback()
         except InputError:
             self._db.close()
@@ -144,16 +183,15 @@ class LocalIndex:
     def add(self, records: Iterable[Record]) -> int:
         """Insert records (a DOI already present is replaced); returns how many were added."""
         count = 0
-        rows: list[tuple[Any, ...]] = []
+        batch: list[Record] = []
         with self._lock:
             try:
                 for record in records:
-                    rows.append(_row(record))
-                    if len(rows) >= _BATCH:
-                        count += self._insert(rows)
-                        rows = []
-                count += self._insert(rows)
-                self._db.execute("INSERT INTO works_fts(works_fts) VALUES ('rebuild')")
+                    batch.append(record)
+                    if len(batch) >= _BATCH:
+                        count += self.store([row_of(r) for r in batch], [None] * len(batch))
+                        batch = []
+                count += self.store([row_of(r) for r in batch], [None] * len(batch))
                 self._db.commit()
             except BaseException:
                 # A dump that turns out broken halfway adds nothing: no index that looks complete.
@@ -161,14 +199,126 @@ class LocalIndex:
                 raise
         return count
 
-    def _insert(self, rows: list[tuple[Any, ...]]) -> int:
-        if rows:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
-                "pages, kind, url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+    # The writer's steps, for a caller that holds the transaction (``add``, ``build``,
+    # ``index_build.ingest``): nothing here commits.
+
+    def store(self, rows: Sequence[tuple[Any, ...]], work_ids: Sequence[str | None]) -> int:
+        """Write records (:func:`row_of` rows): one of the same DOI or OpenAlex id is replaced.
+
+        The full-text index follows row by row (FTS5's external-content ``delete`` with the old
+        values, then the new rows): a file of an update costs its own rows, not a rebuild of
+        the whole index.
+        """
+        if not rows:
+            return 0
+        dois = [r[0] for r in rows if r[0]]
+        ids = [w for w in work_ids if w]
+        old: dict[int, tuple[str | None, str]] = {}
+        for column, values in (("doi", dois), ("work_id", ids)):
+            for k in range(0, len(values), 500):
+                chunk = values[k : k + 500]
+                marks = ",".join("?" * len(chunk))
+                for rowid, title, authors in self._db.execute(
+                    f"SELECT id, title, authors FROM works WHERE {column} IN ({marks})", chunk
+                ):
+                    old[rowid] = (title, authors)
+        self._forget(old)
+        (start,) = self._db.execute("SELECT coalesce(max(id), 0) FROM works").fetchone()
+        self._db.executemany(
+            "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
+            "pages, kind, url, work_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*r, w) for r, w in zip(rows, work_ids, strict=True)],
+        )
+        # New rows have ids above ``start`` (rowids grow from the largest); a row of this batch
+        # replaced by a later one of the same DOI is gone from works and never reaches the FTS.
+        self._db.execute(
+            "INSERT INTO works_fts (rowid, title, authors) "
+            "SELECT id, title, authors FROM works WHERE id > ?",
+            (start,),
+        )
         return len(rows)
+
+    def _forget(self, old: dict[int, tuple[str | None, str]]) -> None:
+        if not old:
+            return
+        self._db.executemany(
+            "INSERT INTO works_fts (works_fts, rowid, title, authors) VALUES ('delete', ?, ?, ?)",
+            [(rowid, title, authors) for rowid, (title, authors) in old.items()],
+        )
+        self._db.executemany("DELETE FROM works WHERE id = ?", [(rowid,) for rowid in old])
+
+    def remove_works(self, work_ids: Sequence[str]) -> int:
+        """Remove the works of these OpenAlex ids (merged into others); returns how many."""
+        old: dict[int, tuple[str | None, str]] = {}
+        for k in range(0, len(work_ids), 500):
+            chunk = list(work_ids[k : k + 500])
+            marks = ",".join("?" * len(chunk))
+            for rowid, title, authors in self._db.execute(
+                f"SELECT id, title, authors FROM works WHERE work_id IN ({marks})", chunk
+            ):
+                old[rowid] = (title, authors)
+        self._forget(old)
+        return len(old)
+
+    def store_notices(self, notices: Sequence[tuple[str, Notice]]) -> int:
+        """Keep retraction, concern and correction notices (a repeat is kept once)."""
+        before = self._db.total_changes
+        self._db.executemany(
+            "INSERT OR IGNORE INTO notices (doi, kind, date, notice_doi, source) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (doi.lower(), n.kind, n.date or "", (n.doi or "").lower(), n.source)
+                for doi, n in notices
+                if encodable(doi) and encodable(n.date or "") and encodable(n.doi or "")
+            ],
+        )
+        return self._db.total_changes - before
+
+    def notices(self, doi: str) -> tuple[Notice, ...]:
+        """The notices of the work with this DOI, most serious first."""
+        if not encodable(doi):
+            return ()
+        with self._lock:
+            return self._notices([doi.lower()]).get(doi.lower(), ())
+
+    def _notices(self, dois: Sequence[str]) -> dict[str, tuple[Notice, ...]]:
+        found: dict[str, list[Notice]] = {}
+        wanted = [d for d in dict.fromkeys(dois) if d and encodable(d)]
+        for k in range(0, len(wanted), 500):
+            chunk = wanted[k : k + 500]
+            marks = ",".join("?" * len(chunk))
+            for doi, kind, date, notice_doi, source in self._db.execute(
+                f"SELECT doi, kind, date, notice_doi, source FROM notices WHERE doi IN ({marks})",
+                chunk,
+            ):
+                found.setdefault(doi, []).append(
+                    Notice(kind, date or None, notice_doi or None, source)
+                )
+        return {doi: sort_notices(ns) for doi, ns in found.items()}
+
+    def with_notices(self, records: list[Record]) -> list[Record]:
+        """The records with the notices the index holds for their DOIs (the caller locks)."""
+        if not records:
+            return records
+        by_doi = self._notices([r.doi for r in records if r.doi])
+        if not by_doi:
+            return records
+        return [
+            replace(r, notices=sort_notices((*r.notices, *by_doi[r.doi]))) if r.doi in by_doi else r
+            for r in records
+        ]
+
+    def meta(self, key: str) -> str | None:
+        """A value the index keeps about itself (``openalex_updated``, ``built_at``...)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value about the index (inside the caller's transaction)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", (key, value)
+        )
 
     def build(self, dump: str | Path, *, progress: Callable[[int], None] | None = None) -> int:
         """Add every work of an OpenAlex or Crossref JSONL dump (``.jsonl`` or ``.jsonl.gz``).
@@ -187,9 +337,30 @@ class LocalIndex:
         if not isinstance(dump, str | Path):
             msg = f"a dump is a file path, got {type(dump).__name__}"
             raise InputError(msg, path="dump")
+        path = Path(dump)
         report = DumpReport(path=str(dump))
         self.last_build = report
-        report.records = self.add(_read_dump(Path(dump), progress, report))
+        if not path.is_file():
+            msg = f"no such dump file: {path}"
+            raise InputError(msg, path=str(path))
+        file = SnapshotFile(path, path.name, "jsonl", size=path.stat().st_size)
+        lines = 0
+        with self._lock:
+            try:
+                for batch in read_file(file):
+                    works = batch.works
+                    report.records += self.store([w.row for w in works], [w.work_id for w in works])
+                    self.store_notices(batch.notices)
+                    report.skipped += batch.skipped
+                    report.examples += batch.examples[: 5 - len(report.examples)]
+                    lines += batch.lines
+                    if progress is not None:
+                        progress(lines)
+                self._db.commit()
+            except BaseException:
+                # A dump that turns out broken halfway adds nothing: no index that looks complete.
+                self._db.rollback()
+                raise
         if report.skipped:
             _log.warning(
                 "%s: %d line(s) skipped (%s)", dump, report.skipped, "; ".join(report.examples)
@@ -197,12 +368,24 @@ class LocalIndex:
         return report.records
 
     def stats(self) -> dict[str, Any]:
-        """Record counts for ``citeverify index stats``."""
+        """Record counts for ``citeverify index stats``, and how fresh the data is."""
         with self._lock:
             total, dois, first, last = self._db.execute(
                 "SELECT count(*), count(doi), min(year), max(year) FROM works"
             ).fetchone()
-        return {"path": self.path, "records": total, "with_doi": dois, "years": [first, last]}
+            kinds = dict(self._db.execute("SELECT kind, count(*) FROM notices GROUP BY kind"))
+            meta = dict(self._db.execute("SELECT key, value FROM index_meta"))
+            (files,) = self._db.execute("SELECT count(*) FROM build_files").fetchone()
+        return {
+            "path": self.path,
+            "records": total,
+            "with_doi": dois,
+            "years": [first, last],
+            "notices": kinds,
+            "snapshot_files": files,
+            "openalex_updated": meta.get("openalex_updated"),
+            "updated_at": meta.get("updated_at"),
+        }
 
     # --- querying ---------------------------------------------------------------------------
 
@@ -215,7 +398,7 @@ class LocalIndex:
                 f"SELECT {_FIELDS} FROM works WHERE doi = ?",
                 (doi.lower(),),
             ).fetchone()
-        return _record(row) if row else None
+            return self.with_notices([_record(row)])[0] if row else None
 
     def by_numbers(
         self,
@@ -264,7 +447,7 @@ class LocalIndex:
             sql += " ORDER BY " + ", ".join(order)
         with self._lock:
             rows = self._db.execute(f"{sql} LIMIT ?", (*params, *order_params, limit)).fetchall()
-        return [_record(r) for r in rows]
+            return self.with_notices([_record(r) for r in rows])
 
     def search(self, title: str, *, limit: int = 5, author: str | None = None) -> list[Record]:
         """Records whose title best matches ``title`` (bm25), best first.
@@ -334,7 +517,8 @@ class LocalIndex:
                 records = self._match(f"title : ({query})", limit)
         for r in records:
             found.setdefault(r.doi or r.title, r)
-        return list(found.values())
+        with self._lock:
+            return self.with_notices(list(found.values()))
 
     def _match(self, query: str, limit: int) -> list[Record]:
         with self._lock:
@@ -392,22 +576,6 @@ def _close(wanted: str, records: list[Record]) -> bool:
     """Whether one of the records has a title like ``wanted`` (a candidate at all)."""
     return any(
         fuzz.token_set_ratio(wanted, fold(r.title or "")) >= CANDIDATE_MIN_TITLE for r in records
-    )
-
-
-def _row(r: Record) -> tuple[Any, ...]:
-    authors = json.dumps([[a.family, a.given] for a in r.authors], ensure_ascii=False)
-    return (
-        r.doi.lower() if r.doi else None,
-        r.title,
-        authors,
-        r.year,
-        r.venue,
-        r.volume,
-        r.issue,
-        r.pages,
-        r.kind,
-        r.url,
     )
 
 
@@ -503,67 +671,3 @@ def require_columns(
 def encodable(text: Any) -> bool:
     """A string SQLite can bind: lone surrogates cannot be encoded as UTF-8."""
     return isinstance(text, str) and (text.isascii() or LONE_SURROGATE.search(text) is None)
-
-
-class _Readable(Protocol):
-    def readline(self, size: int = -1, /) -> bytes: ...
-
-
-def _lines(stream: _Readable) -> Iterator[bytes | None]:
-    """The lines of a binary stream; None for a line over ``MAX_LINE_BYTES`` (read in chunks)."""
-    while line := stream.readline(MAX_LINE_BYTES):
-        if len(line) == MAX_LINE_BYTES and not line.endswith(b"\n"):
-            while (chunk := stream.readline(MAX_LINE_BYTES)) and not chunk.endswith(b"\n"):
-                pass
-            yield None
-        else:
-            yield line
-
-
-def _read_dump(
-    path: Path, progress: Callable[[int], None] | None, report: DumpReport
-) -> Iterator[Record]:
-    """The works of a JSONL(.gz) dump; see the module docstring for what a bad line does."""
-    if not path.is_file():
-        msg = f"no such dump file: {path}"
-        raise InputError(msg, path=str(path))
-    number = 0
-    try:
-        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as stream:
-            for number, raw in enumerate(_lines(stream), 1):
-                if progress is not None and number % 10_000 == 0:
-                    progress(number)
-                if raw is None:
-                    report.skip(number, f"longer than {MAX_LINE_BYTES:,} bytes")
-                    continue
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as exc:
-                    msg = f"{path}:{number}: not UTF-8 (byte {exc.start + 1} of the line)"
-                    raise InputError(msg, path=f"{path}:{number}") from None
-                if not line.strip():
-                    continue
-                try:
-                    work = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    msg = f"{path}:{number}: not JSON ({exc.msg})"
-                    raise InputError(msg, path=f"{path}:{number}") from None
-                except RecursionError:
-                    report.skip(number, "JSON nested too deeply")
-                    continue
-                except ValueError:  # a number of more than 4,300 digits (Python's int limit)
-                    report.skip(number, "a number too long to read")
-                    continue
-                if not isinstance(work, dict):
-                    report.skip(number, "not a JSON object")
-                    continue
-                record = record_from_work(work)
-                if record is None:
-                    report.skip(number, "not an OpenAlex or Crossref work")
-                    continue
-                yield record
-    except (OSError, EOFError, zlib.error) as exc:
-        # gzip.BadGzipFile is an OSError; a truncated gzip file ends in EOFError.
-        where = f"{path}:{number + 1}" if number else str(path)
-        msg = f"{where}: cannot read the dump ({exc or type(exc).__name__})"
-        raise InputError(msg, path=str(path)) from None

@@ -39,6 +39,17 @@ class ReferenceResult(BaseModel):
         description="The reasoning graph."
     )  # the API's key
     error: str | None = Field(default=None, description="Why the reference could not be checked.")
+    notices: list[dict[str, str | None]] = Field(
+        default_factory=list,
+        description="Retraction, expression-of-concern and correction notices of the matched "
+        "work (kind, date, the notice's doi, source), most serious first; empty when none is "
+        "known. A retracted work is still verified: the reference names a real work.",
+    )
+
+    @property
+    def retracted(self) -> bool:
+        """The matched work was retracted (a notice of kind ``retraction``)."""
+        return any(n.get("kind") == "retraction" for n in self.notices)
 
 
 def _initials(given: str) -> str:
@@ -121,9 +132,11 @@ def build_result(
         corrected = "Not checked: a source did not answer; check the reference by hand or again."
     else:
         corrected = "No matching work was found; the reference could not be verified."
+    notices = best.record.notices if best is not None and status != "unverified" else ()
     return ReferenceResult(
         status=status,
         message=_message(ref, status, best, reasoning, corrected, failures),
+        notices=[n.to_dict() for n in notices],
         reference=corrected,
         field_results=labels,
         match_set_size=matches,
@@ -171,6 +184,9 @@ def _message(
     if failures and not reasoning.startswith("could not check"):
         lines += ["", f"Could not check: {'; '.join(failures)}."]
     if status in {"verified", "verified-with-error", "needs-human"} and best is not None:
+        for notice in best.record.notices:
+            # First, in bold: an editor checks exactly this.
+            lines += ["", f"**{_NOTICE_TEXT.get(notice.kind, notice.kind)}:** {notice}"]
         lines += ["", f"Corrected reference: {corrected}"]
     lines += ["", "### Details", ""]
     if best is None:
@@ -184,6 +200,12 @@ def _message(
             )
     return "\n".join(lines)
 
+
+_NOTICE_TEXT = {
+    "retraction": "Retracted",
+    "expression-of-concern": "Expression of concern",
+    "correction": "Corrected",
+}
 
 #: Records are untrusted (a dump may hold a 2-million-character title or 100,000 authors): the
 #: message and the graph show at most this much of one value.
@@ -248,6 +270,7 @@ def _graph(
                 "sourceType": c.record.source,
                 "sourceSuccess": True,
                 "candidateFields": _shown(c.record.fields()),
+                "notices": [n.to_dict() for n in c.record.notices[:MAX_SHOWN_ITEMS]],
                 "comparisonSummary": {
                     "matches": c.count("MATCH", "MATCH_WITH_TYPO"),
                     "contains": c.count("CONTAINS"),
