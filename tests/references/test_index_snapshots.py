@@ -320,3 +320,37 @@ def test_the_cli_builds_resumes_and_updates(tmp_path, monkeypatch):
     assert stats["notices"] == {"retraction": 2, "expression-of-concern": 1}
     missing = invoke("index", "update", "oa", "--index", "none.sqlite")
     assert missing.exit_code == 2 and "no index at" in missing.output
+
+
+def test_a_verified_reference_to_a_retracted_work_says_so_everywhere(tmp_path):
+    from citeverify_core.references import ReferenceVerifier
+    from citeverify_core.references.document.report import notice_text
+
+    write_crossref(tmp_path / "crossref")
+    index = tmp_path / "lit.sqlite"
+    _build([tmp_path / "crossref"], index)
+    local = LocalIndex(index)
+    verifier = ReferenceVerifier(local)
+    retracted = verifier.verify(
+        "Haddad1, S., & Ito, Y. (2011). A randomised trial of early mobilisation after hip "
+        "fracture surgery revisited. Annals of Public Data, 2, 11-19."
+    )
+    assert retracted.status == "verified"  # the work exists: the reference is right
+    assert retracted.retracted
+    assert retracted.model_dump(mode="json")["notices"] == [
+        {"kind": "retraction", "date": "2021-03-15", "doi": "10.7777/pdf.90", "source": "crossref"}
+    ]
+    assert "**Retracted:** retraction (2021-03-15)" in retracted.message
+    graph_candidate = retracted.verificationGraph["nodes"][1]
+    assert graph_candidate["notices"][0]["kind"] == "retraction"
+    assert notice_text(retracted.notices[0]) == (
+        "RETRACTED (2021-03-15), notice https://doi.org/10.7777/pdf.90, source: crossref"
+    )
+    clean = verifier.verify(
+        "Haddad0, S., & Ito, Y. (2010). Soil microbial diversity under long-term nitrogen "
+        "fertilisation revisited. Annals of Public Data, 1, 1-9."
+    )
+    assert clean.status == "verified" and clean.notices == [] and not clean.retracted
+    fabricated = verifier.verify("Nobody, A. (2011). A work that does not exist. Nowhere, 1, 1-2.")
+    assert fabricated.status == "unverified" and fabricated.notices == []
+    local.close()

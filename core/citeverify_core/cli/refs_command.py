@@ -414,6 +414,9 @@ def _result_lines(number: int, reference: str, result: Any) -> str:
     ]
     if wrong:
         lines.append(f"     fields that differ: {', '.join(wrong)}")
+    from citeverify_core.references.document.report import notice_text  # noqa: PLC0415
+
+    lines += [f"     !! {notice_text(n)}" for n in result.notices]
     failed = ((result.verificationGraph or {}).get("metadata") or {}).get("sourcesFailed")
     if failed:
         lines.append(f"     could not check: {'; '.join(map(str, failed))}")

@@ -168,6 +168,8 @@ def _public_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str
         r"|strict_statistics: too many statistics; the rest were not checked"
         r"|strict_attribution: the claim at [0-9]+-[0-9]+ cites documents? [0-9]+(, [0-9]+)*; "
         r"document [0-9]+ supports it"
+        r"|strict_retractions: the citation at [0-9]+-[0-9]+ is of a retracted work"
+        r"( \(retracted [0-9-]+\))?"
     )
     # The one reason that names a number of the answer: said by where it is instead.
     number = re.compile(

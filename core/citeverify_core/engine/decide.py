@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -150,6 +151,14 @@ def decide(
         if policy.require_sources and not evidence:
             reasons.append("the answer has no source evidence (require_sources)")
         verified = not reasons
+    retracted = retracted_citations(by_target, a)
+    if policy.extensions.strict_retractions:
+        reasons.extend(
+            f"strict_retractions: the citation at {start}-{end} is of a retracted work"
+            + (f" (retracted {date})" if date else "")
+            for start, end, date in retracted
+        )
+        verified = verified and not retracted
     strict = [p for c in claims for p in c.problems] + strict_truncated(a.truncated, policy)
     if strict and not a.empty:
         reasons.extend(strict)
@@ -185,6 +194,12 @@ def decide(
             *policy.notes(),
             *(TRUNCATED[t] for t in sorted(a.truncated)),
             *case_law_notes((c.type, c.status) for c in citations),
+            *(
+                f"the citation at {start}-{end} is of a retracted work"
+                + (f" (retracted {date})" if date else "")
+                + ("" if policy.extensions.strict_retractions else "; strict_retractions is off")
+                for start, end, date in retracted
+            ),
             *a.semantic_notes,
         ],
     )
@@ -261,6 +276,31 @@ TRUNCATED = {
 }
 TRUNCATED["quote"] = f"only the first {MAX_QUOTES:,} quotes were checked"
 TRUNCATED["marker"] = f"only the first {MAX_MATCHES:,} inline source markers were read"
+
+
+def retracted_citations(
+    by_target: dict[tuple[str, str], LookupRecord], a: Analysis
+) -> list[tuple[int, int, str | None]]:
+    """The spans of looked-up citations whose work has a retraction notice, with its date.
+
+    The lookup's ``metadata.notices`` (Crossref's ``updated-by``, or the local index's notices)
+    say so; a citation is named by its span, never its text (a block hands back no text).
+    """
+    found: list[tuple[int, int, str | None]] = []
+    for f, target in zip(a.found, a.targets, strict=True):
+        record = by_target.get((target.service, target.key)) if target else None
+        if record is None or not record.ok:
+            continue
+        notices = record.metadata.get("notices")
+        if not isinstance(notices, list):
+            continue
+        for notice in notices:
+            if isinstance(notice, dict) and notice.get("kind") == "retraction":
+                date = notice.get("date")
+                dated = isinstance(date, str) and re.fullmatch(r"[0-9-]{4,10}", date)
+                found.append((f.start, f.end, date if dated else None))
+                break
+    return found
 
 
 def strict_truncated(truncated: set[str], policy: PolicySettings) -> list[str]:

@@ -91,4 +91,7 @@ def work_metadata(record: Record) -> dict[str, Any]:
         "container": text_or_none(record.venue),
         "type": text_or_none(record.kind, 100),
         "doi": text_or_none(record.doi, 300),
+        # Retraction, expression-of-concern and correction notices the source gives (Crossref's
+        # updated-by), most serious first: the answer verifier reports a retracted work.
+        "notices": [n.to_dict() for n in record.notices[:10]],
     }

@@ -306,6 +306,12 @@ class Extensions(_Strict):
         "[Source 2]) cite documents that do not support it (or that were not given) while the "
         "context does. Off: such a claim is reported (misattributed) and does not fail.",
     )
+    strict_retractions: bool = Field(
+        default=_EXT.strict_retractions,
+        description="A citation looked up and found retracted (a retraction notice at "
+        "Crossref, or in the local index) fails the answer. Off: it is reported in the notes "
+        "and the lookup's metadata, and does not fail.",
+    )
     words: Literal["exact", "stem"] = Field(
         default=_EXT.words,
         description="exact: compare words as written (the default); stem: compare their Snowball "

@@ -133,6 +133,7 @@ class Extensions:
     strict_quotes: bool = False
     strict_statistics: bool = False
     strict_attribution: bool = False
+    strict_retractions: bool = False
     words: Literal["exact", "stem"] = "exact"
     stopwords: Literal["count", "ignore"] = "count"
     numbers: Literal["words", "value"] = "words"

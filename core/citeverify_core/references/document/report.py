@@ -72,6 +72,7 @@ _CSS = "".join(
 ) + (
     "td.ref{max-width:420px;overflow-wrap:anywhere}"
     "td.status,td.where{white-space:nowrap}"
+    "div.notice{color:#b00020;font-weight:600}"
     ".apa{color:#39424e;font-size:13px}.diff{color:#b35c00;font-size:12px}"
 )
 
@@ -389,6 +390,8 @@ def _reference_lines(reference: ExtractedReference, result: ReferenceResult) -> 
     wrong = differing_fields(result)
     if wrong:
         lines.append(f"     fields that differ: {', '.join(wrong)}")
+    for notice in result.notices:
+        lines.append(f"     !! {notice_text(notice)}")
     failed = ((result.verificationGraph or {}).get("metadata") or {}).get("sourcesFailed")
     if failed:
         lines.append(f"     could not check: {one_line('; '.join(map(str, failed)), 300)}")
@@ -405,7 +408,21 @@ def _reference_cell(reference: ExtractedReference, result: ReferenceResult) -> s
     wrong = differing_fields(result)
     if wrong:
         parts.append(f'<div class="diff">fields that differ: {html.escape(", ".join(wrong))}</div>')
+    for notice in result.notices:
+        parts.append(f'<div class="notice">{html.escape(notice_text(notice))}</div>')
     return "".join(parts)
+
+
+def notice_text(notice: dict[str, str | None]) -> str:
+    """One notice of a reference's work, as the reports print it ("RETRACTED (2021-03-15) ...")."""
+    kind = str(notice.get("kind") or "notice")
+    head = {"retraction": "RETRACTED", "expression-of-concern": "EXPRESSION OF CONCERN"}.get(
+        kind, kind.upper()
+    )
+    date = f" ({notice['date']})" if notice.get("date") else ""
+    doi = f", notice https://doi.org/{notice['doi']}" if notice.get("doi") else ""
+    source = f", source: {notice['source']}" if notice.get("source") else ""
+    return one_line(f"{head}{date}{doi}{source}", 300)
 
 
 def _cited(citations: Sequence[InTextCitation]) -> str:

@@ -892,6 +892,13 @@
         corrected, copy),
     ];
     if (result.error) parts.push(el("p", { class: "error" }, result.error));
+    // Retraction, expression-of-concern and correction notices of the work (issue 35).
+    for (const n of result.notices || []) {
+      const text = [String(n.kind || "notice").replace(/-/g, " "), n.date ? `(${n.date})` : "",
+        n.doi ? `notice https://doi.org/${n.doi}` : "", n.source ? `source: ${n.source}` : ""]
+        .filter(Boolean).join(" ");
+      parts.push(el("p", { class: "notice notice-" + token(n.kind || "notice"), role: "alert" }, text));
+    }
     if (result.verificationGraph) {
       parts.push(el("details", { class: "graph-box", open: true },
         el("summary", {}, "Verification graph"), drawGraph(result.verificationGraph)));
