@@ -187,10 +187,15 @@ def test_a_broken_file_among_others_is_named_and_the_others_are_read(tmp_path):
     folder = write_crossref(tmp_path / "crossref")
     (folder / "2.json.gz").write_bytes(b"not gzip at all")
     (folder / "3.json.gz").write_bytes(gzip.compress(b'{"items": "no list"}'))
-    report = _build([folder], tmp_path / "lit.sqlite")
+    # Works first, then the file breaks: the works it gave are dropped with it.
+    cut = json.dumps({"items": [{"DOI": "10.1/cut", "title": ["Cut short"]}] * 3})[:-10]
+    (folder / "4.json.gz").write_bytes(gzip.compress(cut.encode()))
+    index = tmp_path / "lit.sqlite"
+    report = _build([folder], index)
     assert report.records == 7
-    assert [b.split(":")[0] for b in report.broken] == ["2.json.gz", "3.json.gz"]
-    assert "not a Crossref data file" in report.broken[1]
+    assert [b.split(":")[0] for b in report.broken] == ["2.json.gz", "3.json.gz", "4.json.gz"]
+    assert "not a Crossref data file" in report.broken[1] and "not JSON" in report.broken[2]
+    assert LocalIndex(index).by_doi("10.1/cut") is None
 
 
 def test_crossref_and_retraction_watch_notices_reach_the_works_they_concern(tmp_path):

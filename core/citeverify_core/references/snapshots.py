@@ -58,8 +58,9 @@ FileKind = Literal[
 #: Works per batch handed to the writer.
 BATCH = 5000
 #: A Crossref data file is one JSON object; one larger than this (decompressed) is refused as
-#: broken rather than read into memory (the published files hold 5,000 works, tens of MB).
-MAX_JSON_FILE_BYTES = 1024 * 1024 * 1024
+#: broken rather than read into memory (the published files hold about 5,000 works, tens of
+#: MB). Its works are decoded one at a time (``_items``): the text is what it costs.
+MAX_JSON_FILE_BYTES = 512 * 1024 * 1024
 #: A dump line longer than this is skipped, read in chunks (as ``index.MAX_LINE_BYTES``).
 MAX_LINE_BYTES = 16 * 1024 * 1024
 _PARTITION = re.compile(r"updated_date=(\d{4}-\d{2}-\d{2})")
@@ -534,28 +535,97 @@ def _read_crossref(file: SnapshotFile) -> Iterator[Batch]:
         msg = f"{file.name}: over {MAX_JSON_FILE_BYTES:,} bytes of JSON (not a Crossref data file)"
         raise InputError(msg, path=str(file.path))
     try:
-        body = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         msg = f"{file.name}: not UTF-8 (byte {exc.start + 1})"
         raise InputError(msg, path=str(file.path)) from None
+    del data
+    batch = Batch()
+    try:
+        for k, work in enumerate(_items(text), 1):
+            _add_work(batch, work, f"item {k}")
+            if len(batch.works) >= BATCH:
+                yield batch
+                batch = Batch()
     except json.JSONDecodeError as exc:
         msg = f"{file.name}: not JSON ({exc.msg} at line {exc.lineno})"
+        raise InputError(msg, path=str(file.path)) from None
+    except _NotCrossref as exc:
+        msg = f"{file.name}: not a Crossref data file ({exc}: one JSON object with an items array)"
         raise InputError(msg, path=str(file.path)) from None
     except (RecursionError, ValueError):
         msg = f"{file.name}: JSON that cannot be read (nested too deeply, or a huge number)"
         raise InputError(msg, path=str(file.path)) from None
-    del data
-    items = body.get("items") if isinstance(body, dict) else None
-    if not isinstance(items, list):
-        msg = f"{file.name}: not a Crossref data file (one JSON object with an items array)"
-        raise InputError(msg, path=str(file.path))
-    batch = Batch()
-    for k, work in enumerate(items, 1):
-        _add_work(batch, work, f"item {k}")
-        if len(batch.works) >= BATCH:
-            yield batch
-            batch = Batch()
     yield batch
+
+
+class _NotCrossref(Exception):
+    """The JSON is well formed but not one object with an ``items`` array."""
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _items(text: str) -> Iterator[Any]:
+    """The elements of the top-level object's ``items`` array, decoded one at a time.
+
+    A data file is one object of tens of MB; decoding it whole would hold every work's objects
+    at once (several times the text). Only the top level is walked here; each work (and any
+    other member's value) is decoded by the json module's C decoder. A file broken after some
+    items raises after yielding them: the writer's transaction drops what the file gave.
+    """
+    decoder = json.JSONDecoder()
+
+    def skip(i: int) -> int:
+        return _SPACE.match(text, i).end()  # type: ignore[union-attr]
+
+    i = skip(0)
+    if text[i : i + 1] != "{":
+        raise _NotCrossref("not an object")
+    i = skip(i + 1)
+    found = False
+    if text[i : i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            key, i = decoder.raw_decode(text, i)
+            if not isinstance(key, str):
+                raise _NotCrossref("a key that is not a string")
+            i = skip(i)
+            if text[i : i + 1] != ":":
+                raise json.JSONDecodeError("Expecting ':' delimiter", text, i)
+            i = skip(i + 1)
+            if key == "items" and text[i : i + 1] == "[" and not found:
+                found = True
+                i = skip(i + 1)
+                if text[i : i + 1] == "]":
+                    i += 1
+                else:
+                    while True:
+                        item, i = decoder.raw_decode(text, i)
+                        yield item
+                        i = skip(i)
+                        if text[i : i + 1] == ",":
+                            i = skip(i + 1)
+                            continue
+                        if text[i : i + 1] == "]":
+                            i += 1
+                            break
+                        raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+            else:
+                _, i = decoder.raw_decode(text, i)
+            i = skip(i)
+            if text[i : i + 1] == ",":
+                i = skip(i + 1)
+                continue
+            if text[i : i + 1] == "}":
+                i += 1
+                break
+            raise json.JSONDecodeError("Expecting ',' delimiter", text, i)
+    if skip(i) != len(text):
+        raise json.JSONDecodeError("Extra data", text, skip(i))
+    if not found:
+        raise _NotCrossref("no items array")
 
 
 def _read_parquet(file: SnapshotFile) -> Iterator[Batch]:
