@@ -200,6 +200,8 @@ def ingest(
             if previous is None or latest > previous:
                 index.set_meta("openalex_updated", latest)
         index.set_meta("updated_at", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        if report.files_read:
+            index.refresh_term_counts()
         db.commit()
         report.latest = _meta(index, "openalex_updated")
         # Back to a single file (a copy or a read-only mount needs no -wal/-shm beside it);
