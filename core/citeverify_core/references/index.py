@@ -513,20 +513,29 @@ class LocalIndex:
             # share a title's words (and whole titles), and bm25 alone ranks the cited work
             # below them; its author finds it among a handful (issue 35, at 300,000 works of
             # the realistic generator: 87.7% -> see bench/README.md).
-            title_part = " OR ".join(f'"{w}"' for w in _bounded(rare, counts))
             phrase = " ".join(names)
-            query = f'title : ({title_part}) AND authors : "{phrase}"'
-            by_author = self._match(query, _AUTHOR_LIMIT)
-            for r in by_author:
-                found.setdefault(r.doi or r.title, r)
-            author_found = _close(wanted, by_author)
+            # All of the 3 rarest words first (the works of a common name, "Kim", with one
+            # word of the title are many), then any of the rarest (a typo in one of them).
+            author_found = False
+            for title_part in (
+                " AND ".join(f'"{w}"' for w in rare[:3]),
+                " OR ".join(f'"{w}"' for w in _bounded(rare, counts)),
+            ):
+                by_author = self._match(
+                    f'title : ({title_part}) AND authors : "{phrase}"', _AUTHOR_LIMIT
+                )
+                for r in by_author:
+                    found.setdefault(r.doi or r.title, r)
+                if _close(wanted, by_author):
+                    author_found = True
+                    break
         else:
             author_found = False
         # First all of the 3 rarest words (a correct title has them: tiny posting-list
         # intersections, ~0.2 ms at 1M records); when that finds nothing like the title (a
         # typo, a wrong word), any of the 4 rarest (~2 ms). Benchmark if changing.
         passes: list[str] = []
-        if rare and not author_found and (len(rare) > 1 or counts[rare[0]] <= _ONE_WORD_MAX_DF):
+        if rare and not author_found and (len(rare) > 1 or counts[rare[0]] <= _ALONE_MAX_DF):
             # (A title of one common word, "Editorial" without its author: scoring every work
             # that has it costs tens of ms at 1M works, and finds no one work among them.)
             passes.append(" AND ".join(f'"{w}"' for w in rare[:3]))
@@ -609,13 +618,13 @@ class LocalIndex:
 _SHORT_TITLE = 2
 _SHORT_TITLE_LIMIT = 50
 #: Candidates found by the cited first author and the title's rarest words.
-_AUTHOR_LIMIT = 5
+_AUTHOR_LIMIT = 10
 #: An OR of title words asks only for words that hold at most this many works together (each
 #: match is scored: about 1 microsecond a work).
 _OR_MAX_DF = 5_000
 #: A title of one searchable word is looked for without its author only when the word holds at
 #: most this many works.
-_ONE_WORD_MAX_DF = 50_000
+_ALONE_MAX_DF = 50_000
 #: Typo search: at most this many unknown words per title, of at least this many letters, each
 #: replaced by at most _TYPO_TERMS index words at least _TYPO_RATIO similar, found among at most
 #: _TYPO_SCAN words of the same beginning.
@@ -623,7 +632,7 @@ _TYPO_WORDS = 3
 _TYPO_MIN_CHARS = 4
 _TYPO_TERMS = 3
 _TYPO_RATIO = 80
-_TYPO_SCAN = 50_000
+_TYPO_SCAN = 20_000
 
 
 def _words(text: str) -> list[str]:
