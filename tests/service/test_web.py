@@ -352,6 +352,40 @@ def test_a_reference_list_is_verified_with_live_results(web: Page) -> None:
     web.shot("references")
 
 
+def test_a_retracted_work_is_said_so_with_its_notice(web: Page) -> None:
+    # Issue 35: the index keeps notices per DOI; a verified reference to the work shows them.
+    from citeverify_core.lookups.bibliographic import Notice
+
+    index = web.service.store.verifier.index
+    suresh = "10.1016/0003-2697(85)90071-5"
+    with index._lock:
+        index.store_notices(
+            [(suresh, Notice("retraction", "2021-03-15", "10.1016/retraction.1", "crossref"))]
+        )
+        index._db.commit()
+    try:
+        page = web.open(web.service.key())
+        page.click("#tab-references")
+        page.fill(
+            "#refs-input",
+            "Suresh, M. R., & Milstein, C. (1985). A direct antigen-binding assay to screen "
+            "hybridoma supernatants. Analytical Biochemistry, 151(1), 192-195.\n" + KUHN,
+        )
+        page.click("#refs-submit")
+        _wait_for_references(page)
+        items = page.locator("#refs-results > li")
+        notice = items.nth(0).locator("p.notice")
+        expect(notice).to_have_text(
+            "retraction (2021-03-15) notice https://doi.org/10.1016/retraction.1 source: crossref"
+        )
+        assert "notice-retraction" in (notice.get_attribute("class") or "")
+        assert items.nth(1).locator("p.notice").count() == 0  # Kuhn's work has none
+    finally:
+        with index._lock:
+            index._db.execute("DELETE FROM notices WHERE doi = ?", (suresh,))
+            index._db.commit()
+
+
 def test_progress_is_shown_while_jobs_run(web: Page) -> None:
     # A local index answers in milliseconds: the service's answers to the polls are replaced
     # by "active" with a progress step until the test has seen it, then pass through.
