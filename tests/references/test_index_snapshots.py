@@ -359,3 +359,29 @@ def test_a_verified_reference_to_a_retracted_work_says_so_everywhere(tmp_path):
     fabricated = verifier.verify("Nobody, A. (2011). A work that does not exist. Nowhere, 1, 1-2.")
     assert fabricated.status == "unverified" and fabricated.notices == []
     local.close()
+
+
+def test_an_index_built_before_notices_is_still_read_from_a_read_only_file(tmp_path, monkeypatch):
+    import citeverify_core.references.index as index_module
+    from tests.conftest import DATA
+
+    path = tmp_path / "old.sqlite"
+    old = LocalIndex(path)
+    old.build(DATA / "works-crossref.jsonl")
+    old.close()
+    with sqlite3.connect(path) as db:  # as an index of the version before issue 35 was
+        for table in ("notices", "build_files", "index_meta", "term_df"):
+            db.execute(f"DROP TABLE {table}")
+    real_connect = sqlite3.connect
+
+    def read_only(name: object, *, what: str) -> sqlite3.Connection:
+        return real_connect(f"file:{name}?mode=ro", uri=True, check_same_thread=False)
+
+    monkeypatch.setattr(index_module, "connect_sqlite", read_only)
+    local = LocalIndex(path)  # a copy on a read-only mount: nothing can be created
+    kuhn = local.search("The Structure of Scientific Revolutions", author="Kuhn")
+    assert kuhn and kuhn[0].title == "The Structure of Scientific Revolutions"
+    assert kuhn[0].notices == () and local.notices(kuhn[0].doi or "") == ()
+    stats = local.stats()
+    assert stats["records"] == 8 and stats["notices"] == {} and stats["openalex_updated"] is None
+    local.close()

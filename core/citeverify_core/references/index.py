@@ -69,6 +69,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
     title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
+"""
+#: The tables of issue 35, created on open when the file is writable. An index built before
+#: them and opened read-only (a copy on a read-only mount) is still read: without notices,
+#: build records or word counts (``_has_v2``).
+_SCHEMA_V2 = """
 CREATE TABLE IF NOT EXISTS notices (
     doi TEXT NOT NULL,          -- the work the notice is about (lower case)
     kind TEXT NOT NULL,         -- retraction, expression-of-concern, correction
@@ -139,6 +144,7 @@ class LocalIndex:
                 self._db, "works", set(_COLUMNS), what="citeverify index", path=self.path
             )
             try:
+                self._db.executescript(_SCHEMA_V2)
                 self._db.execute(_NUMBERS_INDEX)
                 if "work_id" not in require_columns(
                     self._db, "works", set(), what="citeverify index", path=self.path
@@ -158,6 +164,14 @@ class LocalIndex:
             msg = f"{path} cannot be used as an index: {exc}"
             raise InputError(msg, path=self.path) from None
         self._lock = threading.Lock()
+        #: The issue-35 tables exist (False: an older index opened read-only).
+        self._has_v2 = {
+            name
+            for (name,) in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE name IN ('notices', 'term_df', "
+                "'index_meta', 'build_files')"
+            )
+        } == {"notices", "term_df", "index_meta", "build_files"}
         #: What the last :meth:`build` read (None before the first).
         self.last_build: DumpReport | None = None
 
@@ -287,6 +301,8 @@ class LocalIndex:
 
     def _notices(self, dois: Sequence[str]) -> dict[str, tuple[Notice, ...]]:
         found: dict[str, list[Notice]] = {}
+        if not self._has_v2:
+            return {}
         wanted = [d for d in dict.fromkeys(dois) if d and encodable(d)]
         for k in range(0, len(wanted), 500):
             chunk = wanted[k : k + 500]
@@ -314,6 +330,8 @@ class LocalIndex:
 
     def meta(self, key: str) -> str | None:
         """A value the index keeps about itself (``openalex_updated``, ``built_at``...)."""
+        if not self._has_v2:
+            return None
         with self._lock:
             row = self._db.execute("SELECT value FROM index_meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
@@ -378,9 +396,13 @@ class LocalIndex:
             total, dois, first, last = self._db.execute(
                 "SELECT count(*), count(doi), min(year), max(year) FROM works"
             ).fetchone()
-            kinds = dict(self._db.execute("SELECT kind, count(*) FROM notices GROUP BY kind"))
-            meta = dict(self._db.execute("SELECT key, value FROM index_meta"))
-            (files,) = self._db.execute("SELECT count(*) FROM build_files").fetchone()
+            kinds: dict[str, int] = {}
+            meta: dict[str, str] = {}
+            files = 0
+            if self._has_v2:
+                kinds = dict(self._db.execute("SELECT kind, count(*) FROM notices GROUP BY kind"))
+                meta = dict(self._db.execute("SELECT key, value FROM index_meta"))
+                (files,) = self._db.execute("SELECT count(*) FROM build_files").fetchone()
         return {
             "path": self.path,
             "records": total,
@@ -469,8 +491,14 @@ class LocalIndex:
             return []
         with self._lock:
             marks = ",".join("?" * len(words))
-            counts = dict(
-                self._db.execute(f"SELECT term, doc FROM term_df WHERE term IN ({marks})", words)
+            counts: dict[str, int] = (
+                dict(
+                    self._db.execute(
+                        f"SELECT term, doc FROM term_df WHERE term IN ({marks})", words
+                    )
+                )
+                if self._has_v2
+                else {}
             )
             if missing := [w for w in words if w not in counts]:
                 # Not counted yet (added since the last refresh), or not in the index at all
@@ -599,7 +627,10 @@ class LocalIndex:
         with self._lock:
             # term_df (a B-tree) when it was refreshed: fts5vocab counts each word it lists by
             # reading its posting list, 20 ms for a scan at 1M works.
-            counted = self._db.execute("SELECT 1 FROM term_df LIMIT 1").fetchone() is not None
+            counted = (
+                self._has_v2
+                and self._db.execute("SELECT 1 FROM term_df LIMIT 1").fetchone() is not None
+            )
             table = "term_df" if counted else "works_vocab"
             for prefix in dict.fromkeys((word[:2], word[0] + word[2])):
                 rows = self._db.execute(
