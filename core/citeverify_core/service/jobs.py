@@ -596,9 +596,12 @@ class JobStore(TenantStore):
         # (the verifier's per-reference boundary), so a job always ends.
         result = await self.verifier.averify_or_error(text, progress=step)
         state = "failed" if result.error else "completed"
-        await asyncio.to_thread(self._finish, job_id, state, result.model_dump_json(), result.error)
         if self.observe is not None:
+            # Counted before the job is stored as ended: whoever sees it ended (a client that
+            # polled its result, then /metrics) finds it counted. After, the two raced (a CI
+            # run under load read /metrics between them).
             self.observe(state, time.perf_counter() - start)
+        await asyncio.to_thread(self._finish, job_id, state, result.model_dump_json(), result.error)
 
     def _progress(self, job_id: int, step: str, message: str) -> None:
         with self.transaction() as db:
