@@ -298,6 +298,9 @@ def test_what_is_not_a_snapshot_is_refused_clearly(tmp_path):
     (tmp_path / "x.tar").write_bytes(b"not a tar")
     with pytest.raises(InputError, match="cannot read the archive"):
         open_snapshot([tmp_path / "x.tar"])
+    (tmp_path / "x.tar.gz").write_bytes(gzip.compress(b"anything"))
+    with pytest.raises(InputError, match="extract it"):
+        open_snapshot([tmp_path / "x.tar.gz"])
     snap = write_openalex(tmp_path / "oa", dates=(FIRST,))
     (snap.works / "manifest").write_text("{not json")
     assert any("not a manifest" in p for p in open_snapshot([snap.root]).problems)

@@ -10,7 +10,8 @@
   ``data/jsonl/``). Merged works are listed in ``merged_ids/works/YYYY-MM-DD.csv.gz``
   (``merge_date,id,merge_into_id``; kept under ``legacy-data/`` since 2026) and are removed;
 - **Crossref's public data file**: its folder of ``*.json.gz`` files (each one JSON object with
-  an ``items`` array), or the archive (``.tar``, read in place; ``.tar.gz`` too, in order);
+  an ``items`` array), or the archive (``.tar``, read in place; a ``.tar.gz`` is refused with
+  what to do: each of its files would be decompressed from the archive's start);
 - **JSON Lines dumps** (``.jsonl``, ``.jsonl.gz``) of OpenAlex or Crossref works, as before;
 - **the Retraction Watch CSV** (``retraction_watch.csv``, as Crossref distributes it): notices only.
 
@@ -350,6 +351,14 @@ def _crossref_archive(path: Path) -> Snapshot:
     """The ``.json.gz`` members of a Crossref public data file archive."""
     files: list[SnapshotFile] = []
     in_place = path.name.lower().endswith(".tar")
+    if not in_place:
+        # A compressed archive has no place to seek to: every member would be decompressed
+        # from the start (quadratic over thousands of files).
+        msg = (
+            f"{path}: a compressed archive cannot be read file by file; extract it "
+            "(tar -xzf) and build from the folder, or give the uncompressed .tar"
+        )
+        raise InputError(msg, path=str(path))
     try:
         with tarfile.open(path, "r:" if in_place else "r:*") as archive:
             for member in archive:

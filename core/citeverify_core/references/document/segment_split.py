@@ -271,8 +271,10 @@ class Splitter:
         unlabelled references exactly, the model (``segment_labels``) 83%. The model reads the
         lines from the list's start on, as many as a long list has.
         """
-        labeller = line_labeller()
-        if labeller is None or self.mode != "none" or self.start_class is not None:
+        if self.mode != "none" or self.start_class is not None:
+            return None
+        labeller = line_labeller()  # loaded on first use only
+        if labeller is None:
             return None
         window = [
             i
