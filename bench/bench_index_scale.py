@@ -23,6 +23,11 @@ Crossref public data file (``N.json.gz`` of 5,000 items) and built with ``index_
 (``--workers``), so the build rate, bytes per work and peak memory are the real build's.
 
 Run: ``.venv/bin/python bench/bench_index_scale.py --works 1000000 [--workers 2] [--keep DIR]``.
+
+Generating is one core's work (about 100 s a million works). ``--corpus DIR`` keeps a generated
+corpus there and reuses it: the generator is deterministic, so the first N works of a 20M corpus
+are the N-work corpus, and the 1M, 5M and 20M indexes are built from one generation
+(``--generate-only`` to make it, then ``--works`` of at most its size).
 """
 
 from __future__ import annotations
@@ -214,6 +219,24 @@ def write_corpus(folder: Path, works: int, lit: Literature, real: list[dict[str,
         json.dump({"items": [w["work"] for w in real]}, f)
 
 
+def corpus_view(corpus: Path, works: int, base: Path) -> tuple[Path, dict[str, Any]]:
+    """A folder of the first ``works`` works of a generated corpus (links), and what it holds."""
+    made = json.loads((corpus / "corpus.json").read_text(encoding="utf-8"))
+    if made["works"] < works:
+        sys.exit(f"{corpus} holds {made['works']:,} works, fewer than {works:,}")
+    if made["works"] == works:
+        return corpus, made
+    view = base / f"crossref-{works}"
+    view.mkdir(parents=True, exist_ok=True)
+    for k in range(math.ceil(works / PER_FILE)):
+        name = f"{k:06d}.json.gz"
+        if not (view / name).exists():
+            (view / name).symlink_to((corpus / name).resolve())
+    if not (view / "real.json.gz").exists():
+        (view / "real.json.gz").symlink_to((corpus / "real.json.gz").resolve())
+    return view, made
+
+
 def peak_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -235,7 +258,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sample", type=int, default=500, help="real works verified")
     parser.add_argument("--keep", type=Path, help="keep the corpus and the index in this folder")
+    parser.add_argument(
+        "--corpus", type=Path, help="a generated corpus to reuse (made there when missing)"
+    )
+    parser.add_argument("--generate-only", action="store_true", help="make --corpus and stop")
     args = parser.parse_args()
+    if args.works % PER_FILE:
+        sys.exit(f"--works must be a multiple of {PER_FILE:,}")
     if not DEV.is_file() or not APA.is_file():
         sys.exit(f"the real records are needed: {DEV} and {APA}")
     real, titles = real_records()
@@ -246,14 +275,27 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         base = args.keep or Path(tmp)
-        corpus = base / "crossref"
-        t0 = time.perf_counter()
-        write_corpus(corpus, args.works, lit, real)
-        vocab = len(lit.real_vocab) + len(lit.minted)
+        corpus = args.corpus or base / "crossref"
+        if not (corpus / "corpus.json").is_file():
+            t0 = time.perf_counter()
+            write_corpus(corpus, args.works, lit, real)
+            made = {
+                "works": args.works,
+                "vocabulary": len(lit.real_vocab) + len(lit.minted),
+                "new_words": len(lit.minted),
+                "new_surnames": len(lit.new_families),
+                "seconds": round(time.perf_counter() - t0),
+            }
+            (corpus / "corpus.json").write_text(json.dumps(made), encoding="utf-8")
+        corpus, made = corpus_view(corpus, args.works, base)
         print(
-            f"generated {args.works:,} works in {time.perf_counter() - t0:.0f} s; vocabulary "
-            f"{vocab:,} words ({len(lit.minted):,} new), {len(lit.new_families):,} new surnames"
+            f"generated {made['works']:,} works in {made['seconds']} s; vocabulary "
+            f"{made['vocabulary']:,} words ({made['new_words']:,} new), "
+            f"{made['new_surnames']:,} new surnames"
+            + (f"; the first {args.works:,} are indexed" if made["works"] > args.works else "")
         )
+        if args.generate_only:
+            return
         index_path = base / "index.sqlite"
         index_path.unlink(missing_ok=True)
         local = LocalIndex(index_path)

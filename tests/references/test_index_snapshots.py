@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from citeverify_core import InputError
+from citeverify_core.lookups.bibliographic import Record
 from citeverify_core.references import LocalIndex
 from citeverify_core.references.index_build import IngestProgress, ingest
 from citeverify_core.references.snapshots import open_snapshot
@@ -388,3 +389,57 @@ def test_an_index_built_before_notices_is_still_read_from_a_read_only_file(tmp_p
     stats = local.stats()
     assert stats["records"] == 8 and stats["notices"] == {} and stats["openalex_updated"] is None
     local.close()
+
+
+def _integrity(path: Path) -> None:
+    """FTS5's own check: the full-text index holds exactly what the works table says."""
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO works_fts (works_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_generic_title_is_found_among_thousands_by_its_year(tmp_path):
+    # 2,000 works called "Index" (book back matter), 20 a year: ranking them all is what made
+    # a search cost 100 ms at 5M works. The cited year (give or take one) finds its 60.
+    path = tmp_path / "generic.sqlite"
+    local = LocalIndex(path)
+    local.add(
+        Record(source="LOCAL", title="Index", authors=(), year=1900 + i % 100, doi=f"10.9/ix.{i}")
+        for i in range(2000)
+    )
+    local.add(
+        [Record(source="LOCAL", title="Index of plants", authors=(), year=1987, doi="10.9/p")]
+    )
+    found = local.search("Index", year=1987)
+    assert {r.year for r in found} <= {1986, 1987, 1988}
+    assert "10.9/ix.87" in {r.doi for r in found}  # 1987, the 4th "Index" of that year
+    assert local.search("Index of plants", year=1987)[0].doi == "10.9/p"
+    # Replaced (a newer record of the same DOI) and removed: the keys follow the rows.
+    local.add([Record(source="LOCAL", title="Index", authors=(), year=2001, doi="10.9/ix.87")])
+    assert "10.9/ix.87" not in {r.doi for r in local.search("Index", year=1987)}
+    assert "10.9/ix.87" in {r.doi for r in local.search("Index", year=2001)}
+    local.close()
+    _integrity(path)
+
+
+def test_an_index_built_before_title_keys_is_searched_and_updated(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the schema before keys: two indexed columns
+        db.executescript(
+            """
+            CREATE TABLE works (id INTEGER PRIMARY KEY, doi TEXT UNIQUE, title TEXT,
+                authors TEXT NOT NULL, year INTEGER, venue TEXT, volume TEXT, issue TEXT,
+                pages TEXT, kind TEXT, url TEXT);
+            CREATE VIRTUAL TABLE works_fts USING fts5(title, authors, content='works',
+                content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+            CREATE VIRTUAL TABLE works_vocab USING fts5vocab(works_fts, 'row');
+            INSERT INTO works (doi, title, authors, year) VALUES
+                ('10.9/old', 'Index', '[["Roe", "P."]]', 1987);
+            INSERT INTO works_fts (rowid, title, authors) SELECT id, title, authors FROM works;
+            """
+        )
+    local = LocalIndex(path)
+    assert [r.doi for r in local.search("Index", year=1987)] == ["10.9/old"]
+    local.add([Record(source="LOCAL", title="Index", authors=(), year=1990, doi="10.9/old")])
+    assert [r.year for r in local.search("Index", year=1987)] == [1990]
+    local.close()
+    _integrity(path)

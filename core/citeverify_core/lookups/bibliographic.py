@@ -117,14 +117,11 @@ class Record:
         # Records are built from untrusted payloads (API answers, dumps): a field of the wrong
         # type is dropped here, once, so nothing downstream (comparing, APA 7, SQLite, JSON)
         # meets a dict where it expects a string, or a lone surrogate that cannot be encoded.
-        for name in ("title", "venue", "doi", "url", "kind"):
+        for name in ("title", "venue", "doi", "url", "kind", "volume", "issue", "pages"):
             value = getattr(self, name)
-            clean = text_field(value)
-            if clean is not value:
-                object.__setattr__(self, name, clean)
-        for name in ("volume", "issue", "pages"):
-            value = getattr(self, name)
-            clean = text_field(value, numbers=True)
+            if value is None or (type(value) is str and _plain(value)):
+                continue  # what text_field keeps as it is (most fields: decided without it)
+            clean = text_field(value, numbers=name in _NUMBER_FIELDS)
             if clean is not value:
                 object.__setattr__(self, name, clean)
         year = year_field(self.year)
@@ -144,6 +141,14 @@ class Record:
             "venue": self.venue,
             "doi": self.doi,
         }
+
+
+_NUMBER_FIELDS = frozenset({"volume", "issue", "pages"})
+
+
+def _plain(text: str) -> bool:
+    """A string :func:`text_field` keeps unchanged, decided cheaply: short ASCII, not blank."""
+    return text.isascii() and 0 < len(text) <= MAX_FIELD_CHARS and not text.isspace()
 
 
 def text_field(value: Any, *, numbers: bool = False) -> str | None:
@@ -182,6 +187,17 @@ def year_field(value: Any) -> int | None:
 
 def _author(value: Any) -> Author | None:
     """An author whose family name is text, or None."""
+    if type(value) is Author:
+        # Records are built by the million (an index build): the common case, two short ASCII
+        # strings that text_field would keep as they are, is decided without calling it.
+        family, given = value.family, value.given
+        if (
+            type(family) is str
+            and type(given) is str
+            and _plain(family)
+            and (not given or _plain(given))
+        ):
+            return value
     if not isinstance(value, Author) or (family := text_field(value.family)) is None:
         return None
     given = text_field(value.given) or ""
@@ -217,12 +233,18 @@ def first_str(value: Any) -> str | None:
     return text_field(value)
 
 
+_DOI_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/")
+
+
 def clean_doi(value: Any) -> str | None:
     """A DOI without its ``https://doi.org/`` prefix, lower-cased; None when not text."""
     text = text_field(value)
     if text is None:
         return None
-    return re.sub(r"^https?://(?:dx\.)?doi\.org/", "", text.strip()).lower() or None
+    text = text.strip()
+    if text[:4].lower() == "http":
+        text = _DOI_URL.sub("", text)
+    return text.lower() or None
 
 
 def split_name(name: str) -> Author | None:

@@ -63,10 +63,12 @@ CREATE TABLE IF NOT EXISTS works (
     authors TEXT NOT NULL,      -- JSON list of [family, given]
     year INTEGER,
     venue TEXT,
-    volume TEXT, issue TEXT, pages TEXT, kind TEXT, url TEXT
+    volume TEXT, issue TEXT, pages TEXT, kind TEXT, url TEXT,
+    keys TEXT                   -- year-word keys of a short title (see _title_keys), else NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
-    title, authors, content='works', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+    title, authors, keys, content='works', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_vocab USING fts5vocab(works_fts, 'row');
 """
@@ -100,6 +102,9 @@ _WORK_ID = (
     "ALTER TABLE works ADD COLUMN work_id TEXT",
     "CREATE UNIQUE INDEX IF NOT EXISTS works_work_id ON works (work_id)",
 )
+#: Added on open to an index built before keys were (its works_fts keeps two columns: searched
+#: without keys, see ``_keyed``).
+_KEYS_COLUMN = "ALTER TABLE works ADD COLUMN keys TEXT"
 #: Titleless references (ACS, AIP, Elsevier) are found by year and volume. Created on
 #: open, so an index built before it gets it too (once: seconds at a million records; not on a
 #: read-only file, where the query still works, by scanning).
@@ -146,10 +151,13 @@ class LocalIndex:
             try:
                 self._db.executescript(_SCHEMA_V2)
                 self._db.execute(_NUMBERS_INDEX)
-                if "work_id" not in require_columns(
+                have = require_columns(
                     self._db, "works", set(), what="citeverify index", path=self.path
-                ):
+                )
+                if "work_id" not in have:
                     self._db.execute(_WORK_ID[0])
+                if "keys" not in have:
+                    self._db.execute(_KEYS_COLUMN)
                 self._db.execute(_WORK_ID[1])
                 self._db.commit()
             except sqlite3.OperationalError:
@@ -172,6 +180,9 @@ class LocalIndex:
                 "'index_meta', 'build_files')"
             )
         } == {"notices", "term_df", "index_meta", "build_files"}
+        #: The full-text index has the year-word keys of short titles (built since they were):
+        #: a generic title with its year is found among a handful of works, not thousands.
+        self._keyed = "keys" in {row[1] for row in self._db.execute("PRAGMA table_info(works_fts)")}
         #: What the last :meth:`build` read (None before the first).
         self.last_build: DumpReport | None = None
 
@@ -231,50 +242,57 @@ class LocalIndex:
             return 0
         dois = [r[0] for r in rows if r[0]]
         ids = [w for w in work_ids if w]
-        old: dict[int, tuple[str | None, str]] = {}
+        old: dict[int, tuple[Any, ...]] = {}
         for column, values in (("doi", dois), ("work_id", ids)):
-            for k in range(0, len(values), 500):
-                chunk = values[k : k + 500]
-                marks = ",".join("?" * len(chunk))
-                for rowid, title, authors in self._db.execute(
-                    f"SELECT id, title, authors FROM works WHERE {column} IN ({marks})", chunk
-                ):
-                    old[rowid] = (title, authors)
+            old.update(self._indexed(column, values))
         self._forget(old)
         (start,) = self._db.execute("SELECT coalesce(max(id), 0) FROM works").fetchone()
         self._db.executemany(
             "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
-            "pages, kind, url, work_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(*r, w) for r, w in zip(rows, work_ids, strict=True)],
+            "pages, kind, url, work_id, keys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(*r, w, _title_keys(r[1], r[3])) for r, w in zip(rows, work_ids, strict=True)],
         )
         # New rows have ids above ``start`` (rowids grow from the largest); a row of this batch
         # replaced by a later one of the same DOI is gone from works and never reaches the FTS.
+        columns = self._fts_columns
         self._db.execute(
-            "INSERT INTO works_fts (rowid, title, authors) "
-            "SELECT id, title, authors FROM works WHERE id > ?",
+            f"INSERT INTO works_fts (rowid, {columns}) "
+            f"SELECT id, {columns} FROM works WHERE id > ?",
             (start,),
         )
         return len(rows)
 
-    def _forget(self, old: dict[int, tuple[str | None, str]]) -> None:
+    @property
+    def _fts_columns(self) -> str:
+        return "title, authors, keys" if self._keyed else "title, authors"
+
+    def _indexed(self, column: str, values: Sequence[str]) -> dict[int, tuple[Any, ...]]:
+        """The rows whose ``column`` is one of ``values``, with the columns the FTS indexed."""
+        found: dict[int, tuple[Any, ...]] = {}
+        for k in range(0, len(values), 500):
+            chunk = list(values[k : k + 500])
+            marks = ",".join("?" * len(chunk))
+            for rowid, *indexed in self._db.execute(
+                f"SELECT id, {self._fts_columns} FROM works WHERE {column} IN ({marks})", chunk
+            ):
+                found[rowid] = tuple(indexed)
+        return found
+
+    def _forget(self, old: dict[int, tuple[Any, ...]]) -> None:
         if not old:
             return
+        # FTS5's external-content delete takes the values it indexed, exactly.
+        columns = self._fts_columns
+        marks = ", ".join("?" * (columns.count(",") + 1))
         self._db.executemany(
-            "INSERT INTO works_fts (works_fts, rowid, title, authors) VALUES ('delete', ?, ?, ?)",
-            [(rowid, title, authors) for rowid, (title, authors) in old.items()],
+            f"INSERT INTO works_fts (works_fts, rowid, {columns}) VALUES ('delete', ?, {marks})",
+            [(rowid, *indexed) for rowid, indexed in old.items()],
         )
         self._db.executemany("DELETE FROM works WHERE id = ?", [(rowid,) for rowid in old])
 
     def remove_works(self, work_ids: Sequence[str]) -> int:
         """Remove the works of these OpenAlex ids (merged into others); returns how many."""
-        old: dict[int, tuple[str | None, str]] = {}
-        for k in range(0, len(work_ids), 500):
-            chunk = list(work_ids[k : k + 500])
-            marks = ",".join("?" * len(chunk))
-            for rowid, title, authors in self._db.execute(
-                f"SELECT id, title, authors FROM works WHERE work_id IN ({marks})", chunk
-            ):
-                old[rowid] = (title, authors)
+        old = self._indexed("work_id", work_ids)
         self._forget(old)
         return len(old)
 
@@ -476,13 +494,16 @@ class LocalIndex:
             rows = self._db.execute(f"{sql} LIMIT ?", (*params, *order_params, limit)).fetchall()
             return self.with_notices([_record(r) for r in rows])
 
-    def search(self, title: str, *, limit: int = 5, author: str | None = None) -> list[Record]:
+    def search(
+        self, title: str, *, limit: int = 5, author: str | None = None, year: int | None = None
+    ) -> list[Record]:
         """Records whose title best matches ``title`` (bm25), best first.
 
         A title word the index has never seen (a typo) is replaced by the index's words that
         look like it. A short title ("Introduction", "Editorial": shared by many works) is
-        searched with ``author``, the cited first author's family name, as well, so that the
-        cited work is among the candidates.
+        searched with ``author``, the cited first author's family name, as well, and with
+        ``year``, the cited year (give or take one), so that the cited work is among the
+        candidates.
         """
         if not encodable(title) or (author is not None and not encodable(author)):
             return []
@@ -536,6 +557,23 @@ class LocalIndex:
                     for r in self._match(f'title : ({title_part}) AND authors : "{phrase}"', limit):
                         found.setdefault(r.doi or r.title, r)
         rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
+        if (
+            self._keyed
+            and rare
+            and len(words) <= _KEYED_WORDS
+            and (cited := year_field(year)) is not None
+        ):
+            # A short title of common words ("Index", "Oral contraceptives") is in thousands of
+            # works, and ranking them all costs ~2 microseconds each (100 ms at 5M works); the
+            # works of the cited year hold each of its words as a key of their own ("2007index"),
+            # a posting list as short as one year's share of the word's.
+            near = " OR ".join(f'"{y}{rare[0]}"' for y in (cited - 1, cited, cited + 1))
+            title_part = " AND ".join(f'"{w}"' for w in rare)
+            keyed = self._match(f"title : ({title_part}) AND keys : ({near})", limit)
+            for r in keyed:
+                found.setdefault(r.doi or r.title, r)
+            if _close(wanted, keyed):
+                return self._finish(found, [])
         if author and rare and (names := [n for n in _words(author) if len(n) > 1]):
             # The cited first author with the title's rarest words: in a large index many works
             # share a title's words (and whole titles), and bm25 alone ranks the cited work
@@ -563,7 +601,10 @@ class LocalIndex:
         # intersections, ~0.2 ms at 1M records); when that finds nothing like the title (a
         # typo, a wrong word), any of the 4 rarest (~2 ms). Benchmark if changing.
         passes: list[str] = []
-        if rare and not author_found and (len(rare) > 1 or counts[rare[0]] <= _ALONE_MAX_DF):
+        # A one-word title alone (no author found, no year key): bounded like an OR, or, in an
+        # index without keys (built before them), by what it was then.
+        alone = _OR_MAX_DF if self._keyed else _ALONE_MAX_DF
+        if rare and not author_found and (len(rare) > 1 or counts[rare[0]] <= alone):
             # (A title of one common word, "Editorial" without its author: scoring every work
             # that has it costs tens of ms at 1M works, and finds no one work among them.)
             passes.append(" AND ".join(f'"{w}"' for w in rare[:3]))
@@ -583,12 +624,31 @@ class LocalIndex:
                 return self._finish(found, records)
             close = [t for terms in typos().values() for t in terms]
             if close:
-                known = (
-                    [w for w in _bounded(rare, counts) if counts[w] <= _OR_MAX_DF] if rare else []
+                with self._lock:
+                    marks = ",".join("?" * len(close))
+                    counts.update(
+                        self._db.execute(
+                            f"SELECT term, doc FROM {self._counts} WHERE term IN ({marks})", close
+                        )
+                    )
+                # The rarest of the known words and the typos' look-alikes, bounded like any OR
+                # ("beneit" looks like "benefits", in a hundred thousand works).
+                either = sorted(
+                    dict.fromkeys([*rare, *(t for t in close if counts.get(t))]),
+                    key=lambda w: counts[w],
                 )
-                query = " OR ".join(f'"{w}"' for w in dict.fromkeys([*known, *close]))
-                records = self._match(f"title : ({query})", limit)
+                bounded = _bounded(either, counts) if either else []
+                if bounded and counts[bounded[0]] <= _OR_MAX_DF:
+                    query = " OR ".join(f'"{w}"' for w in bounded)
+                    records = self._match(f"title : ({query})", limit)
         return self._finish(found, records)
+
+    @property
+    def _counts(self) -> str:
+        """The table of words' counts: term_df when refreshed, else the FTS's own (slower)."""
+        if self._has_v2 and self._db.execute("SELECT 1 FROM term_df LIMIT 1").fetchone():
+            return "term_df"
+        return "works_vocab"
 
     def _finish(self, found: dict[str | None, Record], records: list[Record]) -> list[Record]:
         for r in records:
@@ -607,10 +667,11 @@ class LocalIndex:
         self._db.execute("INSERT INTO term_df (term, doc) SELECT term, doc FROM works_vocab")
 
     def _match(self, query: str, limit: int) -> list[Record]:
+        weights = "10.0, 1.0, 0.0" if self._keyed else "10.0, 1.0"
         with self._lock:
             rows = self._db.execute(
                 f"SELECT {_W_FIELDS} FROM works_fts JOIN works w ON w.id = works_fts.rowid "
-                "WHERE works_fts MATCH ? ORDER BY bm25(works_fts, 10.0, 1.0) LIMIT ?",
+                f"WHERE works_fts MATCH ? ORDER BY bm25(works_fts, {weights}) LIMIT ?",
                 (query, limit),
             ).fetchall()
         return [_record(r) for r in rows]
@@ -627,11 +688,7 @@ class LocalIndex:
         with self._lock:
             # term_df (a B-tree) when it was refreshed: fts5vocab counts each word it lists by
             # reading its posting list, 20 ms for a scan at 1M works.
-            counted = (
-                self._has_v2
-                and self._db.execute("SELECT 1 FROM term_df LIMIT 1").fetchone() is not None
-            )
-            table = "term_df" if counted else "works_vocab"
+            table = self._counts
             for prefix in dict.fromkeys((word[:2], word[0] + word[2])):
                 rows = self._db.execute(
                     f"SELECT term FROM {table} WHERE term >= ? AND term < ? LIMIT ?",
@@ -653,9 +710,11 @@ _AUTHOR_LIMIT = 10
 #: An OR of title words asks only for words that hold at most this many works together (each
 #: match is scored: about 1 microsecond a work).
 _OR_MAX_DF = 5_000
-#: A title of one searchable word is looked for without its author only when the word holds at
-#: most this many works.
+#: A title of one searchable word is looked for without its author or year in an index without
+#: keys only when the word holds at most this many works.
 _ALONE_MAX_DF = 50_000
+#: A title of at most this many searchable words is keyed by year (``keys``) in the index.
+_KEYED_WORDS = 3
 #: Typo search: at most this many unknown words per title, of at least this many letters, each
 #: replaced by at most _TYPO_TERMS index words at least _TYPO_RATIO similar, found among at most
 #: _TYPO_SCAN words of the same beginning.
@@ -671,6 +730,20 @@ def _words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKD", text.casefold())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[:32]
+
+
+def _title_keys(title: str | None, year: int | None) -> str | None:
+    """The keys of a short title: each searchable word after its year ("2007index"), else None.
+
+    Only short titles are keyed (the generic ones; a longer title has rarer words), so the
+    index grows by a few percent.
+    """
+    if not title or year is None:
+        return None
+    words = _words(title)
+    if not words or len(words) > _KEYED_WORDS:
+        return None
+    return " ".join(f"{year}{w}" for w in words)
 
 
 def _bounded(rare: list[str], counts: dict[str, int]) -> list[str]:

@@ -61,7 +61,7 @@ class LocalSource:
             found.append(record)
         author = ref.authors[0].family if ref.authors else None
         if ref.title:
-            found.extend(self.index.search(ref.title, limit=limit, author=author))
+            found.extend(self.index.search(ref.title, limit=limit, author=author, year=ref.year))
         elif ref.style == "titleless" and ref.year is not None:
             # ACS, AIP, Elsevier: no title to search; the works of that year, volume and first
             # page are the candidates, and the comparison decides.
