@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from citeverify_core import InputError
-from citeverify_core.lookups.bibliographic import Record
+from citeverify_core.lookups.bibliographic import Author, Record
 from citeverify_core.references import LocalIndex
 from citeverify_core.references.index_build import IngestProgress, ingest
 from citeverify_core.references.snapshots import open_snapshot
@@ -443,3 +443,20 @@ def test_an_index_built_before_title_keys_is_searched_and_updated(tmp_path):
     assert [r.year for r in local.search("Index", year=1987)] == [1990]
     local.close()
     _integrity(path)
+
+
+def test_a_name_with_a_sharp_s_is_searched_as_the_index_holds_it(tmp_path):
+    # unicode61 keeps "ß"; a search that folded it to "ss" looked for an author no work has,
+    # and the cited work was one of 31 of the same title and year.
+    local = LocalIndex(tmp_path / "de.sqlite")
+    others = [
+        Record(source="LOCAL", title="Planung", authors=(Author(f"Other{i}", "A."),), year=1994)
+        for i in range(30)
+    ]
+    cited = Record(
+        source="LOCAL", title="Planung", authors=(Author("Schneeweiß", "C."),), year=1994
+    )
+    local.add([*others[:15], cited, *others[15:]])
+    found = local.search("Planung", author="Schneeweiß", year=1994)
+    assert found[0].authors[0].family == "Schneeweiß"
+    local.close()

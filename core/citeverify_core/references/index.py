@@ -736,8 +736,12 @@ _TYPO_SCAN = 20_000
 
 
 def _words(text: str) -> list[str]:
-    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
+    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32.
+
+    Lower case, not ``casefold``: unicode61 keeps "ß" (casefold makes it "ss", and "Schneeweiß"
+    was then searched as a word no work has).
+    """
+    folded = unicodedata.normalize("NFKD", text.lower())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[:32]
 
