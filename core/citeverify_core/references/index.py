@@ -21,10 +21,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +41,13 @@ from citeverify_core.lookups.bibliographic import (
 from citeverify_core.lookups.notices import sort_notices
 from citeverify_core.references.compare import CANDIDATE_MIN_TITLE
 from citeverify_core.references.folding import fold
-from citeverify_core.references.snapshots import SnapshotFile, read_file, row_of
+from citeverify_core.references.snapshots import (
+    KEYED_WORDS,
+    SnapshotFile,
+    read_file,
+    row_of,
+    title_words,
+)
 
 __all__ = [
     "DumpReport",
@@ -65,7 +69,7 @@ CREATE TABLE IF NOT EXISTS works (
     year INTEGER,
     venue TEXT,
     volume TEXT, issue TEXT, pages TEXT, kind TEXT, url TEXT,
-    keys TEXT                   -- year-word keys of a short title (see _title_keys), else NULL
+    keys TEXT                   -- year-word keys of a short title (snapshots.title_keys)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS works_fts USING fts5(
     title, authors, keys, content='works', content_rowid='id',
@@ -125,10 +129,6 @@ _COLUMNS = ("doi", "title", "authors", "year", "venue", "volume", "issue", "page
 _FIELDS = ", ".join(_COLUMNS)
 #: The same, from ``works w`` in a join with ``works_fts`` (which has a title and authors too).
 _W_FIELDS = ", ".join(f"w.{c}" for c in _COLUMNS)
-_STOP = frozenset(
-    {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
-     "or", "the", "to", "with"}
-)  # fmt: skip
 
 
 class LocalIndex:
@@ -260,7 +260,7 @@ class LocalIndex:
         self._db.executemany(
             "INSERT OR REPLACE INTO works (doi, title, authors, year, venue, volume, issue, "
             "pages, kind, url, work_id, keys) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(*r, w, _title_keys(r[1], r[3])) for r, w in zip(rows, work_ids, strict=True)],
+            [(*r[:10], w, r[10]) for r, w in zip(rows, work_ids, strict=True)],
         )
         # New rows have ids above ``start`` (rowids grow from the largest); a row of this batch
         # replaced by a later one of the same DOI is gone from works and never reaches the FTS.
@@ -517,7 +517,7 @@ class LocalIndex:
         """
         if not encodable(title) or (author is not None and not encodable(author)):
             return []
-        words = _words(title)
+        words = title_words(title)
         if not words:
             return []
         with self._lock:
@@ -556,7 +556,7 @@ class LocalIndex:
             # Generic titles: thousands of records are called "Introduction". The cited
             # author's is looked for first, and more of the others are compared.
             limit = max(limit, _SHORT_TITLE_LIMIT)
-            if author and (names := _words(author)):
+            if author and (names := title_words(author)):
                 groups = [
                     " OR ".join(f'"{t}"' for t in ([w] if counts.get(w) else typos().get(w, [])))
                     for w in words
@@ -570,7 +570,7 @@ class LocalIndex:
         if (
             self._keyed
             and rare
-            and len(words) <= _KEYED_WORDS
+            and len(words) <= KEYED_WORDS
             and (cited := year_field(year)) is not None
         ):
             # A short title of common words ("Index", "Oral contraceptives") is in thousands of
@@ -584,7 +584,7 @@ class LocalIndex:
                 found.setdefault(r.doi or r.title, r)
             if _close(wanted, keyed):
                 return self._finish(found, [])
-        if author and rare and (names := [n for n in _words(author) if len(n) > 1]):
+        if author and rare and (names := [n for n in title_words(author) if len(n) > 1]):
             # The cited first author with the title's rarest words: in a large index many works
             # share a title's words (and whole titles), and bm25 alone ranks the cited work
             # below them; its author finds it among a handful (issue 35, at 300,000 works of
@@ -723,8 +723,6 @@ _OR_MAX_DF = 2_000
 #: A title of one searchable word is looked for without its author or year in an index without
 #: keys only when the word holds at most this many works.
 _ALONE_MAX_DF = 50_000
-#: A title of at most this many searchable words is keyed by year (``keys``) in the index.
-_KEYED_WORDS = 3
 #: Typo search: at most this many unknown words per title, of at least this many letters, each
 #: replaced by at most _TYPO_TERMS index words at least _TYPO_RATIO similar, found among at most
 #: _TYPO_SCAN words of the same beginning.
@@ -733,31 +731,6 @@ _TYPO_MIN_CHARS = 4
 _TYPO_TERMS = 3
 _TYPO_RATIO = 80
 _TYPO_SCAN = 20_000
-
-
-def _words(text: str) -> list[str]:
-    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32.
-
-    Lower case, not ``casefold``: unicode61 keeps "ß" (casefold makes it "ss", and "Schneeweiß"
-    was then searched as a word no work has).
-    """
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", folded) if w not in _STOP))[:32]
-
-
-def _title_keys(title: str | None, year: int | None) -> str | None:
-    """The keys of a short title: each searchable word after its year ("2007index"), else None.
-
-    Only short titles are keyed (the generic ones; a longer title has rarer words), so the
-    index grows by a few percent.
-    """
-    if not title or year is None:
-        return None
-    words = _words(title)
-    if not words or len(words) > _KEYED_WORDS:
-        return None
-    return " ".join(f"{year}{w}" for w in words)
 
 
 def _bounded(rare: list[str], counts: dict[str, int]) -> list[str]:

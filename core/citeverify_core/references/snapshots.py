@@ -31,6 +31,7 @@ import io
 import json
 import re
 import tarfile
+import unicodedata
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ __all__ = [
     "open_snapshot",
     "read_file",
     "row_of",
+    "title_keys",
+    "title_words",
 ]
 
 FileKind = Literal[
@@ -383,7 +386,12 @@ def _crossref_archive(path: Path) -> Snapshot:
 
 
 def row_of(r: Record) -> tuple[Any, ...]:
-    """A record as the index's ``works`` row (without ``work_id``): ``LocalIndex.store``'s."""
+    """A record as the index's ``works`` row: ``LocalIndex.store``'s.
+
+    The columns of ``_COLUMNS`` (the ``doi`` to ``url`` of a Record), then the title's
+    :func:`title_keys`; computed where the dump is parsed (in the worker processes of a build),
+    not by the one writer.
+    """
     authors = json.dumps([[a.family, a.given] for a in r.authors], ensure_ascii=False)
     return (
         r.doi.lower() if r.doi else None,
@@ -396,7 +404,46 @@ def row_of(r: Record) -> tuple[Any, ...]:
         r.pages,
         r.kind,
         r.url,
+        title_keys(r.title, r.year),
     )
+
+
+STOP_WORDS = frozenset(
+    {"a", "an", "and", "are", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on",
+     "or", "the", "to", "with"}
+)  # fmt: skip
+
+_TITLE_WORD = re.compile(r"[^\W_]+")
+#: A title of at most this many searchable words is keyed by year (``keys``) in the index.
+KEYED_WORDS = 3
+
+
+def title_words(text: str) -> list[str]:
+    """The searchable words of a title: folded like the FTS tokenizer, no stop words, <= 32.
+
+    Lower case, not ``casefold``: unicode61 keeps "ß" (casefold makes it "ss", and "Schneeweiß"
+    was then searched as a word no work has).
+    """
+    folded = text.lower()
+    if not folded.isascii():  # (most titles are: nothing to decompose)
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    words = dict.fromkeys(w for w in _TITLE_WORD.findall(folded) if w not in STOP_WORDS)
+    return list(words)[:32]
+
+
+def title_keys(title: str | None, year: int | None) -> str | None:
+    """The keys of a short title: each searchable word after its year ("2007index"), else None.
+
+    Only short titles are keyed (the generic ones; a longer title has rarer words), so the
+    index grows by a few percent.
+    """
+    if not title or year is None:
+        return None
+    words = title_words(title)
+    if not words or len(words) > KEYED_WORDS:
+        return None
+    return " ".join(f"{year}{w}" for w in words)
 
 
 # -- reading one file -------------------------------------------------------------------------
