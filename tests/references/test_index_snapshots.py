@@ -11,6 +11,8 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -148,6 +150,52 @@ def test_a_stopped_build_resumes_without_losing_or_repeating_a_record(tmp_path):
         assert db.execute(notices).fetchall() == other.execute(notices).fetchall()
         fts = "SELECT count(*) FROM works_fts"
         assert db.execute(fts).fetchone() == other.execute(fts).fetchone()
+
+
+_KILLED_BUILD = """
+import os, sys
+from pathlib import Path
+from citeverify_core.references import LocalIndex
+from citeverify_core.references import index_build
+from citeverify_core.references.snapshots import open_snapshot
+
+# The miniature's files hold 6, 2, 3 and 4 works: a commit after the second file, none after
+# the third, and the process is killed then.
+index_build.TRANSACTION_WORKS = 7
+
+def crash(progress):
+    if progress.files_done == 3:
+        os._exit(9)  # killed: no exception, no commit, no clean-up
+
+index_build.ingest(
+    LocalIndex(sys.argv[1]), open_snapshot([Path(p) for p in sys.argv[2:]]), progress=crash
+)
+"""
+
+
+def test_a_killed_build_loses_at_most_its_last_transaction_and_resumes(tmp_path):
+    root = tmp_path / "openalex-snapshot"
+    write_openalex(root)
+    write_crossref(tmp_path / "crossref")
+    paths = [root, tmp_path / "crossref"]
+    index = tmp_path / "lit.sqlite"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_BUILD, str(index), *map(str, paths)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert killed.returncode == 9, killed.stderr
+    with sqlite3.connect(index) as db:  # what was committed before the kill, and only that
+        (files,) = db.execute("SELECT count(*) FROM build_files").fetchone()
+    assert files == 2  # the third file was written, not committed: lost, and read again
+    resumed = _build(paths, index)
+    assert resumed.files_already_done == files and resumed.broken == []
+    clean = tmp_path / "clean.sqlite"
+    _build(paths, clean)
+    assert _content(index) == _content(clean)
+    _integrity(index)
 
 
 def test_parsing_in_worker_processes_gives_the_same_index(tmp_path):
