@@ -249,7 +249,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main() -> None:
-    from citeverify_core.references import LocalIndex, ReferenceVerifier
+    from citeverify_core.references import LocalIndex
     from citeverify_core.references.index_build import ingest
     from citeverify_core.references.snapshots import open_snapshot
 
@@ -262,6 +262,11 @@ def main() -> None:
         "--corpus", type=Path, help="a generated corpus to reuse (made there when missing)"
     )
     parser.add_argument("--generate-only", action="store_true", help="make --corpus and stop")
+    parser.add_argument(
+        "--measure-only",
+        action="store_true",
+        help="measure the index --keep holds (built by an earlier run): the search again",
+    )
     args = parser.parse_args()
     if args.works % PER_FILE:
         sys.exit(f"--works must be a multiple of {PER_FILE:,}")
@@ -297,6 +302,11 @@ def main() -> None:
         if args.generate_only:
             return
         index_path = base / "index.sqlite"
+        built = base / "build.json"
+        if args.measure_only:
+            print(json.loads(built.read_text(encoding="utf-8"))["line"], "(earlier run)")
+            measure(LocalIndex(index_path), real, args.sample)
+            return
         index_path.unlink(missing_ok=True)
         local = LocalIndex(index_path)
         cpu0 = time.process_time()
@@ -313,42 +323,53 @@ def main() -> None:
         )
         records = local.stats()["records"]
         size = index_path.stat().st_size
-        print(
+        line = (
             f"built {report.records:,} works in {wall:.0f} s: {report.records / wall:,.0f}/s "
             f"({report.records / max(cpu, 1e-9):,.0f}/s per core-second of CPU, x{cpu / wall:.1f}); "
             f"{size / records:,.0f} bytes/work ({size / 2**30:.2f} GiB); peak RSS {peak_mb():.0f} MB"
         )
-        verifier = ReferenceVerifier(local)
-        sample = random.Random(5).sample(real, min(args.sample, len(real)))
-        search_ms: list[float] = []
-        for w in sample:
-            t = time.perf_counter()
-            local.search(w["work"]["title"][0])
-            search_ms.append((time.perf_counter() - t) * 1000)
-        verify_ms: list[float] = []
-        statuses: Counter[str] = Counter()
-        right = 0
-        t_all = time.perf_counter()
-        for w in sample:
-            t = time.perf_counter()
-            result = verifier.verify(w["strings"]["apa"])
-            verify_ms.append((time.perf_counter() - t) * 1000)
-            statuses[result.status] += 1
-            fields = (result.verificationGraph or {}).get("nodes", [])
-            best = next((n for n in fields if n.get("type") == "RESULT"), {})
-            cand = next((n for n in fields if n.get("id") == best.get("bestCandidateId")), {})
-            doi = (cand.get("candidateFields") or {}).get("doi")
-            if result.status == "verified" and doi == w["work"]["DOI"].lower():
-                right += 1
-        elapsed = time.perf_counter() - t_all
-        print(
-            f"title search p50 {pct(search_ms, 0.5):.2f} ms, p99 {pct(search_ms, 0.99):.2f} ms; "
-            f"verify p50 {pct(verify_ms, 0.5):.2f} ms, p99 {pct(verify_ms, 0.99):.2f} ms, "
-            f"{len(sample) / elapsed:,.0f} references/s (one core); real works verified to their "
-            f"DOI {right}/{len(sample)} ({100 * right / len(sample):.1f}%); statuses "
-            + ", ".join(f"{k} {v}" for k, v in statuses.most_common())
-        )
-        local.close()
+        print(line)
+        built.write_text(json.dumps({"line": line}), encoding="utf-8")
+        measure(local, real, args.sample)
+
+
+def measure(local: Any, real: list[dict[str, Any]], size: int) -> None:
+    """Title search and verification of ``size`` real works from their APA strings."""
+    from citeverify_core.references import ReferenceVerifier
+
+    verifier = ReferenceVerifier(local)
+    # A running service has loaded its parser and models: the first call's cost is not timed.
+    verifier.verify("Smith, J. (2001). A reference to warm up with. Nature, 1, 1-2.")
+    sample = random.Random(5).sample(real, min(size, len(real)))
+    search_ms: list[float] = []
+    for w in sample:
+        t = time.perf_counter()
+        local.search(w["work"]["title"][0])
+        search_ms.append((time.perf_counter() - t) * 1000)
+    verify_ms: list[float] = []
+    statuses: Counter[str] = Counter()
+    right = 0
+    t_all = time.perf_counter()
+    for w in sample:
+        t = time.perf_counter()
+        result = verifier.verify(w["strings"]["apa"])
+        verify_ms.append((time.perf_counter() - t) * 1000)
+        statuses[result.status] += 1
+        fields = (result.verificationGraph or {}).get("nodes", [])
+        best = next((n for n in fields if n.get("type") == "RESULT"), {})
+        cand = next((n for n in fields if n.get("id") == best.get("bestCandidateId")), {})
+        doi = (cand.get("candidateFields") or {}).get("doi")
+        if result.status == "verified" and doi == w["work"]["DOI"].lower():
+            right += 1
+    elapsed = time.perf_counter() - t_all
+    print(
+        f"title search p50 {pct(search_ms, 0.5):.2f} ms, p99 {pct(search_ms, 0.99):.2f} ms; "
+        f"verify p50 {pct(verify_ms, 0.5):.2f} ms, p99 {pct(verify_ms, 0.99):.2f} ms, "
+        f"{len(sample) / elapsed:,.0f} references/s (one core); real works verified to their "
+        f"DOI {right}/{len(sample)} ({100 * right / len(sample):.1f}%); statuses "
+        + ", ".join(f"{k} {v}" for k, v in statuses.most_common())
+    )
+    local.close()
 
 
 if __name__ == "__main__":

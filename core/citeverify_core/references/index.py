@@ -567,6 +567,7 @@ class LocalIndex:
                     for r in self._match(f'title : ({title_part}) AND authors : "{phrase}"', limit):
                         found.setdefault(r.doi or r.title, r)
         rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
+        year_found = False
         if (
             self._keyed
             and rare
@@ -582,8 +583,9 @@ class LocalIndex:
             keyed = self._match(f"title : ({title_part}) AND keys : ({near})", limit)
             for r in keyed:
                 found.setdefault(r.doi or r.title, r)
-            if _close(wanted, keyed):
-                return self._finish(found, [])
+            # Still asked with the cited author next (cheap): the year's works of that title
+            # may be others' (a generic title, or one repeated by another work).
+            year_found = _close(wanted, keyed)
         if author and rare and (names := [n for n in title_words(author) if len(n) > 1]):
             # The cited first author with the title's rarest words: in a large index many works
             # share a title's words (and whole titles), and bm25 alone ranks the cited work
@@ -614,7 +616,8 @@ class LocalIndex:
         # A one-word title alone (no author found, no year key): bounded like an OR, or, in an
         # index without keys (built before them), by what it was then.
         alone = _OR_MAX_DF if self._keyed else _ALONE_MAX_DF
-        if rare and not author_found and (len(rare) > 1 or counts[rare[0]] <= alone):
+        settled = author_found or year_found
+        if rare and not settled and (len(rare) > 1 or counts[rare[0]] <= alone):
             # (A title of one common word, "Editorial" without its author: scoring every work
             # that has it costs tens of ms at 1M works, and finds no one work among them.)
             passes.append(" AND ".join(f'"{w}"' for w in rare[:3]))
@@ -630,7 +633,7 @@ class LocalIndex:
             if _close(wanted, records):
                 break
         else:
-            if author_found:
+            if settled:
                 return self._finish(found, records)
             close = [t for terms in typos().values() for t in terms]
             if close:
