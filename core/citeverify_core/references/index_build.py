@@ -166,7 +166,11 @@ def ingest(
         db.execute("PRAGMA journal_mode=WAL")
         (cache,) = db.execute("PRAGMA cache_size").fetchone()
         (sync,) = db.execute("PRAGMA synchronous").fetchone()
+        (mapped,) = db.execute("PRAGMA mmap_size").fetchone()
         db.execute(f"PRAGMA cache_size={-_WRITER_CACHE_KIB}")
+        # The reader's mapping (LocalIndex) off: every page the writer touches would stay
+        # mapped into its memory (1.6 GB at 9M works), where the page cache is bounded.
+        db.execute("PRAGMA mmap_size=0")
         # WAL with synchronous=NORMAL cannot be corrupted by a crash or a power loss; a power
         # loss may undo the last commits, and with them their build_files rows: those files
         # are read again, nothing is lost.
@@ -198,6 +202,7 @@ def ingest(
     finally:
         with index._lock:
             db.execute(f"PRAGMA cache_size={cache}")
+            db.execute(f"PRAGMA mmap_size={mapped}")
             db.execute(f"PRAGMA synchronous={sync}")
             # Back to a single file (a copy or a read-only mount needs no -wal/-shm beside
             # it); refused while readers have it open, which is fine: WAL stays until the
