@@ -196,22 +196,25 @@ def ingest(
             progress(state)
 
     try:
-        _write_files(index, _parsed(todo, workers), report, state, tick)
-        with index._lock:
-            _finish(index, snapshot, report)
+        try:
+            _write_files(index, _parsed(todo, workers), report, state, tick)
+            with index._lock:
+                _finish(index, snapshot, report)
+        finally:
+            with index._lock:
+                db.execute(f"PRAGMA synchronous={sync}")
+                # Back to a single file (a copy or a read-only mount needs no -wal/-shm beside
+                # it); refused while readers have it open, which is fine: WAL stays until the
+                # next time.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    db.execute("PRAGMA journal_mode=DELETE")
+        if not update and report.records and not report.broken:
+            with index._lock:
+                _optimize(index)
     finally:
         with index._lock:
             db.execute(f"PRAGMA cache_size={cache}")
             db.execute(f"PRAGMA mmap_size={mapped}")
-            db.execute(f"PRAGMA synchronous={sync}")
-            # Back to a single file (a copy or a read-only mount needs no -wal/-shm beside
-            # it); refused while readers have it open, which is fine: WAL stays until the
-            # next time.
-            with contextlib.suppress(sqlite3.OperationalError):
-                db.execute("PRAGMA journal_mode=DELETE")
-    if not update and report.records and not report.broken:
-        with index._lock:
-            _optimize(index)
     return report
 
 
