@@ -508,3 +508,41 @@ def test_a_name_with_a_sharp_s_is_searched_as_the_index_holds_it(tmp_path):
     found = local.search("Planung", author="Schneeweiß", year=1994)
     assert found[0].authors[0].family == "Schneeweiß"
     local.close()
+
+
+SHARED_API = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "api"
+
+
+@pytest.mark.skipif(
+    not SHARED_API.is_dir(),
+    reason=f"the shared API fixtures are not at {SHARED_API} (outside this repository)",
+)
+def test_a_real_crossref_work_with_a_correction_notice_is_built_and_reported(tmp_path):
+    # A real recorded Crossref record (PLOS ONE, 2012) whose `updated-by` lists the publisher's
+    # correction: written as a public data file, built, and cited.
+    from citeverify_core.references import ReferenceVerifier, apa7, record_from_work
+
+    answer = json.loads(
+        (SHARED_API / "crossref-works-doi-10.1371_journal.pone.0033693.json").read_text()
+    )
+    folder = tmp_path / "crossref"
+    folder.mkdir()
+    (folder / "0.json.gz").write_bytes(
+        gzip.compress(json.dumps({"items": [answer["message"]]}).encode())
+    )
+    index = tmp_path / "lit.sqlite"
+    report = _build([folder], index)
+    assert (report.records, report.notices) == (1, 1)
+    local = LocalIndex(index)
+    record = record_from_work(answer)
+    result = ReferenceVerifier(local).verify(apa7(record))
+    assert result.status == "verified" and not result.retracted
+    assert result.notices == [
+        {
+            "kind": "correction",
+            "date": "2012-05-08",
+            "doi": "10.1371/annotation/c76da2c1-ccb8-4797-94c1-359d3ceceeda",
+            "source": "crossref",
+        }
+    ]
+    local.close()
