@@ -564,7 +564,8 @@ class LocalIndex:
                 if all(groups):
                     title_part = " AND ".join(f"({g})" for g in groups)
                     phrase = " ".join(names)
-                    for r in self._match(f'title : ({title_part}) AND authors : "{phrase}"', limit):
+                    query = f'title : ({title_part}) AND authors : "{phrase}"'
+                    for r in self._match(query, limit, wanted):
                         found.setdefault(r.doi or r.title, r)
         rare = sorted((w for w in words if counts.get(w)), key=lambda w: counts[w])[:_SEARCH_TERMS]
         year_found = False
@@ -578,9 +579,21 @@ class LocalIndex:
             # works, and ranking them all costs ~2 microseconds each (100 ms at 5M works); the
             # works of the cited year hold each of its words as a key of their own ("2007index"),
             # a posting list as short as one year's share of the word's.
-            near = " OR ".join(f'"{y}{rare[0]}"' for y in (cited - 1, cited, cited + 1))
-            title_part = " AND ".join(f'"{w}"' for w in rare)
-            keyed = self._match(f"title : ({title_part}) AND keys : ({near})", limit)
+            # Keys only: short posting lists, and bm25 (which counts every work of each word
+            # it is given) ranks by them cheaply, the shortest title first.
+            keys = {w: [f"{y}{w}" for y in (cited - 1, cited, cited + 1)] for w in rare}
+            near = " AND ".join(
+                "(" + " OR ".join(f'"{k}"' for k in ks) + ")" for ks in keys.values()
+            )
+            with self._lock:
+                marks = ",".join("?" * 3 * len(keys))
+                held = self._db.execute(
+                    f"SELECT sum(doc) FROM {self._counts} WHERE term IN ({marks})",
+                    [k for ks in keys.values() for k in ks],
+                ).fetchone()[0]
+            keyed = self._match(
+                f"keys : {near}", limit, wanted, cost=held or 0, ranked=(0.0, 0.0, 1.0)
+            )
             for r in keyed:
                 found.setdefault(r.doi or r.title, r)
             # Still asked with the cited author next (cheap): the year's works of that title
@@ -600,7 +613,10 @@ class LocalIndex:
                 " OR ".join(f'"{w}"' for w in _bounded(rare, counts)),
             ):
                 by_author = self._match(
-                    f'title : ({title_part}) AND authors : "{phrase}"', _AUTHOR_LIMIT
+                    f'title : ({title_part}) AND authors : "{phrase}"',
+                    _AUTHOR_LIMIT,
+                    wanted,
+                    cost=sum(counts[w] for w in rare[:3]),
                 )
                 for r in by_author:
                     found.setdefault(r.doi or r.title, r)
@@ -612,7 +628,7 @@ class LocalIndex:
         # First all of the 3 rarest words (a correct title has them: tiny posting-list
         # intersections, ~0.2 ms at 1M records); when that finds nothing like the title (a
         # typo, a wrong word), any of the 4 rarest (~2 ms). Benchmark if changing.
-        passes: list[str] = []
+        passes: dict[str, int] = {}  # query: the works bm25 would count to rank it
         # A one-word title alone (no author found, no year key): bounded like an OR, or, in an
         # index without keys (built before them), by what it was then.
         alone = _OR_MAX_DF if self._keyed else _ALONE_MAX_DF
@@ -620,16 +636,16 @@ class LocalIndex:
         if rare and not settled and (len(rare) > 1 or counts[rare[0]] <= alone):
             # (A title of one common word, "Editorial" without its author: scoring every work
             # that has it costs tens of ms at 1M works, and finds no one work among them.)
-            passes.append(" AND ".join(f'"{w}"' for w in rare[:3]))
+            passes[" AND ".join(f'"{w}"' for w in rare[:3])] = sum(counts[w] for w in rare[:3])
             # Any of the rarest words, as many as hold at most _OR_MAX_DF works together: an
             # OR of common words scores every work holding one (20-50 ms at 1M works, growing
             # with the index).
             bounded = _bounded(rare, counts)
             if counts[bounded[0]] <= _OR_MAX_DF:
-                passes.append(" OR ".join(f'"{w}"' for w in bounded))
+                passes[" OR ".join(f'"{w}"' for w in bounded)] = sum(counts[w] for w in bounded)
         records: list[Record] = []
-        for query in passes:
-            records = self._match(f"title : ({query})", limit)
+        for query, cost in passes.items():
+            records = self._match(f"title : ({query})", limit, wanted, cost=cost)
             if _close(wanted, records):
                 break
         else:
@@ -653,7 +669,7 @@ class LocalIndex:
                 bounded = _bounded(either, counts) if either else []
                 if bounded and counts[bounded[0]] <= _OR_MAX_DF:
                     query = " OR ".join(f'"{w}"' for w in bounded)
-                    records = self._match(f"title : ({query})", limit)
+                    records = self._match(f"title : ({query})", limit, wanted)
         return self._finish(found, records)
 
     @property
@@ -679,15 +695,48 @@ class LocalIndex:
         self._db.execute("DELETE FROM term_df")
         self._db.execute("INSERT INTO term_df (term, doc) SELECT term, doc FROM works_vocab")
 
-    def _match(self, query: str, limit: int) -> list[Record]:
-        weights = "10.0, 1.0, 0.0" if self._keyed else "10.0, 1.0"
+    def _match(
+        self,
+        query: str,
+        limit: int,
+        wanted: str,
+        *,
+        cost: int = 0,
+        ranked: tuple[float, ...] = (10.0, 1.0, 0.0),
+    ) -> list[Record]:
+        """The ``limit`` works that match ``query`` whose titles are most like ``wanted``.
+
+        FTS5's bm25 first counts, for each word of the query, every work that holds it (its
+        idf): a cost of the words' counts, not of the matches (65 ms for an author and three
+        title words that match one work at 20M works). So the matches are listed first,
+        unranked (a walk of the posting lists); when there are at most ``_RANK_CAP``, they are
+        ranked here by title likeness. Only a larger match set is ranked by bm25 (``ranked``:
+        the columns' weights), and only when ``cost`` (the words' counts) is at most
+        ``_BM25_MAX_COUNTS``; else the first ``_RANK_CAP`` matches are ranked here.
+        """
         with self._lock:
-            rows = self._db.execute(
-                f"SELECT {_W_FIELDS} FROM works_fts JOIN works w ON w.id = works_fts.rowid "
-                f"WHERE works_fts MATCH ? ORDER BY bm25(works_fts, {weights}) LIMIT ?",
-                (query, limit),
-            ).fetchall()
-        return [_record(r) for r in rows]
+            ids = [
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM works_fts WHERE works_fts MATCH ? LIMIT ?",
+                    (query, _RANK_CAP + 1),
+                )
+            ]
+            if len(ids) > _RANK_CAP and cost <= _BM25_MAX_COUNTS:
+                weights = ", ".join(map(str, ranked if self._keyed else ranked[:2]))
+                rows = self._db.execute(
+                    f"SELECT {_W_FIELDS} FROM works_fts JOIN works w ON w.id = works_fts.rowid "
+                    f"WHERE works_fts MATCH ? ORDER BY bm25(works_fts, {weights}) LIMIT ?",
+                    (query, limit),
+                ).fetchall()
+                return [_record(r) for r in rows]
+            ids = ids[:_RANK_CAP]
+            marks = ",".join("?" * len(ids))
+            records = [
+                _record(r)
+                for r in self._db.execute(f"SELECT {_FIELDS} FROM works WHERE id IN ({marks})", ids)
+            ]
+        return sorted(records, key=lambda r: _likeness(wanted, r.title), reverse=True)[:limit]
 
     def _close_terms(self, word: str) -> list[str]:
         """Index words that look like ``word`` (rapidfuzz ratio >= 80), the closest first.
@@ -718,6 +767,11 @@ class LocalIndex:
 #: and for at least _SHORT_TITLE_LIMIT candidates (generic titles).
 _SHORT_TITLE = 2
 _SHORT_TITLE_LIMIT = 50
+#: Matches ranked here by title likeness (more are ranked by bm25, or cut to this many).
+_RANK_CAP = 40
+#: bm25 ranks a query only when the works holding its words number at most this many in all:
+#: it counts them all first, then scores each match (5-15 microseconds a work at 20M works).
+_BM25_MAX_COUNTS = 2_000
 #: Candidates found by the cited first author and the title's rarest words.
 _AUTHOR_LIMIT = 10
 #: An OR of title words asks only for words that hold at most this many works together (each
@@ -749,6 +803,12 @@ def _bounded(rare: list[str], counts: dict[str, int]) -> list[str]:
             break
         out.append(word)
     return out
+
+
+def _likeness(wanted: str, title: str | None) -> tuple[float, float]:
+    """How like the cited title a work's is: its words (set), then its whole (order, length)."""
+    have = fold(title or "")
+    return fuzz.token_set_ratio(wanted, have), fuzz.ratio(wanted, have)
 
 
 def _close(wanted: str, records: list[Record]) -> bool:
