@@ -321,12 +321,15 @@ def main() -> None:
             + (kids.ru_utime - kids0.ru_utime)
             + (kids.ru_stime - kids0.ru_stime)
         )
+        # Before stats(): its count of the records reads the whole file through the reader's
+        # mmap, and the mapped pages (file cache, not the build's memory) count in the RSS.
+        peak = peak_mb()
         records = local.stats()["records"]
         size = index_path.stat().st_size
         line = (
             f"built {report.records:,} works in {wall:.0f} s: {report.records / wall:,.0f}/s "
             f"({report.records / max(cpu, 1e-9):,.0f}/s per core-second of CPU, x{cpu / wall:.1f}); "
-            f"{size / records:,.0f} bytes/work ({size / 2**30:.2f} GiB); peak RSS {peak_mb():.0f} MB"
+            f"{size / records:,.0f} bytes/work ({size / 2**30:.2f} GiB); peak RSS {peak:.0f} MB"
         )
         print(line)
         built.write_text(json.dumps({"line": line}), encoding="utf-8")
