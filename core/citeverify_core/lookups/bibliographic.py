@@ -187,17 +187,16 @@ def year_field(value: Any) -> int | None:
 
 def _author(value: Any) -> Author | None:
     """An author whose family name is text, or None."""
-    if type(value) is Author:
-        # Records are built by the million (an index build): the common case, two short ASCII
-        # strings that text_field would keep as they are, is decided without calling it.
-        family, given = value.family, value.given
-        if (
-            type(family) is str
-            and type(given) is str
-            and _plain(family)
-            and (not given or _plain(given))
-        ):
-            return value
+    # Records are built by the million (an index build): the common case, two short ASCII
+    # strings that text_field would keep as they are, is decided without calling it.
+    if (
+        type(value) is Author
+        and type(value.family) is str
+        and type(value.given) is str
+        and _plain(value.family)
+        and (not value.given or _plain(value.given))
+    ):
+        return value
     if not isinstance(value, Author) or (family := text_field(value.family)) is None:
         return None
     given = text_field(value.given) or ""
