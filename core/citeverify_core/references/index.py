@@ -521,25 +521,7 @@ class LocalIndex:
         if not words:
             return []
         with self._lock:
-            marks = ",".join("?" * len(words))
-            counts: dict[str, int] = (
-                dict(
-                    self._db.execute(
-                        f"SELECT term, doc FROM term_df WHERE term IN ({marks})", words
-                    )
-                )
-                if self._has_v2
-                else {}
-            )
-            if missing := [w for w in words if w not in counts]:
-                # Not counted yet (added since the last refresh), or not in the index at all
-                # (a typo: an empty posting list costs nothing to count).
-                marks = ",".join("?" * len(missing))
-                counts.update(
-                    self._db.execute(
-                        f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", missing
-                    )
-                )
+            counts = self._term_counts(words)
         wanted = fold(title)
         found: dict[str | None, Record] = {}
         alternatives: dict[str, list[str]] = {}
@@ -586,14 +568,8 @@ class LocalIndex:
                 "(" + " OR ".join(f'"{k}"' for k in ks) + ")" for ks in keys.values()
             )
             with self._lock:
-                marks = ",".join("?" * 3 * len(keys))
-                held = self._db.execute(
-                    f"SELECT sum(doc) FROM {self._counts} WHERE term IN ({marks})",
-                    [k for ks in keys.values() for k in ks],
-                ).fetchone()[0]
-            keyed = self._match(
-                f"keys : {near}", limit, wanted, cost=held or 0, ranked=(0.0, 0.0, 1.0)
-            )
+                held = sum(self._term_counts([k for ks in keys.values() for k in ks]).values())
+            keyed = self._match(f"keys : {near}", limit, wanted, cost=held, ranked=(0.0, 0.0, 1.0))
             for r in keyed:
                 found.setdefault(r.doi or r.title, r)
             # Still asked with the cited author next (cheap): the year's works of that title
@@ -654,12 +630,7 @@ class LocalIndex:
             close = [t for terms in typos().values() for t in terms]
             if close:
                 with self._lock:
-                    marks = ",".join("?" * len(close))
-                    counts.update(
-                        self._db.execute(
-                            f"SELECT term, doc FROM {self._counts} WHERE term IN ({marks})", close
-                        )
-                    )
+                    counts.update(self._term_counts(close))
                 # The rarest of the known words and the typos' look-alikes, bounded like any OR
                 # ("beneit" looks like "benefits", in a hundred thousand works).
                 either = sorted(
@@ -672,9 +643,35 @@ class LocalIndex:
                     records = self._match(f"title : ({query})", limit, wanted)
         return self._finish(found, records)
 
+    def _term_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many works hold each term (the caller locks).
+
+        From ``term_df``, and for terms not counted there yet (added since the last refresh, or
+        in no work: a typo's empty posting list costs nothing to count) from the full-text
+        index's own vocabulary.
+        """
+        counts: dict[str, int] = {}
+        if self._has_v2 and terms:
+            marks = ",".join("?" * len(terms))
+            counts.update(
+                self._db.execute(f"SELECT term, doc FROM term_df WHERE term IN ({marks})", terms)
+            )
+        if missing := [t for t in terms if t not in counts]:
+            marks = ",".join("?" * len(missing))
+            counts.update(
+                self._db.execute(
+                    f"SELECT term, doc FROM works_vocab WHERE term IN ({marks})", missing
+                )
+            )
+        return counts
+
     @property
     def _counts(self) -> str:
-        """The table of words' counts: term_df when refreshed, else the FTS's own (slower)."""
+        """The table to scan for the words of a prefix (typos).
+
+        ``term_df`` when refreshed, else the FTS's own vocabulary (which counts each word it
+        lists: slower).
+        """
         if self._has_v2 and self._db.execute("SELECT 1 FROM term_df LIMIT 1").fetchone():
             return "term_df"
         return "works_vocab"
